@@ -1,0 +1,149 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Code classifies an error the model can act on. Codes are part of the
+// public contract: they reach MCP clients, REST callers and the extension
+// wire protocol unchanged.
+type Code string
+
+// The error codes of the Executor contract.
+const (
+	CodeNoBackend             Code = "NO_BACKEND"
+	CodeExtensionDisconnected Code = "EXTENSION_DISCONNECTED"
+	CodeTimeout               Code = "TIMEOUT"
+	CodeTabNotFound           Code = "TAB_NOT_FOUND"
+	CodeStaleTab              Code = "STALE_TAB"
+	CodeSelectorNotFound      Code = "SELECTOR_NOT_FOUND"
+	CodeRefExpired            Code = "REF_EXPIRED"
+	CodeEvalFailed            Code = "EVAL_FAILED"
+	CodeLaunchFailed          Code = "LAUNCH_FAILED"
+	CodeDetached              Code = "DETACHED"
+	CodeTargetGone            Code = "TARGET_GONE"
+	CodePolicyDenied          Code = "POLICY_DENIED"
+	CodeDevtoolsOpen          Code = "DEVTOOLS_OPEN"
+	CodeDownloadFailed        Code = "DOWNLOAD_FAILED"
+	CodeBackpressure          Code = "BACKPRESSURE"
+	CodeBadArgs               Code = "BAD_ARGS"
+	// CodeInternal marks a bug: it is logged and still reported, never a crash.
+	CodeInternal Code = "INTERNAL"
+)
+
+// AllCodes lists every code in the contract, for documentation and tests.
+var AllCodes = []Code{
+	CodeNoBackend, CodeExtensionDisconnected, CodeTimeout, CodeTabNotFound,
+	CodeStaleTab, CodeSelectorNotFound, CodeRefExpired, CodeEvalFailed,
+	CodeLaunchFailed, CodeDetached, CodeTargetGone, CodePolicyDenied,
+	CodeDevtoolsOpen, CodeDownloadFailed, CodeBackpressure, CodeBadArgs,
+}
+
+// Error is the one typed error of the contract. Message is a one-line
+// cause; Hint says what the caller should do next.
+type Error struct {
+	Code    Code
+	Message string
+	Hint    string
+	Err     error // the underlying cause, if any; never shown verbatim to the model
+}
+
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Hint)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, &Error{Code: X}) match on code alone.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// WithHint returns a copy of e with the hint set.
+func (e *Error) WithHint(hint string) *Error {
+	c := *e
+	c.Hint = hint
+	return &c
+}
+
+// Wrap attaches an underlying cause.
+func (e *Error) Wrap(err error) *Error {
+	c := *e
+	c.Err = err
+	return &c
+}
+
+// AsError returns err as an *Error. Context errors become TIMEOUT; any other
+// error becomes INTERNAL with its text as the message.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeTimeout, Message: "the call ran out of time", Hint: "retry with a larger timeout_ms, or wait_for the condition first", Err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Code: CodeTimeout, Message: "the call was cancelled", Err: err}
+	}
+	return &Error{Code: CodeInternal, Message: err.Error(), Err: err}
+}
+
+// CodeOf returns the code of err, or "" for nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	return AsError(err).Code
+}
+
+// DefaultHint is what to do next for a code when the backend gave no hint.
+func DefaultHint(c Code) string {
+	switch c {
+	case CodeNoBackend:
+		return "run `chromegate doctor` to see what is missing"
+	case CodeExtensionDisconnected:
+		return "the extension went away; retry, and check that Chrome is running"
+	case CodeTimeout:
+		return "retry with a larger timeout_ms, or wait_for the condition first"
+	case CodeTabNotFound:
+		return "call tabs_list to see the open tabs"
+	case CodeStaleTab:
+		return "this tab id is from another browser session; call tabs_list and use a current id"
+	case CodeSelectorNotFound:
+		return "check the selector, or wait_for it to appear first"
+	case CodeRefExpired:
+		return "the page changed since the ref was issued; take a new snapshot"
+	case CodeEvalFailed:
+		return "fix the expression and retry"
+	case CodeLaunchFailed:
+		return "run `chromegate doctor` for the fix"
+	case CodeDetached, CodeTargetGone:
+		return "retry the call: the browser is reconnected or relaunched on the next call"
+	case CodePolicyDenied:
+		return "the policy forbids this; ask the operator to allow it"
+	case CodeDevtoolsOpen:
+		return "close DevTools on that tab, or use another tab"
+	case CodeDownloadFailed:
+		return "check the URL and that downloads are enabled"
+	case CodeBackpressure:
+		return "the link is saturated; retry shortly with smaller requests"
+	case CodeBadArgs:
+		return "fix the arguments as described and retry"
+	}
+	return "retry; if it persists, report it with the server log"
+}

@@ -1,0 +1,428 @@
+// Package executor defines the backend-neutral contract every browser backend
+// implements: the primitives, their JSON-serialisable parameters and results,
+// the typed error codes, tab-id stamping and the Manager that picks a backend
+// for each call.
+//
+// Nothing here knows about playwright-go, CDP sessions or DOM handles: every
+// value that crosses the contract is plain data that can travel over a wire
+// (the extension protocol mirrors it one-to-one).
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// Executor is one browser session seen through the primitives of the
+// contract. Implementations must be safe for concurrent use; calls on one tab
+// may be serialised by the backend. Every method honours ctx: when it is done
+// the call returns promptly with a TIMEOUT error.
+//
+// An empty TabID in any params means the selected tab.
+type Executor interface {
+	// Backend names the backend kind, for example "cdp" or "ext".
+	Backend() string
+
+	// Tabs lists the open tabs in a stable order.
+	Tabs(ctx context.Context) ([]Tab, error)
+	// TabInfo reports one tab ("" = the selected tab) with its current URL.
+	TabInfo(ctx context.Context, tabID string) (Tab, error)
+	SelectTab(ctx context.Context, tabID string) (Tab, error)
+	NewTab(ctx context.Context, p NewTabParams) (Tab, error)
+	CloseTab(ctx context.Context, tabID string) error
+
+	Navigate(ctx context.Context, p NavigateParams) (NavResult, error)
+	Back(ctx context.Context, p HistoryParams) (NavResult, error)
+	Forward(ctx context.Context, p HistoryParams) (NavResult, error)
+	Reload(ctx context.Context, p HistoryParams) (NavResult, error)
+
+	Click(ctx context.Context, p ClickParams) (ActionResult, error)
+	Type(ctx context.Context, p TypeParams) (ActionResult, error)
+	Fill(ctx context.Context, p FillParams) (ActionResult, error)
+	Press(ctx context.Context, p PressParams) (ActionResult, error)
+	Hover(ctx context.Context, p TargetParams) (ActionResult, error)
+	Scroll(ctx context.Context, p ScrollParams) (ActionResult, error)
+	SelectOption(ctx context.Context, p SelectParams) (ActionResult, error)
+	SetFiles(ctx context.Context, p SetFilesParams) (ActionResult, error)
+	Drag(ctx context.Context, p DragParams) (ActionResult, error)
+
+	Text(ctx context.Context, p TextParams) (TextResult, error)
+	HTML(ctx context.Context, p HTMLParams) (TextResult, error)
+	Screenshot(ctx context.Context, p ScreenshotParams) (Screenshot, error)
+	Eval(ctx context.Context, p EvalParams) (EvalResult, error)
+	WaitFor(ctx context.Context, p WaitParams) (WaitResult, error)
+
+	Cookies(ctx context.Context, p CookiesParams) ([]Cookie, error)
+	SetCookies(ctx context.Context, p SetCookiesParams) error
+	ClipboardWrite(ctx context.Context, p ClipboardParams) error
+	Download(ctx context.Context, p DownloadParams) (DownloadResult, error)
+
+	Status(ctx context.Context) (Status, error)
+	// Ping answers quickly (the caller sets a short deadline) when the
+	// backend can take calls.
+	Ping(ctx context.Context) error
+	// Done is closed when the executor can take no more calls (the browser
+	// exited, the link dropped). Calls in flight then fail promptly.
+	Done() <-chan struct{}
+	// Close releases what this executor launched; it never closes a browser
+	// it only attached to. Close may be called more than once, concurrently.
+	Close() error
+}
+
+// WaitUntil is the navigation milestone a navigation waits for.
+type WaitUntil string
+
+// The milestones navigation can wait for.
+const (
+	WaitLoad             WaitUntil = "load"
+	WaitDOMContentLoaded WaitUntil = "domcontentloaded"
+	WaitNetworkIdle      WaitUntil = "networkidle"
+)
+
+// Valid reports whether w is empty (the backend default, load) or known.
+func (w WaitUntil) Valid() bool {
+	switch w {
+	case "", WaitLoad, WaitDOMContentLoaded, WaitNetworkIdle:
+		return true
+	}
+	return false
+}
+
+// Target names one element: exactly one of Selector or Ref.
+type Target struct {
+	Selector string `json:"selector,omitempty"`
+	Ref      string `json:"ref,omitempty"`
+}
+
+// Validate checks that exactly one of Selector or Ref is set.
+func (t Target) Validate() error {
+	switch {
+	case t.Selector != "" && t.Ref != "":
+		return Errorf(CodeBadArgs, "both selector and ref are set").WithHint("pass exactly one of selector or ref")
+	case t.Selector == "" && t.Ref == "":
+		return Errorf(CodeBadArgs, "neither selector nor ref is set").WithHint("pass exactly one of selector or ref")
+	}
+	return nil
+}
+
+// IsZero reports whether neither field is set (an optional target left out).
+func (t Target) IsZero() bool { return t.Selector == "" && t.Ref == "" }
+
+func (t Target) String() string {
+	if t.Ref != "" {
+		return "ref " + t.Ref
+	}
+	return "selector " + t.Selector
+}
+
+// Tab is one open tab.
+type Tab struct {
+	ID       string `json:"id"`
+	URL      string `json:"url"`
+	Title    string `json:"title"`
+	Selected bool   `json:"selected,omitempty"`
+}
+
+// Dialog is a JavaScript dialog the page opened during a call and how it was
+// handled. Dialogs never block a call: alert and beforeunload are accepted,
+// confirm is accepted, prompt is answered with its default value, and each
+// is reported here.
+type Dialog struct {
+	Type    string `json:"type"` // alert | confirm | prompt | beforeunload
+	Message string `json:"message"`
+	Action  string `json:"action"` // accepted | dismissed
+	Answer  string `json:"answer,omitempty"`
+}
+
+// PageState is what most calls report about the tab they acted on.
+type PageState struct {
+	TabID   string   `json:"tabId"`
+	URL     string   `json:"url"`
+	Title   string   `json:"title,omitempty"`
+	Dialogs []Dialog `json:"dialogs,omitempty"`
+}
+
+// NewTabParams opens a tab, optionally navigating it.
+type NewTabParams struct {
+	URL       string    `json:"url,omitempty"`
+	WaitUntil WaitUntil `json:"waitUntil,omitempty"`
+}
+
+// NavigateParams loads URL in a tab.
+type NavigateParams struct {
+	TabID     string    `json:"tabId,omitempty"`
+	URL       string    `json:"url"`
+	WaitUntil WaitUntil `json:"waitUntil,omitempty"`
+}
+
+// HistoryParams drives back, forward and reload.
+type HistoryParams struct {
+	TabID     string    `json:"tabId,omitempty"`
+	WaitUntil WaitUntil `json:"waitUntil,omitempty"`
+}
+
+// NavResult is the page after a navigation. Status is the HTTP status of the
+// main document, 0 when there was none (about:blank, same-document).
+type NavResult struct {
+	PageState
+	Status int `json:"status,omitempty"`
+}
+
+// ActionResult is the page after an interaction.
+type ActionResult struct {
+	PageState
+	// Selected lists the option values chosen by SelectOption.
+	Selected []string `json:"selected,omitempty"`
+}
+
+// TargetParams names an element in a tab.
+type TargetParams struct {
+	TabID string `json:"tabId,omitempty"`
+	Target
+}
+
+// ClickParams clicks an element with trusted mouse events.
+type ClickParams struct {
+	TargetParams
+	Button string `json:"button,omitempty"` // left (default) | right | middle
+	Count  int    `json:"count,omitempty"`  // 1 (default) or 2 for a double click
+}
+
+// TypeParams types text into an element key by key.
+type TypeParams struct {
+	TargetParams
+	Text       string `json:"text"`
+	Clear      bool   `json:"clear,omitempty"`
+	PressEnter bool   `json:"pressEnter,omitempty"`
+}
+
+// FillParams sets an input's value in one step.
+type FillParams struct {
+	TargetParams
+	Value string `json:"value"`
+}
+
+// PressParams presses a key, optionally on a target (else the focused element).
+type PressParams struct {
+	TabID     string   `json:"tabId,omitempty"`
+	Target    Target   `json:"target,omitzero"`
+	Key       string   `json:"key"`
+	Modifiers []string `json:"modifiers,omitempty"` // Alt Control Meta Shift
+}
+
+// ScrollParams scrolls an element into view, or the page by a delta.
+type ScrollParams struct {
+	TabID  string `json:"tabId,omitempty"`
+	Target Target `json:"target,omitzero"`
+	DX     int    `json:"dx,omitempty"`
+	DY     int    `json:"dy,omitempty"`
+}
+
+// SelectParams chooses options of a <select> by value or label.
+type SelectParams struct {
+	TargetParams
+	Values []string `json:"values"`
+}
+
+// SetFilesParams sets the files of an <input type=file>. Paths are local to
+// the server.
+type SetFilesParams struct {
+	TargetParams
+	Paths []string `json:"paths"`
+}
+
+// DragParams drags one element onto another.
+type DragParams struct {
+	TabID string `json:"tabId,omitempty"`
+	From  Target `json:"from"`
+	To    Target `json:"to"`
+}
+
+// TextParams reads visible text of an element, or of the page body.
+type TextParams struct {
+	TabID  string `json:"tabId,omitempty"`
+	Target Target `json:"target,omitzero"`
+}
+
+// HTMLParams reads markup of an element, or of the whole document.
+type HTMLParams struct {
+	TabID  string `json:"tabId,omitempty"`
+	Target Target `json:"target,omitzero"`
+	Outer  bool   `json:"outer,omitempty"`
+}
+
+// TextResult carries text or markup read from a page.
+type TextResult struct {
+	PageState
+	Text string `json:"text"`
+}
+
+// ImageFormat is png (default) or jpeg.
+type ImageFormat string
+
+// Image formats for screenshots.
+const (
+	FormatPNG  ImageFormat = "png"
+	FormatJPEG ImageFormat = "jpeg"
+)
+
+// ScreenshotParams captures the viewport, the full page (capped at
+// MaxHeight CSS pixels) or one element.
+type ScreenshotParams struct {
+	TabID     string      `json:"tabId,omitempty"`
+	Target    Target      `json:"target,omitzero"`
+	FullPage  bool        `json:"fullPage,omitempty"`
+	Format    ImageFormat `json:"format,omitempty"`
+	Quality   int         `json:"quality,omitempty"`   // 1..100, jpeg only
+	MaxHeight int         `json:"maxHeight,omitempty"` // full-page cap; 0 = backend default
+}
+
+// Screenshot is an encoded image. Truncated is set when a full-page capture
+// was cut at the height cap; FullHeight is then the page's real height.
+type Screenshot struct {
+	PageState
+	Data       []byte `json:"data"`
+	MIMEType   string `json:"mimeType"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	FullHeight int    `json:"fullHeight,omitempty"`
+}
+
+// EvalParams evaluates a JavaScript expression in the page's main world.
+type EvalParams struct {
+	TabID        string `json:"tabId,omitempty"`
+	Expression   string `json:"expression"`
+	AwaitPromise bool   `json:"awaitPromise,omitempty"`
+}
+
+// EvalResult is the outcome of Eval. A page exception is a result with OK
+// false, not a Go error: the model wrote the script and should see why it
+// threw.
+type EvalResult struct {
+	PageState
+	OK    bool            `json:"ok"`
+	Value json.RawMessage `json:"value,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
+
+// WaitParams waits, by polling, for a selector to appear (or, with Gone, to
+// disappear), or for text to appear in the page. Exactly one of Target or
+// Text. The deadline is the context's.
+type WaitParams struct {
+	TabID  string `json:"tabId,omitempty"`
+	Target Target `json:"target,omitzero"`
+	Text   string `json:"text,omitempty"`
+	Gone   bool   `json:"gone,omitempty"`
+	// Visible requires the element to be visible, not only attached.
+	Visible bool `json:"visible,omitempty"`
+}
+
+// WaitResult reports how long the wait took.
+type WaitResult struct {
+	PageState
+	ElapsedMs int64 `json:"elapsedMs"`
+}
+
+// Cookie is one browser cookie. Expires is Unix seconds; -1 or 0 = session.
+type Cookie struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	Domain   string  `json:"domain,omitempty"`
+	Path     string  `json:"path,omitempty"`
+	URL      string  `json:"url,omitempty"` // set only: scope by URL instead of domain+path
+	Expires  float64 `json:"expires,omitempty"`
+	HTTPOnly bool    `json:"httpOnly,omitempty"`
+	Secure   bool    `json:"secure,omitempty"`
+	SameSite string  `json:"sameSite,omitempty"` // Strict | Lax | None
+}
+
+// CookiesParams filters cookies by the URLs they would be sent to; no URLs =
+// every cookie of the session.
+type CookiesParams struct {
+	URLs []string `json:"urls,omitempty"`
+}
+
+// SetCookiesParams adds cookies. Each needs URL, or Domain and Path.
+type SetCookiesParams struct {
+	Cookies []Cookie `json:"cookies"`
+}
+
+// ClipboardParams writes text to the page's clipboard.
+type ClipboardParams struct {
+	TabID string `json:"tabId,omitempty"`
+	Text  string `json:"text"`
+}
+
+// DownloadParams fetches a URL, or the download a click on Target starts,
+// into the server-owned download directory.
+type DownloadParams struct {
+	TabID    string `json:"tabId,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Target   Target `json:"target,omitzero"`
+	Filename string `json:"filename,omitempty"` // suggested; always sanitised
+}
+
+// DownloadResult says where a download landed.
+type DownloadResult struct {
+	Path     string `json:"path"`
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+	MIMEType string `json:"mimeType,omitempty"`
+	SHA256   string `json:"sha256"`
+	URL      string `json:"url"`
+}
+
+// Status describes a backend for chrome_status.
+type Status struct {
+	Backend     string `json:"backend"`
+	Session     string `json:"session"`
+	Browser     string `json:"browser,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Headless    bool   `json:"headless"`
+	Attached    bool   `json:"attached"` // attached to a browser it did not launch
+	Profile     string `json:"profile,omitempty"`
+	Tabs        int    `json:"tabs"`
+	SelectedTab string `json:"selectedTab,omitempty"`
+	DownloadDir string `json:"downloadDir,omitempty"`
+}
+
+// SanitizeFilename makes a download name safe to create in a flat directory:
+// no path separators, no control characters, no leading dots, bounded
+// length. It never returns an empty name.
+func SanitizeFilename(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			continue
+		case strings.ContainsRune(`<>:"|?*`, r):
+			b.WriteRune('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	out := strings.TrimLeft(strings.TrimSpace(b.String()), ".")
+	const max = 120
+	if len(out) > max {
+		ext := ""
+		if i := strings.LastIndexByte(out, '.'); i > 0 && len(out)-i <= 10 {
+			ext = out[i:]
+		}
+		cut := max - len(ext)
+		for cut > 0 && !utf8Start(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + ext
+	}
+	if out == "" {
+		out = "download"
+	}
+	return out
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
