@@ -1,0 +1,50 @@
+# The two commands in the README: `make demo` and `make test`. Each installs
+# what it needs on a fresh Debian machine (Chromium, Node.js, the pinned
+# Playwright driver) and nothing that downloads a browser.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/chromegate
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build deps chromium node driver demo test vet fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/chromegate
+
+# Debian's Chromium; chromegate never downloads a browser.
+chromium:
+	@if [ -x /usr/bin/chromium ] || [ -n "$$CHROME_PATH" ]; then :; else \
+	  echo "== installing Debian chromium"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; fi
+
+# Node.js runs the Playwright driver; npm fetches it.
+node:
+	@if command -v node >/dev/null && command -v npm >/dev/null; then :; else \
+	  echo "== installing Node.js"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q nodejs npm; fi
+
+# playwright-core at the version playwright-go pins, from npm, into
+# chromegate's cache dir (idempotent).
+driver: build node
+	./$(BIN) setup
+
+deps: chromium driver
+
+demo: deps
+	./$(BIN) demo
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -race -count=1 -timeout 40m ./...
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/
+
+clean:
+	rm -rf bin demo-out

@@ -1,0 +1,81 @@
+// Command chromegate is an MCP server that lets MCP clients drive Chromium,
+// with every read, navigation and eval decided by a Rego policy.
+//
+//	chromegate serve     MCP over stdio (the default for Claude Desktop / Code)
+//	chromegate setup     install the pinned Playwright driver from npm
+//	chromegate doctor    check node, driver, Chromium and the data dir
+//	chromegate demo      a scripted agent session against a built-in demo site
+//	chromegate version   print versions
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `chromegate — a policy-gated MCP server for Chromium
+
+usage: chromegate <command> [flags]
+
+commands:
+  serve     serve MCP over stdio (stdout carries only MCP; logs go to stderr)
+  setup     install the pinned Playwright driver (playwright-core) from npm; never downloads a browser
+  doctor    check node, the driver, Chromium and the data dir, and print a fix for each problem
+  demo      run a scripted agent session against a built-in demo site
+  version   print chromegate's and its components' versions
+
+Run 'chromegate <command> -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = cmdServe(ctx, rest, stderr)
+	case "setup":
+		err = cmdSetup(ctx, rest, stdout, stderr)
+	case "doctor":
+		err = cmdDoctor(ctx, rest, stdout, stderr)
+	case "demo":
+		err = cmdDemo(ctx, rest, stdout, stderr)
+	case "version", "--version", "-version":
+		printVersion(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "chromegate: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "chromegate %s: %v\n", cmd, err)
+		return 1
+	}
+}
+
+// errUsage marks an error that flag parsing has already reported.
+var errUsage = errors.New("usage")

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/mcp"
+)
+
+// browserFlags are the flags that say which browser to drive and how.
+type browserFlags struct {
+	executablePath string
+	driverPath     string
+	cdpEndpoint    string
+	dataDir        string
+	headed         bool
+	isolated       bool
+	browserArgs    listFlag
+}
+
+func (b *browserFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.executablePath, "executable-path", "", "Chromium or Chrome binary (default: $CHROME_PATH, /usr/bin/chromium, the usual Chrome paths)")
+	fs.StringVar(&b.driverPath, "driver-path", "", "Playwright driver directory holding package/cli.js (default: $PLAYWRIGHT_DRIVER_PATH, then chromegate's cache dir)")
+	fs.StringVar(&b.cdpEndpoint, "cdp-endpoint", "", "attach to a running browser at this CDP endpoint (http://127.0.0.1:9222) instead of launching one; it is never closed")
+	fs.StringVar(&b.dataDir, "data-dir", "", "chromegate's data dir: browser profile and downloads (default: "+cdp.DefaultDataDir()+")")
+	fs.BoolVar(&b.headed, "headed", false, "show the browser window (default: headless)")
+	fs.BoolVar(&b.isolated, "isolated", false, "use an in-memory profile that is thrown away on exit, instead of the persistent one in the data dir")
+	fs.Var(&b.browserArgs, "browser-arg", "extra Chromium flag (repeatable), e.g. --browser-arg=--lang=de")
+}
+
+func (b *browserFlags) options(log *slog.Logger) cdp.Options {
+	return cdp.Options{
+		DriverDir:      b.driverPath,
+		ExecutablePath: b.executablePath,
+		Headed:         b.headed,
+		Isolated:       b.isolated,
+		DataDir:        b.dataDir,
+		BrowserArgs:    b.browserArgs,
+		CDPEndpoint:    b.cdpEndpoint,
+		Logger:         log,
+	}
+}
+
+type serveConfig struct {
+	browser        browserFlags
+	policy         policyFlags
+	logLevel       string
+	maxResultChars int
+	lazy           bool
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = usageFor(fs, "chromegate serve [flags]")
+	cfg.browser.register(fs)
+	cfg.policy.register(fs)
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug | info | warn | error (logs go to stderr)")
+	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
+	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
+	if err := parseFlags(fs, args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
+		return errUsage
+	}
+	log, err := newLogger(stderr, cfg.logLevel)
+	if err != nil {
+		return err
+	}
+	return serve(ctx, cfg, log, &sdk.StdioTransport{})
+}
+
+// serve runs the MCP server on transport until ctx is done or the client
+// goes away, then closes everything it launched.
+func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
+	backend, err := cdp.New(cfg.browser.options(log))
+	if err != nil {
+		return err
+	}
+	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{backend}, Logger: log})
+	defer func() {
+		if err := mgr.Close(); err != nil {
+			log.Warn("closing the browser", "err", err)
+		}
+	}()
+
+	gate, closeGate, err := cfg.policy.gate(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeGate()
+
+	srv, err := mcp.NewServer(mcp.Options{
+		Manager:        mgr,
+		Gate:           gate,
+		List:           gate,
+		Logger:         log,
+		MaxResultChars: cfg.maxResultChars,
+		Version:        chromegateVersion(),
+		Status:         gate.Status,
+	})
+	if err != nil {
+		return err
+	}
+	if !cfg.lazy {
+		// Start the driver and the browser while the client is still
+		// initialising: the first navigate then finds them ready.
+		mgr.Warm("")
+	}
+	log.Info("chromegate serving MCP on stdio", "version", chromegateVersion(), "backends", mgr.Backends())
+	err = srv.Run(ctx, transport)
+	if ctx.Err() != nil {
+		log.Info("shutting down", "cause", context.Cause(ctx))
+		return nil
+	}
+	return err
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/chromegate/chromegate/executor/cdp"
+)
+
+// BenchmarkColdStart measures spawning `chromegate serve` until the first
+// navigate has completed, as a client sees it.
+func BenchmarkColdStart(b *testing.B) {
+	needBrowser(b)
+	base := site(b)
+	var samples []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		cmd := exec.Command(binary, append([]string{"serve", "--isolated", "--data-dir=" + b.TempDir(), "--log-level=error"}, permissive...)...)
+		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+		session, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: "navigate", Arguments: map[string]any{"url": base + "/form"}})
+		if err != nil || res.IsError {
+			b.Fatalf("navigate: %v %v", err, res)
+		}
+		samples = append(samples, time.Since(start))
+		b.StopTimer()
+		session.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "median-ms")
+}
+
+// BenchmarkVsPlaywright runs the same operations over MCP stdio through
+// chromegate and directly with playwright-go, in the same run, and reports
+// each median and the ratio (chromegate's overhead).
+func BenchmarkVsPlaywright(b *testing.B) {
+	needBrowser(b)
+	base := site(b)
+	s := startServer(b, permissive...)
+	s.call("navigate", map[string]any{"url": base + "/form"})
+
+	d, err := cdp.FindDriver("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	chrome, _ := cdp.FindChromium("")
+	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
+		b.Setenv("PLAYWRIGHT_NODEJS_PATH", d.Node)
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: d.Dir, Stdout: os.Stderr, Stderr: os.Stderr, Verbose: false})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pw.Stop()
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: &chrome, Headless: playwright.Bool(true),
+		Args: []string{"--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer browser.Close()
+	page, err := browser.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 720}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := page.Goto(base + "/form"); err != nil {
+		b.Fatal(err)
+	}
+
+	ops := []struct {
+		name   string
+		tool   string
+		args   map[string]any
+		direct func() error
+	}{
+		{"navigate", "navigate", map[string]any{"url": base + "/form"}, func() error { _, err := page.Goto(base + "/form"); return err }},
+		{"click", "click", map[string]any{"selector": "#counter"}, func() error { return page.Locator("#counter").Click() }},
+		{"type", "type", map[string]any{"selector": "#name", "text": "abc", "clear": true}, func() error {
+			if err := page.Locator("#name").Clear(); err != nil {
+				return err
+			}
+			return page.Locator("#name").PressSequentially("abc")
+		}},
+		{"get_text", "get_text", map[string]any{"selector": "#para"}, func() error { _, err := page.Locator("#para").InnerText(); return err }},
+		{"screenshot", "screenshot", map[string]any{}, func() error { _, err := page.Screenshot(); return err }},
+		{"eval", "eval", map[string]any{"expression": "document.title"}, func() error { _, err := page.Evaluate("document.title"); return err }},
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			var viaMCP, direct []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				s.call(op.tool, op.args)
+				viaMCP = append(viaMCP, time.Since(t0))
+				t1 := time.Now()
+				if err := op.direct(); err != nil {
+					b.Fatal(err)
+				}
+				direct = append(direct, time.Since(t1))
+			}
+			m, dm := median(viaMCP), median(direct)
+			b.ReportMetric(float64(m.Microseconds())/1000, "chromegate-ms")
+			b.ReportMetric(float64(dm.Microseconds())/1000, "playwright-ms")
+			b.ReportMetric(float64(m)/float64(dm), "ratio")
+			b.ReportMetric(float64((m-dm).Microseconds())/1000, "overhead-ms")
+		})
+	}
+}
+
+// BenchmarkToolsList reports the size of the tools/list reply.
+func BenchmarkToolsList(b *testing.B) {
+	needBrowser(b)
+	s := startServer(b, permissive...)
+	var size int
+	for b.Loop() {
+		res, err := s.session.ListTools(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _ := json.Marshal(res)
+		size = len(raw)
+	}
+	b.ReportMetric(float64(size), "chars")
+	fmt.Fprintf(os.Stderr, "tools/list reply: %d characters\n", size)
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

@@ -1,0 +1,300 @@
+// Package e2e drives the built chromegate binary end to end: a real MCP Go
+// SDK client over stdio, real headless Chromium through the real Playwright
+// driver, and local test sites served by the tests on 127.0.0.1.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor/cdp"
+)
+
+// binary is the chromegate executable built once for the whole package.
+var binary string
+
+// missing says why the browser tests cannot run here ("" when they can).
+var missing string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chromegate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "chromegate")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/chromegate")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building chromegate:", err)
+		os.Exit(1)
+	}
+	if _, err := cdp.FindChromium(""); err != nil {
+		missing = err.Error()
+	} else if _, err := cdp.FindDriver(""); err != nil {
+		missing = err.Error()
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needBrowser fails the test in CI and skips it elsewhere when Chromium or
+// the driver is missing: CI must never count a skipped browser test as a pass.
+func needBrowser(t testing.TB) {
+	t.Helper()
+	if missing == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("browser tests cannot run: %s (CI installs it with `make deps`)", missing)
+	}
+	t.Skipf("browser tests need Chromium and the driver: %s (run `make deps`)", missing)
+}
+
+// server is one running `chromegate serve` with a connected MCP client.
+type server struct {
+	t       testing.TB
+	cmd     *exec.Cmd
+	session *sdk.ClientSession
+	mark    string // an environment marker inherited by every process it starts
+	log     *syncBuffer
+	dataDir string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// permissive are the flags that let the tests use every tool on 127.0.0.1.
+var permissive = []string{
+	"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval", "--enable-downloads",
+}
+
+// startServer spawns the binary with args and connects a client to it. The
+// server is stopped when the test ends.
+func startServer(t testing.TB, args ...string) *server {
+	t.Helper()
+	needBrowser(t)
+	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
+	full := append([]string{"serve", "--isolated", "--data-dir=" + s.dataDir, "--log-level=debug"}, args...)
+	s.cmd = exec.Command(binary, full...)
+	s.cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
+	s.cmd.Stderr = s.log
+	client := sdk.NewClient(&sdk.Implementation{Name: "chromegate-e2e", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: s.cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to chromegate serve: %v\nserver log:\n%s", err, s.log.String())
+	}
+	s.session = session
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("server log:\n%s", tail(s.log.String(), 6000))
+		}
+	})
+	return s
+}
+
+func (s *server) stop() {
+	if s.session != nil {
+		_ = s.session.Close()
+		s.session = nil
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// call runs a tool that must succeed and returns its result.
+func (s *server) call(tool string, args map[string]any) *sdk.CallToolResult {
+	s.t.Helper()
+	res := s.try(tool, args)
+	if res.IsError {
+		s.t.Fatalf("%s %v: unexpected error: %s", tool, args, resultText(res))
+	}
+	return res
+}
+
+// try runs a tool and returns whatever it returned; a protocol error fails
+// the test.
+func (s *server) try(tool string, args map[string]any) *sdk.CallToolResult {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		s.t.Fatalf("%s %v: protocol error: %v", tool, args, err)
+	}
+	return res
+}
+
+// fail runs a tool that must fail with code and returns the error text.
+func (s *server) fail(code, tool string, args map[string]any) string {
+	s.t.Helper()
+	res := s.try(tool, args)
+	txt := resultText(res)
+	if !res.IsError {
+		s.t.Fatalf("%s %v: want isError %s, got success: %s", tool, args, code, short(txt))
+	}
+	if !strings.Contains(txt, code) {
+		s.t.Fatalf("%s %v: want code %s, got: %s", tool, args, code, txt)
+	}
+	return txt
+}
+
+// eval evaluates expr in the page and decodes its value.
+func (s *server) eval(expr string) any {
+	s.t.Helper()
+	res := s.call("eval", map[string]any{"expression": expr})
+	var out struct {
+		OK    bool            `json:"ok"`
+		Value json.RawMessage `json:"value"`
+		Error string          `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(jsonPart(resultText(res))), &out); err != nil {
+		s.t.Fatalf("eval %q: result is not JSON: %v\n%s", expr, err, resultText(res))
+	}
+	if !out.OK {
+		s.t.Fatalf("eval %q threw: %s", expr, out.Error)
+	}
+	var v any
+	if len(out.Value) > 0 {
+		if err := json.Unmarshal(out.Value, &v); err != nil {
+			s.t.Fatalf("eval %q: value: %v", expr, err)
+		}
+	}
+	return v
+}
+
+// evalString evaluates expr and formats the value as a string.
+func (s *server) evalString(expr string) string {
+	s.t.Helper()
+	switch v := s.eval(expr).(type) {
+	case string:
+		return v
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// jsonPart drops the untrusted-content banner and anything before the first
+// JSON value.
+func jsonPart(s string) string {
+	if i := strings.IndexAny(s, "{["); i >= 0 {
+		return s[i:]
+	}
+	return s
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func short(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+// procs lists the pids of live processes that carry this server's marker.
+func (s *server) procs() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte("CHROMEGATE_E2E_MARK="+s.mark+"\x00")) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			// A zombie has exited; only its parent's wait is missing.
+			if f := strings.Fields(string(st)); len(f) > 2 && f[2] == "Z" {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// browserPID is the main Chromium process this server launched (the one
+// without a --type= flag), or 0.
+func (s *server) browserPID() int {
+	for _, pid := range s.procs() {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "chrom") {
+			continue
+		}
+		if !bytes.Contains(cmdline, []byte("--type=")) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// killBrowser SIGKILLs the main Chromium process.
+func (s *server) killBrowser() {
+	s.t.Helper()
+	pid := s.browserPID()
+	if pid == 0 {
+		s.t.Fatal("no chromium process found to kill")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		s.t.Fatalf("kill chromium %d: %v", pid, err)
+	}
+}

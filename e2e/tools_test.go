@@ -1,0 +1,310 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	_ "image/jpeg"
+	_ "image/png"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var tabIDPattern = regexp.MustCompile(`"(?:id|tabId)":"(cdp:[0-9a-f]+:[^"]+)"`)
+
+// tabIDs returns the distinct tab ids tabs_list reports, in order.
+func tabIDs(s *server) []string {
+	s.t.Helper()
+	txt := resultText(s.call("tabs_list", nil))
+	seen := map[string]bool{}
+	var ids []string
+	for _, m := range tabIDPattern.FindAllStringSubmatch(txt, -1) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			ids = append(ids, m[1])
+		}
+	}
+	return ids
+}
+
+func image1(t *testing.T, res *sdk.CallToolResult) (image.Config, string, []byte) {
+	t.Helper()
+	for _, c := range res.Content {
+		if img, ok := c.(*sdk.ImageContent); ok {
+			cfg, format, err := image.DecodeConfig(bytes.NewReader(img.Data))
+			if err != nil {
+				t.Fatalf("screenshot does not decode: %v", err)
+			}
+			if want := "image/" + format; img.MIMEType != want {
+				t.Errorf("MIME type %q for a %s image", img.MIMEType, format)
+			}
+			return cfg, format, img.Data
+		}
+	}
+	t.Fatalf("no image in result: %s", resultText(res))
+	return image.Config{}, "", nil
+}
+
+// TestEveryTool calls every tool at least once and checks its effect in the
+// page, through the built binary, over stdio, on real Chromium.
+func TestEveryTool(t *testing.T) {
+	base := site(t)
+	s := startServer(t, permissive...)
+
+	step := func(name string, f func(t *testing.T)) {
+		if !t.Run(name, f) {
+			t.FailNow() // later steps depend on the page state
+		}
+	}
+
+	step("navigate", func(t *testing.T) {
+		txt := resultText(s.call("navigate", map[string]any{"url": base + "/form"}))
+		if !strings.Contains(txt, "Test form") {
+			t.Fatalf("navigate result lacks the title: %s", txt)
+		}
+	})
+	step("click", func(t *testing.T) {
+		s.call("click", map[string]any{"selector": "#counter"})
+		s.call("click", map[string]any{"selector": "#counter"})
+		if got := s.evalString(`document.querySelector('#counter').textContent`); got != "clicked 2" {
+			t.Fatalf("counter = %q after two clicks", got)
+		}
+		s.call("click", map[string]any{"selector": "#dbl", "count": 2})
+		if got := s.evalString(`document.querySelector('#dbl').textContent`); got != "double-clicked" {
+			t.Fatalf("double click: %q", got)
+		}
+		s.call("click", map[string]any{"selector": "#ctx", "button": "right"})
+		if got := s.evalString(`document.querySelector('#ctx').textContent`); got != "right-clicked" {
+			t.Fatalf("right click: %q", got)
+		}
+	})
+	step("fill", func(t *testing.T) {
+		s.call("fill", map[string]any{"selector": "#name", "value": "Ada Lovelace"})
+		if got := s.evalString(`document.querySelector('#name').value`); got != "Ada Lovelace" {
+			t.Fatalf("fill: value %q", got)
+		}
+		s.call("fill", map[string]any{"selector": "#notes", "value": "line one\nline two"})
+		if got := s.evalString(`document.querySelector('#notes').value`); got != "line one\nline two" {
+			t.Fatalf("fill textarea: %q", got)
+		}
+	})
+	step("type", func(t *testing.T) {
+		s.call("type", map[string]any{"selector": "#typed", "text": "new text", "clear": true, "press_enter": true})
+		if got := s.evalString(`document.querySelector('#typed').value`); got != "new text" {
+			t.Fatalf("type: value %q", got)
+		}
+		if got := s.evalString(`document.querySelector('#typed').dataset.enter || ''`); got != "yes" {
+			t.Fatalf("press_enter did not press Enter")
+		}
+	})
+	step("press", func(t *testing.T) {
+		s.call("press", map[string]any{"selector": "#keys", "key": "a", "modifiers": []string{"Control"}})
+		if got := s.evalString(`document.querySelector('#keys').textContent`); got != "Ctrl+a" {
+			t.Fatalf("press: %q", got)
+		}
+	})
+	step("hover", func(t *testing.T) {
+		s.call("hover", map[string]any{"selector": "#hover"})
+		if got := s.evalString(`document.querySelector('#hover').textContent`); got != "hovered" {
+			t.Fatalf("hover: %q", got)
+		}
+	})
+	step("scroll", func(t *testing.T) {
+		s.call("scroll", map[string]any{"selector": "#bottom"})
+		y := s.eval(`window.scrollY`).(float64)
+		if y < 2000 {
+			t.Fatalf("scroll to #bottom: scrollY %v", y)
+		}
+		s.call("scroll", map[string]any{"dy": -1000})
+		if y2 := s.eval(`window.scrollY`).(float64); y2 >= y {
+			t.Fatalf("scroll by dy=-1000: scrollY went from %v to %v", y, y2)
+		}
+	})
+	step("select_option", func(t *testing.T) {
+		s.call("select_option", map[string]any{"selector": "#plan", "values": []string{"Pro plan"}})
+		if got := s.evalString(`document.querySelector('#plan').value`); got != "pro" {
+			t.Fatalf("select by label: %q", got)
+		}
+		s.call("select_option", map[string]any{"selector": "#multi", "values": []string{"a", "c"}})
+		if got := s.evalString(`[...document.querySelector('#multi').selectedOptions].map(o=>o.value).join(',')`); got != "a,c" {
+			t.Fatalf("multi select: %q", got)
+		}
+	})
+	step("set_files", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "upload.txt")
+		if err := os.WriteFile(f, []byte("hello"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.call("set_files", map[string]any{"selector": "#files", "paths": []string{f}})
+		if got := s.evalString(`[...document.querySelector('#files').files].map(f=>f.name+':'+f.size).join(',')`); got != "upload.txt:5" {
+			t.Fatalf("set_files: %q", got)
+		}
+	})
+	step("drag", func(t *testing.T) {
+		s.call("scroll", map[string]any{"selector": "#src"})
+		s.call("drag", map[string]any{"from_selector": "#src", "to_selector": "#dst"})
+		if got := s.evalString(`document.querySelector('#dst').textContent`); got != "dropped src" {
+			t.Fatalf("drag: %q", got)
+		}
+	})
+	step("get_text and get_html", func(t *testing.T) {
+		if txt := resultText(s.call("get_text", map[string]any{"selector": "#para"})); !strings.Contains(txt, "Hello world") {
+			t.Fatalf("get_text: %s", txt)
+		}
+		if txt := resultText(s.call("get_html", map[string]any{"selector": "#para", "outer": true})); !strings.Contains(txt, `<p id=\"para\">Hello <b>world</b></p>`) && !strings.Contains(txt, `<p id="para">Hello <b>world</b></p>`) {
+			t.Fatalf("get_html outer: %s", txt)
+		}
+		if txt := resultText(s.call("get_html", nil)); !strings.Contains(txt, "<title>Test form</title>") {
+			t.Fatalf("get_html of the document: %s", short(txt))
+		}
+	})
+	step("screenshot", func(t *testing.T) {
+		cfg, format, _ := image1(t, s.call("screenshot", nil))
+		if format != "png" || cfg.Width != 1280 || cfg.Height != 720 {
+			t.Fatalf("viewport screenshot: %s %dx%d, want png 1280x720", format, cfg.Width, cfg.Height)
+		}
+		cfg, format, _ = image1(t, s.call("screenshot", map[string]any{"format": "jpeg", "quality": 40}))
+		if format != "jpeg" || cfg.Width != 1280 {
+			t.Fatalf("jpeg screenshot: %s %dx%d", format, cfg.Width, cfg.Height)
+		}
+		s.call("scroll", map[string]any{"selector": "#hover"})
+		cfg, _, _ = image1(t, s.call("screenshot", map[string]any{"selector": "#hover"}))
+		if cfg.Width != 120 || cfg.Height != 40 {
+			t.Fatalf("element screenshot %dx%d, want 120x40", cfg.Width, cfg.Height)
+		}
+		s.call("navigate", map[string]any{"url": base + "/tall"})
+		res := s.call("screenshot", map[string]any{"full_page": true, "max_height": 5000})
+		cfg, _, _ = image1(t, res)
+		if cfg.Height != 5000 || cfg.Width != 1280 {
+			t.Fatalf("capped full page %dx%d, want 1280x5000", cfg.Width, cfg.Height)
+		}
+		txt := resultText(res)
+		if !strings.Contains(txt, "truncated") || !strings.Contains(txt, "20000") {
+			t.Fatalf("capped full page does not say it was truncated at a 20000px page: %s", txt)
+		}
+	})
+	step("wait_for", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/slow"})
+		s.call("wait_for", map[string]any{"selector": "#late", "timeout_ms": 10000})
+		s.call("wait_for", map[string]any{"selector": "#going", "gone": true, "timeout_ms": 10000})
+		s.call("wait_for", map[string]any{"text": "arrived late", "timeout_ms": 10000})
+		if got := s.evalString(`document.querySelector('#late').textContent`); got != "arrived late" {
+			t.Fatalf("after wait_for: %q", got)
+		}
+	})
+	step("eval", func(t *testing.T) {
+		if got := s.eval(`({sum: 1 + 2, title: document.title})`); !strings.Contains(toJSON(got), `"sum":3`) {
+			t.Fatalf("eval: %v", got)
+		}
+		if got := s.evalString(`new Promise(r => setTimeout(() => r('later'), 50))`); got != "later" {
+			t.Fatalf("eval of a promise: %q", got)
+		}
+	})
+	step("cookies", func(t *testing.T) {
+		s.call("cookies_set", map[string]any{"cookies": []map[string]any{{"name": "flavour", "value": "oatmeal", "url": base}}})
+		if txt := resultText(s.call("cookies_get", map[string]any{"urls": []string{base}})); !strings.Contains(txt, "flavour") || !strings.Contains(txt, "oatmeal") {
+			t.Fatalf("cookies_get: %s", txt)
+		}
+		s.call("navigate", map[string]any{"url": base + "/cookies"})
+		if txt := resultText(s.call("get_text", nil)); !strings.Contains(txt, "flavour=oatmeal") {
+			t.Fatalf("the server did not receive the cookie: %s", txt)
+		}
+	})
+	step("clipboard_write", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/form"})
+		s.call("clipboard_write", map[string]any{"text": "copied by chromegate"})
+		if got := s.evalString(`navigator.clipboard.readText()`); got != "copied by chromegate" {
+			t.Fatalf("clipboard holds %q", got)
+		}
+	})
+	step("download_file", func(t *testing.T) {
+		check := func(res *sdk.CallToolResult) {
+			t.Helper()
+			var d struct {
+				Path, Filename string
+				Size           int64
+			}
+			if err := json.Unmarshal([]byte(jsonPart(resultText(res))), &d); err != nil {
+				t.Fatalf("download result: %v: %s", err, resultText(res))
+			}
+			if strings.ContainsAny(d.Filename, `/\:`) || strings.HasPrefix(d.Filename, ".") {
+				t.Fatalf("unsafe file name %q", d.Filename)
+			}
+			if filepath.Dir(d.Path) != filepath.Join(s.dataDir, "downloads") {
+				t.Fatalf("download landed at %s, outside %s", d.Path, filepath.Join(s.dataDir, "downloads"))
+			}
+			got, err := os.ReadFile(d.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, downloadBody) || d.Size != int64(len(downloadBody)) {
+				t.Fatalf("downloaded %d bytes %q, want %q", len(got), got, downloadBody)
+			}
+		}
+		check(s.call("download_file", map[string]any{"url": base + "/download"}))
+		s.call("navigate", map[string]any{"url": base + "/downloads"})
+		check(s.call("download_file", map[string]any{"selector": "#dl"}))
+	})
+	step("history", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/form"})
+		s.call("navigate", map[string]any{"url": base + "/other"})
+		if txt := resultText(s.call("back", nil)); !strings.Contains(txt, "/form") {
+			t.Fatalf("back: %s", txt)
+		}
+		if txt := resultText(s.call("forward", nil)); !strings.Contains(txt, "/other") {
+			t.Fatalf("forward: %s", txt)
+		}
+		s.call("eval", map[string]any{"expression": `window.marker = 1`})
+		s.call("reload", map[string]any{"wait_until": "domcontentloaded"})
+		if got := s.evalString(`String(window.marker)`); got != "undefined" {
+			t.Fatalf("reload kept window state: marker=%s", got)
+		}
+	})
+	step("tabs", func(t *testing.T) {
+		before := tabIDs(s)
+		if len(before) != 1 {
+			t.Fatalf("tabs before: %v", before)
+		}
+		res := s.call("tab_new", map[string]any{"url": base + "/other"})
+		if !strings.Contains(resultText(res), "Other page") {
+			t.Fatalf("tab_new: %s", resultText(res))
+		}
+		ids := tabIDs(s)
+		if len(ids) != 2 {
+			t.Fatalf("tabs after tab_new: %v", ids)
+		}
+		s.call("tab_select", map[string]any{"tab_id": ids[0]})
+		if got := s.evalString(`location.pathname`); got != "/other" && got != "/form" {
+			t.Fatalf("selected tab shows %q", got)
+		}
+		s.call("tab_close", map[string]any{"tab_id": ids[1]})
+		if after := tabIDs(s); len(after) != 1 || after[0] != ids[0] {
+			t.Fatalf("tabs after closing the second: %v", after)
+		}
+		// A link with target=_blank opens a tab the server notices.
+		s.call("navigate", map[string]any{"url": base + "/form"})
+		s.call("click", map[string]any{"selector": "#newtab"})
+		s.call("wait_for", map[string]any{"text": "Form"})
+		if n := len(tabIDs(s)); n != 2 {
+			t.Fatalf("a popup tab is not listed: %d tabs", n)
+		}
+	})
+	step("chrome_status", func(t *testing.T) {
+		txt := resultText(s.call("chrome_status", nil))
+		for _, want := range []string{"cdp", "headless"} {
+			if !strings.Contains(txt, want) {
+				t.Fatalf("chrome_status lacks %q: %s", want, txt)
+			}
+		}
+	})
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
