@@ -75,6 +75,12 @@ func (m *Manager) Ready(ctx context.Context, session string) (Executor, error) {
 		return nil, Errorf(CodeNoBackend, "no browser backend is enabled").
 			WithHint("enable the CDP fallback or pair the extension; run `chromegate doctor`")
 	}
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, ErrManagerClosed
+	}
 	var fails []string
 	var last error
 	for _, b := range m.opts.Backends {
