@@ -1,0 +1,551 @@
+# METADATA
+# title: chromegate default policy
+# description: |
+#   Safe by default. Every tool call is denied unless a rule below allows it.
+#   Navigation only to hosts in allow_domains and about:blank; reads,
+#   interactions and eval only on pages whose host is in allow_domains (reads
+#   also on about:blank); dangerous schemes never; loopback, private and
+#   link-local addresses only when listed exactly; eval, downloads and
+#   mutating tools off until their switch is on. The command-line flags only
+#   set the data this policy reads (see data.json and policies/README.md).
+package chromegate
+
+# ---------------------------------------------------------------------------
+# Data: the switches the flags set. Anything missing or of the wrong type
+# counts as off.
+
+default allow_domains := []
+
+allow_domains := data.allow_domains if is_array(data.allow_domains)
+
+enable_mutations if data.enable_mutations == true
+
+enable_eval if data.enable_eval == true
+
+enable_downloads if data.enable_downloads == true
+
+all_domains if data.all_domains == true
+
+# ---------------------------------------------------------------------------
+# The decision chromegate asks for.
+
+decision := {"allow": allow, "reasons": final_reasons, "hints": final_hints}
+
+default allow := false
+
+allow if {
+	input.version == 1
+	input.phase == "call"
+	call_allowed
+}
+
+allow if {
+	input.version == 1
+	input.phase == "list"
+	list_allowed
+}
+
+final_reasons := [] if allow
+
+final_reasons := sort(deny) if {
+	not allow
+	count(deny) > 0
+}
+
+final_reasons := [sprintf("no rule of the policy allows %s", [input.tool])] if {
+	not allow
+	count(deny) == 0
+}
+
+final_hints := [] if allow
+
+final_hints := sort(hints) if not allow
+
+# ---------------------------------------------------------------------------
+# Vocabulary.
+
+target := object.get(input, "target", null)
+
+page := object.get(input, "page", null)
+
+args := object.get(input, "args", {})
+
+web_schemes := {"http", "https"}
+
+dangerous_schemes := {"file", "chrome", "chrome-extension", "devtools", "view-source", "javascript", "data"}
+
+local_classes := {"loopback", "private", "link_local"}
+
+class_words := {"loopback": "loopback", "private": "private-network", "link_local": "link-local"}
+
+known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "status", "page_tool"}
+
+# Tools that change what the user has: page state, cookies, clipboard, files,
+# tabs. They need enable_mutations (eval has its own switch). This list
+# matches policy.Action in Go; a Go test keeps them in step.
+mutating_tools := {
+	"click", "type", "fill", "press", "select_option", "set_files", "drag",
+	"fill_form", "clipboard_write", "cookies_set", "tab_close", "eval",
+	"page_tool_call",
+}
+
+# A page tool that declares itself read-only does not need mutations. The
+# annotation is the page's claim, trusted only on pages already allowed.
+read_only_page_tool if {
+	input.tool == "page_tool_call"
+	input.page_tool.annotations.readOnlyHint == true
+}
+
+mutating if {
+	input.tool in mutating_tools
+	not read_only_page_tool
+}
+
+mutation_blocked if {
+	mutating
+	input.action != "eval"
+	not enable_mutations
+}
+
+# ---------------------------------------------------------------------------
+# Hosts and URLs.
+
+# A host is allowed when an allow_domains pattern matches it. Wildcards only
+# ever match host names: an IP address, localhost or any other local host
+# must be listed exactly. all_domains allows every public host, never a
+# local one.
+host_allowed(t) if {
+	some p in allow_domains
+	is_string(p)
+	chromegate.host_match(p, t.host)
+	pattern_fits(p, t.ip_class)
+}
+
+host_allowed(t) if {
+	all_domains
+	t.ip_class in {"public", "unresolved"}
+}
+
+pattern_fits(_, class) if class == "unresolved"
+
+pattern_fits(p, _) if not contains(p, "*")
+
+about_blank(t) if {
+	t.scheme == "about"
+	regex.match(`^about:blank([?#].*)?$`, t.url)
+}
+
+# url_ok: a URL a tab may go to, or show while it is read.
+url_ok(t) if about_blank(t)
+
+url_ok(t) if {
+	t.scheme in web_schemes
+	host_allowed(t)
+}
+
+web_url_ok(t) if {
+	t.scheme in web_schemes
+	host_allowed(t)
+}
+
+# Why a URL is not allowed, in words for the model. Exactly one applies to
+# any URL that url_ok refuses.
+url_problem(t) := sprintf("the %s: scheme is never allowed", [t.scheme]) if {
+	t.scheme in dangerous_schemes
+}
+
+url_problem(t) := "the URL could not be parsed" if t.scheme == ""
+
+url_problem(t) := sprintf("only http and https URLs and about:blank are allowed, not %s:", [t.scheme]) if {
+	t.scheme != ""
+	not t.scheme in dangerous_schemes
+	not t.scheme in web_schemes
+	not about_blank(t)
+}
+
+url_problem(t) := sprintf("%s is a %s address, allowed only when listed exactly in allow_domains", [t.host, class_words[t.ip_class]]) if {
+	t.scheme in web_schemes
+	t.ip_class in local_classes
+	not host_allowed(t)
+}
+
+url_problem(t) := sprintf("host not in allow_domains", []) if {
+	t.scheme in web_schemes
+	not t.ip_class in local_classes
+	not host_allowed(t)
+}
+
+# How to allow a URL, for the hints.
+url_hint(t) := sprintf("start chromegate with --allow-domain %s (exactly this host: wildcards and --unsafe-all-domains never match local addresses), or add %q to allow_domains in the policy data", [t.host, t.host]) if {
+	t.scheme in web_schemes
+	t.ip_class in local_classes
+}
+
+url_hint(t) := sprintf("start chromegate with --allow-domain %s, or add %q to allow_domains in the policy data", [t.host, t.host]) if {
+	t.scheme in web_schemes
+	not t.ip_class in local_classes
+}
+
+# What a URL is called in a reason: its host, or "a data: URL".
+where(t) := t.host if t.host != ""
+
+where(t) := sprintf("a %s: URL", [t.scheme]) if {
+	t.host == ""
+	t.scheme != ""
+}
+
+where(t) := "an invalid URL" if {
+	t.host == ""
+	t.scheme == ""
+}
+
+# ---------------------------------------------------------------------------
+# Phase "call": one tool call.
+
+call_allowed if input.action == "status"
+
+call_allowed if {
+	input.action == "tabs"
+	not mutation_blocked
+}
+
+call_allowed if {
+	input.action == "navigate"
+	target != null
+	url_ok(target)
+}
+
+# back, forward and reload go where the tab's history says; they are checked
+# where they land, like every navigation.
+call_allowed if {
+	input.action == "navigate"
+	target == null
+	input.tool in {"back", "forward", "reload"}
+}
+
+call_allowed if {
+	input.action == "read"
+	input.tool != "cookies_get"
+	page_ok
+}
+
+call_allowed if {
+	input.tool == "cookies_get"
+	cookies_get_ok
+}
+
+call_allowed if {
+	input.action == "interact"
+	input.tool != "cookies_set"
+	not mutation_blocked
+	page_ok
+}
+
+call_allowed if {
+	input.tool == "cookies_set"
+	not mutation_blocked
+	cookies_set_ok
+}
+
+call_allowed if {
+	input.action == "eval"
+	enable_eval
+	page_ok
+}
+
+call_allowed if {
+	input.action == "download"
+	enable_downloads
+	download_source_ok
+}
+
+call_allowed if {
+	input.action == "page_tool"
+	page_ok
+	page_tool_ok
+}
+
+page_ok if {
+	page != null
+	url_ok(page)
+}
+
+needs_page if {
+	input.action in {"read", "interact", "eval", "page_tool"}
+	not input.tool in {"cookies_get", "cookies_set"}
+}
+
+needs_page if {
+	input.action == "download"
+	target == null
+}
+
+# Cookies are read for the URLs given, each of which must be allowed;
+# reading every cookie of the browser is never allowed.
+cookies_get_ok if {
+	urls := object.get(args, "urls", [])
+	is_array(urls)
+	count(urls) > 0
+	every u in urls {
+		cookie_url_ok(u)
+	}
+}
+
+cookie_url_ok(u) if {
+	is_string(u)
+	web_url_ok(chromegate.parse_url(u))
+}
+
+# Cookies are set for a URL or a domain, each of which must be allowed.
+cookies_set_ok if {
+	cookies := object.get(args, "cookies", [])
+	is_array(cookies)
+	count(cookies) > 0
+	every c in cookies {
+		cookie_scope_ok(c)
+	}
+}
+
+cookie_scope_ok(c) if cookie_url_ok(c.url)
+
+cookie_scope_ok(c) if {
+	not c.url
+	is_string(c.domain)
+	web_url_ok(chromegate.parse_url(sprintf("https://%s/", [trim_left(c.domain, ".")])))
+}
+
+# A download fetches an allowed http(s) URL, or is started by a click on an
+# allowed page.
+download_source_ok if {
+	target != null
+	web_url_ok(target)
+}
+
+download_source_ok if {
+	target == null
+	page_ok
+}
+
+page_tool_ok if input.tool == "page_tools_list"
+
+page_tool_ok if {
+	input.tool == "page_tool_call"
+	page_tool_origin_ok
+	not mutation_blocked
+}
+
+page_tool_origin_ok if {
+	o := chromegate.parse_url(input.page_tool.origin)
+	web_url_ok(o)
+	o.host == page.host
+}
+
+# ---------------------------------------------------------------------------
+# Phase "list": a tool is listed iff some call of it could be allowed.
+
+list_allowed if input.action in {"status", "navigate", "read"}
+
+list_allowed if {
+	input.action in {"tabs", "interact"}
+	not mutation_blocked
+}
+
+list_allowed if {
+	input.action == "eval"
+	enable_eval
+}
+
+list_allowed if {
+	input.action == "download"
+	enable_downloads
+}
+
+list_allowed if input.tool == "page_tools_list"
+
+# The generic page-tool caller is listed: read-only page tools need no
+# switch. A live page tool is listed when its page could be read.
+list_allowed if {
+	input.tool == "page_tool_call"
+	object.get(input, "page_tool", null) == null
+}
+
+list_allowed if {
+	input.tool == "page_tool_call"
+	web_url_ok(chromegate.parse_url(input.page_tool.origin))
+	not mutation_blocked
+}
+
+# ---------------------------------------------------------------------------
+# Reasons for a denial, and hints on how to allow it. Only consulted when
+# the call is denied.
+
+deny contains sprintf("input version %v is not supported by this policy, which reads version 1", [input.version]) if {
+	input.version != 1
+}
+
+deny contains sprintf("unknown phase %v", [input.phase]) if {
+	not input.phase in {"call", "list"}
+}
+
+deny contains sprintf("%s is not a tool this policy knows", [input.tool]) if {
+	not input.action in known_actions
+}
+
+deny contains sprintf("%s changes the page or the browser, and mutations are off (safe mode)", [input.tool]) if {
+	mutation_blocked
+}
+
+hints contains "start chromegate with --enable-mutations, or set enable_mutations to true in the policy data" if {
+	mutation_blocked
+}
+
+deny contains "eval is off" if {
+	input.action == "eval"
+	not enable_eval
+}
+
+hints contains "start chromegate with --unsafe-enable-eval, or set enable_eval to true in the policy data" if {
+	input.action == "eval"
+	not enable_eval
+}
+
+deny contains "downloads are off" if {
+	input.action == "download"
+	not enable_downloads
+}
+
+hints contains "start chromegate with --enable-downloads, or set enable_downloads to true in the policy data" if {
+	input.action == "download"
+	not enable_downloads
+}
+
+# Navigation.
+
+deny contains sprintf("navigation to %s is not allowed: %s", [where(target), url_problem(target)]) if {
+	input.phase == "call"
+	input.action == "navigate"
+	target != null
+	not url_ok(target)
+}
+
+hints contains url_hint(target) if {
+	input.phase == "call"
+	input.action == "navigate"
+	target != null
+	not url_ok(target)
+}
+
+deny contains sprintf("%s needs a url", [input.tool]) if {
+	input.phase == "call"
+	input.action == "navigate"
+	target == null
+	not input.tool in {"back", "forward", "reload"}
+}
+
+# The page a read, interaction or eval touches.
+
+deny contains sprintf("%s needs the tab's current page, which is unknown", [input.tool]) if {
+	input.phase == "call"
+	needs_page
+	page == null
+}
+
+deny contains sprintf("%s is not allowed on %s: %s (the tab shows a page outside the policy; navigate to an allowed page first)", [input.tool, where(page), url_problem(page)]) if {
+	input.phase == "call"
+	needs_page
+	page != null
+	not url_ok(page)
+}
+
+hints contains url_hint(page) if {
+	input.phase == "call"
+	needs_page
+	page != null
+	not url_ok(page)
+}
+
+# Cookies.
+
+deny contains "cookies_get needs urls, each of an allowed http or https host; reading every cookie is not allowed" if {
+	input.phase == "call"
+	input.tool == "cookies_get"
+	urls := object.get(args, "urls", [])
+	not non_empty_array(urls)
+}
+
+deny contains sprintf("cookies of %s are not allowed: only http and https hosts in allow_domains", [url_where(u)]) if {
+	input.phase == "call"
+	input.tool == "cookies_get"
+	some u in object.get(args, "urls", [])
+	not cookie_url_ok(u)
+}
+
+# url_where names a URL given as an argument by its host, never in full (a
+# query string may hold a secret, and reasons are logged).
+default url_where(_) := "an invalid URL"
+
+url_where(u) := where(chromegate.parse_url(u)) if is_string(u)
+
+deny contains "cookies_set needs cookies, each scoped to an allowed http or https url or domain" if {
+	input.phase == "call"
+	input.tool == "cookies_set"
+	not non_empty_array(object.get(args, "cookies", []))
+}
+
+deny contains sprintf("cookie %v is scoped outside allow_domains", [object.get(c, "name", "")]) if {
+	input.phase == "call"
+	input.tool == "cookies_set"
+	some c in object.get(args, "cookies", [])
+	not cookie_scope_ok(c)
+}
+
+non_empty_array(a) if {
+	is_array(a)
+	count(a) > 0
+}
+
+# Downloads.
+
+deny contains sprintf("download from %s is not allowed: %s", [where(target), url_problem(target)]) if {
+	input.phase == "call"
+	input.action == "download"
+	target != null
+	not url_ok(target)
+}
+
+deny contains "download from about:blank is not allowed" if {
+	input.phase == "call"
+	input.action == "download"
+	target != null
+	about_blank(target)
+}
+
+hints contains url_hint(target) if {
+	input.phase == "call"
+	input.action == "download"
+	target != null
+	not url_ok(target)
+}
+
+# Page tools.
+
+deny contains sprintf("page tool %v does not belong to an allowed page", [input.page_tool.name]) if {
+	input.tool == "page_tool_call"
+	input.phase == "call"
+	page_ok
+	object.get(input, "page_tool", null) != null
+	not page_tool_origin_ok
+}
+
+deny contains "page_tool_call needs page_tool" if {
+	input.tool == "page_tool_call"
+	input.phase == "call"
+	object.get(input, "page_tool", null) == null
+}
+
+deny contains sprintf("page tool %v does not belong to an allowed page", [input.page_tool.name]) if {
+	input.tool == "page_tool_call"
+	input.phase == "list"
+	object.get(input, "page_tool", null) != null
+	not web_url_ok(chromegate.parse_url(input.page_tool.origin))
+}

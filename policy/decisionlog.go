@@ -1,0 +1,141 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DecisionLogMode is the only file mode a decision log may have.
+const DecisionLogMode os.FileMode = 0o600
+
+// OpenDecisionLog opens path for appending decisions, creating it with mode
+// 0600. An existing file must be a regular file with exactly mode 0600, or
+// it is refused (fail closed: the log may reveal which sites were visited).
+func OpenDecisionLog(path string) (io.WriteCloser, error) {
+	if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("decision log %s: is a symbolic link", path)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, DecisionLogMode)
+	if err != nil {
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("decision log %s: not a regular file", path)
+	}
+	if perm := info.Mode().Perm(); perm != DecisionLogMode {
+		f.Close()
+		return nil, fmt.Errorf("decision log %s: mode is %04o, want %04o (chmod 600 %s)", path, perm, DecisionLogMode, path)
+	}
+	return f, nil
+}
+
+// LogEntry is one line of the decision log. It never holds arguments: no
+// cookie values, typed text or eval source can reach it.
+type LogEntry struct {
+	Time       time.Time `json:"time"`
+	Phase      string    `json:"phase"`
+	Principal  string    `json:"principal"`
+	Transport  string    `json:"transport,omitempty"`
+	Tool       string    `json:"tool"`
+	Action     string    `json:"action"`
+	TargetHost string    `json:"target_host"`
+	PageHost   string    `json:"page_host"`
+	Allow      bool      `json:"allow"`
+	Reasons    []string  `json:"reasons"`
+	EvalMicros int64     `json:"eval_us"`
+}
+
+// decisionLog serialises lines from concurrent decisions, one Write each.
+type decisionLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
+	e := LogEntry{
+		Time:       at.UTC(),
+		Phase:      in.Phase,
+		Principal:  in.Principal.Name,
+		Transport:  in.Principal.Transport,
+		Tool:       in.Tool,
+		Action:     in.Action,
+		Allow:      d.Allow,
+		Reasons:    scrubReasons(d.Reasons, in.Args),
+		EvalMicros: d.EvalMicros,
+	}
+	if e.Reasons == nil {
+		e.Reasons = []string{}
+	}
+	if in.Target != nil {
+		e.TargetHost = in.Target.Host
+	}
+	if in.Page != nil {
+		e.PageHost = in.Page.Host
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.w.Write(b)
+	if err == nil && n != len(b) {
+		err = errors.New("short write")
+	}
+	return err
+}
+
+// scrubReasons keeps argument values out of the log even when a policy
+// quotes them in a reason (a custom policy may sprintf an eval source into
+// one): every string argument of eight bytes or more is replaced by its
+// hash wherever it appears.
+func scrubReasons(reasons []string, args map[string]any) []string {
+	if len(reasons) == 0 || len(args) == 0 {
+		return reasons
+	}
+	var secrets []string
+	var collect func(v any)
+	collect = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if len(x) >= 8 && x != Redacted {
+				secrets = append(secrets, x)
+			}
+		case map[string]any:
+			for _, e := range x {
+				collect(e)
+			}
+		case []any:
+			for _, e := range x {
+				collect(e)
+			}
+		}
+	}
+	collect(args)
+	if len(secrets) == 0 {
+		return reasons
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		for _, s := range secrets {
+			if strings.Contains(r, s) {
+				r = strings.ReplaceAll(r, s, HashSecret(s))
+			}
+		}
+		out[i] = r
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+// Package policy decides, with a Rego (OPA) policy that denies by default,
+// whether a chromegate tool call may run: every navigation, read,
+// interaction and eval, and whether a tool is listed at all.
+//
+// # One gate
+//
+// Policy is checked in exactly one place: the MCP dispatch gate, which
+// every entry point goes through — stdio and Streamable HTTP, REST, plugin
+// tools, WebMCP page tools, and each primitive a helper runs that touches a
+// new URL. Nothing else calls an Executor for a tool call. The gate builds
+// an Input (NewInput, then Page, Principal, Backend and PageTool), calls
+// Engine.Decide, and on a denial returns DeniedError as the tool's isError
+// result without touching the browser. A navigation is decided twice:
+// before, on the requested URL, and after, on where the tab landed
+// (Input.WithTarget); a tab that lands outside policy is sent back to
+// about:blank and nothing of it is read. tools/list is filtered by a
+// PhaseList decision per tool, and a filtered tool is still decided at call
+// time.
+//
+// # Fail closed
+//
+// Decide never returns an error: an evaluation error, an undefined
+// decision, a non-object decision, a non-boolean allow, a deadline passed
+// (100ms by default) or a panic is a denial whose reason starts with
+// "policy error:". Builtins that reach the network or the host
+// (RemovedBuiltins: http.send, net.lookup_ip_addr, opa.runtime, ...) are not
+// in the capabilities, so a policy that calls one fails to load, naming the
+// builtin and its file:line. Builtin errors are evaluation errors
+// (StrictBuiltinErrors).
+//
+// # The policy
+//
+// The default policy is embedded from the policies package; WithDir loads a
+// directory instead. The query is data.chromegate.decision, which must be
+// {"allow": bool, "reasons": [string]} (and optionally "hints":
+// [string]). Flags reach the policy only as data (WithData): allow_domains,
+// enable_mutations, enable_eval, enable_downloads, all_domains. chromegate
+// adds two builtins: chromegate.host_match (host patterns on gobwas/glob,
+// where "*.example.com" matches any depth of subdomain) and
+// chromegate.parse_url (ParseTarget from Rego). policies/README.md
+// documents the input document, the data and the builtins.
+//
+// Engine is safe for concurrent use. Reload and Watch swap in a new policy
+// atomically; a policy that fails to load leaves the old one in force and
+// shows in Status. Test runs a policy's Rego unit tests.
+package policy

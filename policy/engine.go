@@ -1,0 +1,468 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/storage/inmem"
+
+	"github.com/chromegate/chromegate/policies"
+)
+
+// DecisionQuery is the one query chromegate asks a policy.
+const DecisionQuery = "data.chromegate.decision"
+
+// DefaultTimeout bounds one evaluation unless WithTimeout says otherwise.
+const DefaultTimeout = 100 * time.Millisecond
+
+// DefaultSource names the embedded default policy in Status and errors.
+const DefaultSource = "policies/default"
+
+// Decision is a policy's answer. Allow is true only when the policy said
+// so, as a boolean, in time and without error.
+type Decision struct {
+	Allow bool `json:"allow"`
+	// Reasons explain a denial in words for the model (empty when allowed).
+	// A denial caused by the policy failing says "policy error: ...".
+	Reasons []string `json:"reasons"`
+	// Hints say how the operator could allow it (which flag or data key),
+	// when the policy offers them (the default policy does).
+	Hints []string `json:"hints,omitempty"`
+	// EvalMicros is how long the decision took, in microseconds.
+	EvalMicros int64 `json:"eval_us"`
+}
+
+// Status describes the policy in force, for chrome_status.
+type Status struct {
+	// Source is the policy directory, or "policies/default".
+	Source string `json:"source"`
+	// DataFile is the --data file, if any.
+	DataFile string `json:"data_file,omitempty"`
+	// LoadedAt is when the policy in force was loaded.
+	LoadedAt time.Time `json:"loaded_at"`
+	// Revision counts successful loads, starting at 1.
+	Revision int `json:"revision"`
+	// LastError is the error of the last failed reload (with file:line),
+	// empty once a reload succeeds. While it is set the previous policy
+	// stays in force.
+	LastError string `json:"last_error,omitempty"`
+	// AllDomains reports that data.all_domains is true.
+	AllDomains bool `json:"all_domains,omitempty"`
+}
+
+type config struct {
+	src      source
+	data     map[string]any
+	dataFile string
+	timeout  time.Duration
+	log      *slog.Logger
+	dlog     io.Writer
+}
+
+// Option configures an Engine.
+type Option func(*config) error
+
+// WithDir loads the policy from dir instead of the embedded default: every
+// .rego file under it (recursively; *_test.rego files are left to Test) and
+// every data.json or data.yaml, placed under data at its directory's path.
+func WithDir(dir string) Option {
+	return func(c *config) error {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("policy dir: %w", err)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("policy dir %s: not a directory", dir)
+		}
+		c.src = dirSource(dir)
+		return nil
+	}
+}
+
+// WithFS loads the policy from a file system, named name in Status and
+// errors (like WithDir, without a disk).
+func WithFS(name string, fsys fs.FS) Option {
+	return func(c *config) error {
+		c.src = source{name: name, fsys: fsys}
+		return nil
+	}
+}
+
+// WithData lays data over the policy's own data (see mergeOver: objects
+// merge, arrays join, other values replace). It is how flags reach the
+// policy: allow_domains ([]string), enable_mutations, enable_eval,
+// enable_downloads, all_domains (bool). Pass only the flags the user set,
+// so that a data file's true is not undone by a flag's default false.
+// Several WithData options merge in order.
+func WithData(data map[string]any) Option {
+	return func(c *config) error {
+		d, err := jsonData(data)
+		if err != nil {
+			return err
+		}
+		if c.data == nil {
+			c.data = map[string]any{}
+		}
+		mergeOver(c.data, d)
+		return nil
+	}
+}
+
+// WithDataFile lays a JSON or YAML file over the policy's data, before the
+// WithData values. It is re-read on Reload.
+func WithDataFile(path string) Option {
+	return func(c *config) error {
+		c.dataFile = path
+		return nil
+	}
+}
+
+// WithTimeout sets the deadline of one evaluation (default 100ms). A
+// decision that runs out of time is a denial.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return errors.New("policy timeout must be positive")
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithLogger sets where load errors and warnings go (default: nowhere).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.log = l
+		return nil
+	}
+}
+
+// WithDecisionLog writes one JSON line per decision to w (see
+// OpenDecisionLog). Writes are serialised; w needs no locking of its own.
+func WithDecisionLog(w io.Writer) Option {
+	return func(c *config) error {
+		c.dlog = w
+		return nil
+	}
+}
+
+// Engine evaluates the policy. It is safe for concurrent use: Decide may
+// run on any number of goroutines while Reload swaps the policy; each
+// decision sees one whole policy, old or new.
+type Engine struct {
+	cfg  config
+	cur  atomic.Pointer[state]
+	dlog *decisionLog
+
+	reloadMu sync.Mutex // one Reload at a time
+	lastErr  atomic.Pointer[string]
+	watchFP  atomic.Pointer[string]
+}
+
+// state is one loaded policy, immutable once built.
+type state struct {
+	pq         rego.PreparedEvalQuery
+	loadedAt   time.Time
+	revision   int
+	allDomains bool
+}
+
+// New loads and prepares the policy: the embedded default unless WithDir
+// or WithFS says otherwise. A policy that does not parse or compile, calls
+// a removed builtin or defines no data.chromegate.decision is an error
+// (*LoadError, with file:line).
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	cfg := config{
+		src:     source{name: DefaultSource, fsys: policies.Default},
+		timeout: DefaultTimeout,
+		log:     slog.New(slog.DiscardHandler),
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{cfg: cfg}
+	if cfg.dlog != nil {
+		e.dlog = &decisionLog{w: cfg.dlog}
+	}
+	fp := e.fingerprint()
+	st, err := e.build(ctx, 1)
+	if err != nil {
+		return nil, err
+	}
+	e.watchFP.Store(&fp)
+	e.cur.Store(st)
+	return e, nil
+}
+
+// build loads the source and prepares the query.
+func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
+	modules, data, err := loadSource(e.cfg.src, false)
+	if err != nil {
+		return nil, err
+	}
+	if e.cfg.dataFile != "" {
+		extra, err := readDataFile(e.cfg.dataFile)
+		if err != nil {
+			return nil, err
+		}
+		mergeOver(data, extra)
+	}
+	if e.cfg.data != nil {
+		overlay, err := jsonData(e.cfg.data) // a copy: mergeOver keeps references
+		if err != nil {
+			return nil, err
+		}
+		mergeOver(data, overlay)
+	}
+	if !definesDecision(modules) {
+		return nil, &LoadError{Source: e.cfg.src.name, Problems: []Problem{{
+			Message: "no rule defines " + DecisionQuery + " (write `package chromegate` and a `decision` rule)"}}}
+	}
+	pq, err := prepare(ctx, modules, data)
+	if err != nil {
+		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
+	}
+	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true}
+	if st.allDomains {
+		e.cfg.log.Warn("policy: all_domains is on: every public host is allowed (local and private addresses still need listing)",
+			"source", e.cfg.src.name)
+	}
+	// Probe: a policy that fails on the simplest input is broken.
+	probe := Input{Version: InputVersion, Phase: PhaseList, Tool: "chrome_status", Action: ActionStatus, ReadOnly: true}
+	if d := st.decide(ctx, probe, e.cfg.timeout); strings.HasPrefix(firstReason(d), policyErrorPrefix) && !strings.Contains(firstReason(d), "undefined") {
+		return nil, &LoadError{Source: e.cfg.src.name, Problems: []Problem{{Message: "evaluating a chrome_status listing: " + firstReason(d)}}}
+	}
+	return st, nil
+}
+
+func firstReason(d Decision) string {
+	if len(d.Reasons) == 0 {
+		return ""
+	}
+	return d.Reasons[0]
+}
+
+var decisionRef = ast.MustParseRef(DecisionQuery)
+
+func definesDecision(modules map[string]*ast.Module) bool {
+	for _, m := range modules {
+		for _, r := range m.Rules {
+			if full := r.Ref(); full.HasPrefix(decisionRef) || decisionRef.HasPrefix(full) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func prepare(ctx context.Context, modules map[string]*ast.Module, data map[string]any) (rego.PreparedEvalQuery, error) {
+	opts := []func(*rego.Rego){
+		rego.Query(DecisionQuery),
+		rego.Store(inmem.NewFromObjectWithOpts(data, inmem.OptRoundTripOnWrite(false))),
+		rego.Capabilities(capabilities()),
+		rego.StrictBuiltinErrors(true),
+		rego.SetRegoVersion(ast.RegoV1),
+	}
+	for _, m := range modules {
+		opts = append(opts, rego.ParsedModule(m))
+	}
+	opts = append(opts, regoFunctions()...)
+	return rego.New(opts...).PrepareForEval(ctx)
+}
+
+const policyErrorPrefix = "policy error: "
+
+func denyError(format string, args ...any) Decision {
+	return Decision{Reasons: []string{policyErrorPrefix + fmt.Sprintf(format, args...)}}
+}
+
+// Decide evaluates the policy for in. It never fails: any error, an
+// undefined or malformed decision, or running out of time is a denial
+// whose reason starts with "policy error: ". A nil Engine denies
+// everything. When a decision log is set, Decide writes the decision to it.
+func (e *Engine) Decide(ctx context.Context, in Input) Decision {
+	if e == nil {
+		return denyError("no policy engine")
+	}
+	start := time.Now()
+	d := e.cur.Load().decide(ctx, in, e.cfg.timeout)
+	d.EvalMicros = time.Since(start).Microseconds()
+	if e.dlog != nil {
+		if err := e.dlog.write(start, in, d); err != nil {
+			e.cfg.log.Error("policy: decision log write failed", "err", err)
+		}
+	}
+	return d
+}
+
+func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) (d Decision) {
+	defer func() {
+		if r := recover(); r != nil {
+			d = denyError("evaluation panicked: %v", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := in.astValue()
+	if err != nil {
+		return denyError("input: %v", err)
+	}
+	rs, err := st.pq.Eval(ctx, rego.EvalParsedInput(v))
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return denyError("evaluation ran out of time (%v)", timeout)
+		}
+		if ctx.Err() != nil {
+			return denyError("evaluation cancelled")
+		}
+		return denyError("%v", err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return denyError("%s is undefined for this input", DecisionQuery)
+	}
+	if len(rs) > 1 || len(rs[0].Expressions) > 1 {
+		return denyError("%s has more than one value", DecisionQuery)
+	}
+	obj, ok := rs[0].Expressions[0].Value.(map[string]any)
+	if !ok {
+		return denyError("%s is not an object", DecisionQuery)
+	}
+	allow, ok := obj["allow"].(bool)
+	if !ok {
+		return denyError("%s.allow is not a boolean", DecisionQuery)
+	}
+	reasons, err := stringList(obj["reasons"])
+	if err != nil {
+		return denyError("%s.reasons %v", DecisionQuery, err)
+	}
+	hints, err := stringList(obj["hints"])
+	if err != nil {
+		return denyError("%s.hints %v", DecisionQuery, err)
+	}
+	if !allow && len(reasons) == 0 {
+		reasons = []string{"denied by policy"}
+	}
+	return Decision{Allow: allow, Reasons: reasons, Hints: hints}
+}
+
+func stringList(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("is not an array")
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			return nil, errors.New("holds a non-string")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Reload re-reads the policy (and the data file) and swaps it in. A policy
+// that fails to load leaves the one in force untouched; the error (with
+// file:line) is returned, logged and kept in Status().LastError until a
+// reload succeeds. Decisions never wait for a reload and never see a
+// half-loaded policy.
+func (e *Engine) Reload(ctx context.Context) error {
+	e.reloadMu.Lock()
+	defer e.reloadMu.Unlock()
+	fp := e.fingerprint()
+	st, err := e.build(ctx, e.cur.Load().revision+1)
+	e.watchFP.Store(&fp)
+	if err != nil {
+		msg := err.Error()
+		e.lastErr.Store(&msg)
+		e.cfg.log.Error("policy: reload failed; the previous policy stays in force", "source", e.cfg.src.name, "err", msg)
+		return err
+	}
+	e.cur.Store(st)
+	e.lastErr.Store(nil)
+	e.cfg.log.Info("policy: reloaded", "source", e.cfg.src.name, "revision", st.revision)
+	return nil
+}
+
+// Status reports the policy in force and the last reload error.
+func (e *Engine) Status() Status {
+	st := e.cur.Load()
+	s := Status{
+		Source:     e.cfg.src.name,
+		DataFile:   e.cfg.dataFile,
+		LoadedAt:   st.loadedAt,
+		Revision:   st.revision,
+		AllDomains: st.allDomains,
+	}
+	if p := e.lastErr.Load(); p != nil {
+		s.LastError = *p
+	}
+	return s
+}
+
+// Watch polls the policy directory and the data file every interval and
+// calls Reload when a file appears, disappears or changes size or mtime. It
+// returns when ctx is done. The embedded default never changes, so with
+// neither a directory nor a data file Watch only waits for ctx.
+func (e *Engine) Watch(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fp := e.fingerprint()
+		if old := e.watchFP.Load(); old != nil && *old == fp {
+			continue
+		}
+		_ = e.Reload(ctx) // logged and kept in Status
+	}
+}
+
+// fingerprint summarises the names, sizes and mtimes of the policy files.
+func (e *Engine) fingerprint() string {
+	var b strings.Builder
+	if e.cfg.src.fsys != nil {
+		_ = fs.WalkDir(e.cfg.src.fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			if strings.HasSuffix(p, ".rego") || isDataFile(p) {
+				if info, err := d.Info(); err == nil {
+					fmt.Fprintf(&b, "%s\x00%d\x00%d\n", p, info.Size(), info.ModTime().UnixNano())
+				}
+			}
+			return nil
+		})
+	}
+	if e.cfg.dataFile != "" {
+		if info, err := os.Stat(e.cfg.dataFile); err == nil {
+			fmt.Fprintf(&b, "%s\x00%d\x00%d\n", filepath.Clean(e.cfg.dataFile), info.Size(), info.ModTime().UnixNano())
+		} else {
+			fmt.Fprintf(&b, "%s\x00missing\n", e.cfg.dataFile)
+		}
+	}
+	return b.String()
+}

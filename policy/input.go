@@ -1,0 +1,512 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
+
+// InputVersion is the version of the input document this package builds.
+// It changes only when a field changes meaning or disappears; new fields
+// may appear without a bump. policies/input.schema.json describes it.
+const InputVersion = 1
+
+// The phases of a decision.
+const (
+	// PhaseCall decides one tool call, just before it runs (and again,
+	// for navigations, where the tab landed).
+	PhaseCall = "call"
+	// PhaseList decides whether a tool appears in tools/list: it should be
+	// allowed iff some call of the tool could ever be allowed.
+	PhaseList = "list"
+)
+
+// The actions a tool can have; see Action.
+const (
+	ActionNavigate = "navigate"
+	ActionRead     = "read"
+	ActionInteract = "interact"
+	ActionEval     = "eval"
+	ActionDownload = "download"
+	ActionTabs     = "tabs"
+	ActionStatus   = "status"
+	ActionPageTool = "page_tool"
+	// ActionUnknown is the action of a tool this package does not know;
+	// the default policy denies it.
+	ActionUnknown = "unknown"
+)
+
+// Input is the document a policy decides on (input in Rego). Its JSON form
+// is documented in policies/README.md and policies/input.schema.json.
+type Input struct {
+	// Version is InputVersion.
+	Version int `json:"version"`
+	// Phase is PhaseCall or PhaseList.
+	Phase string `json:"phase"`
+	// Tool is the MCP tool name ("navigate", "get_text", ...).
+	Tool string `json:"tool"`
+	// Action is the tool's class; see Action.
+	Action string `json:"action"`
+	// ReadOnly is the tool's MCP read-only hint: true when the tool changes
+	// nothing in the browser (reads, status, listing tabs). Navigation is
+	// not read-only; safe mode is decided by the policy's own list of
+	// mutating tools, which matches Action.
+	ReadOnly bool `json:"read_only"`
+	// Args are the call's arguments, with secret values (typed text, fill
+	// values, cookie values, clipboard text, anything named like a password
+	// or token) replaced by "[redacted]"; see PolicyArgs. Empty in the list
+	// phase.
+	Args map[string]any `json:"args"`
+	// Target is where a navigation or download will go, nil when the call
+	// has no URL (reads, back/forward/reload before they land).
+	Target *Target `json:"target"`
+	// Page is the tab a read, interaction or eval will touch, taken from the
+	// browser at call time, never from the model. Nil when unknown or not
+	// relevant (the list phase, status).
+	Page *Page `json:"page"`
+	// Backend is the executor backend ("cdp", "ext"); empty in the list phase.
+	Backend string `json:"backend"`
+	// Principal is who is calling.
+	Principal Principal `json:"principal"`
+	// PageTool describes a WebMCP page tool being called or listed, else nil.
+	PageTool *PageTool `json:"page_tool"`
+}
+
+// Page is the URL a tab shows, parsed like a Target, plus its origin.
+type Page struct {
+	Target
+	// Origin is the serialised origin ("https://example.com",
+	// "http://127.0.0.1:8080"), or "null" for an opaque origin.
+	Origin string `json:"origin"`
+}
+
+// Principal is the authenticated caller. Transport is "stdio", "http" or
+// "rest"; Roles come from the caller's key (HTTP) or configuration (stdio).
+type Principal struct {
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	Transport string   `json:"transport"`
+}
+
+// PageTool is a tool a page registered through WebMCP. Origin is the
+// registering page's origin; Annotations are the MCP tool annotations the
+// page declared (readOnlyHint, destructiveHint, ...), which a policy must
+// treat as claims of the page, not facts.
+type PageTool struct {
+	Origin      string         `json:"origin"`
+	Name        string         `json:"name"`
+	Annotations map[string]any `json:"annotations"`
+}
+
+// toolAction maps each tool of the registry to its action and whether it
+// mutates (changes what the user has: page state, cookies, clipboard,
+// files, tabs). Safe mode (enable_mutations false) denies mutating tools.
+var toolAction = map[string]struct {
+	action   string
+	mutating bool
+}{
+	"tabs_list":  {ActionTabs, false},
+	"tab_select": {ActionTabs, false},
+	"tab_new":    {ActionTabs, false}, // navigate when it has a URL; see NewInput
+	// Closing a tab can lose the user's unsaved work in their own Chrome.
+	"tab_close": {ActionTabs, true},
+
+	"navigate": {ActionNavigate, false},
+	"back":     {ActionNavigate, false},
+	"forward":  {ActionNavigate, false},
+	"reload":   {ActionNavigate, false},
+
+	"get_text":         {ActionRead, false},
+	"get_html":         {ActionRead, false},
+	"snapshot":         {ActionRead, false},
+	"query":            {ActionRead, false},
+	"screenshot":       {ActionRead, false},
+	"wait_for":         {ActionRead, false},
+	"extract_links":    {ActionRead, false},
+	"read_as_markdown": {ActionRead, false},
+	"cookies_get":      {ActionRead, false},
+
+	"click":           {ActionInteract, true},
+	"type":            {ActionInteract, true},
+	"fill":            {ActionInteract, true},
+	"press":           {ActionInteract, true},
+	"hover":           {ActionInteract, false},
+	"scroll":          {ActionInteract, false},
+	"select_option":   {ActionInteract, true},
+	"set_files":       {ActionInteract, true},
+	"drag":            {ActionInteract, true},
+	"fill_form":       {ActionInteract, true},
+	"clipboard_write": {ActionInteract, true},
+	"cookies_set":     {ActionInteract, true},
+
+	// eval can do anything a page script can; it has its own switch
+	// (enable_eval) and does not also need enable_mutations.
+	"eval": {ActionEval, true},
+	// Downloads write to the server's disk; they have their own switch.
+	"download_file": {ActionDownload, false},
+
+	"chrome_status": {ActionStatus, false},
+
+	"page_tools_list": {ActionPageTool, false},
+	// A page tool may do anything; the policy may relax this for tools
+	// that declare readOnlyHint.
+	"page_tool_call": {ActionPageTool, true},
+}
+
+// Action classifies a tool: its action (one of the Action* constants) and
+// whether it mutates, which safe mode forbids. An unknown tool is
+// ActionUnknown and mutating. tab_new is ActionTabs here; with a URL it is a
+// navigation, which NewInput accounts for.
+//
+// Mutating tools: click type fill press select_option set_files drag
+// fill_form clipboard_write cookies_set tab_close eval page_tool_call.
+// hover and scroll are interactions that change nothing the user keeps.
+func Action(tool string) (action string, mutating bool) {
+	if a, ok := toolAction[tool]; ok {
+		return a.action, a.mutating
+	}
+	return ActionUnknown, true
+}
+
+// Tools lists every tool name Action knows, in no particular order.
+func Tools() []string {
+	out := make([]string, 0, len(toolAction))
+	for t := range toolAction {
+		out = append(out, t)
+	}
+	return out
+}
+
+// readOnlyHint is the MCP read-only hint of a tool: it changes nothing in
+// the browser.
+func readOnlyHint(tool string) bool {
+	action, mutating := Action(tool)
+	switch action {
+	case ActionRead, ActionStatus:
+		return true
+	case ActionTabs:
+		return tool == "tabs_list"
+	case ActionPageTool:
+		return !mutating
+	}
+	return false
+}
+
+// NewInput builds the input for a call (phase PhaseCall) or a listing
+// (PhaseList) of tool: version, phase, tool, action, read-only hint, args
+// passed through PolicyArgs, and the target parsed from args["url"] for the
+// tools that go somewhere (navigate, tab_new with a url, download_file with
+// a url). The caller fills Page, Backend, Principal and PageTool.
+//
+// An unparsable url is an error wrapping ErrBadURL: the call must then be
+// refused (BAD_ARGS), never run.
+func NewInput(phase, tool string, args map[string]any) (Input, error) {
+	action, _ := Action(tool)
+	in := Input{
+		Version:  InputVersion,
+		Phase:    phase,
+		Tool:     tool,
+		Action:   action,
+		ReadOnly: readOnlyHint(tool),
+		Args:     PolicyArgs(tool, args),
+	}
+	raw, hasURL := args["url"].(string)
+	hasURL = hasURL && raw != ""
+	switch tool {
+	case "navigate", "download_file":
+	case "tab_new":
+		if hasURL {
+			in.Action = ActionNavigate
+		}
+	default:
+		hasURL = false
+	}
+	if hasURL {
+		t, err := ParseTarget(raw)
+		if err != nil {
+			return Input{}, fmt.Errorf("%s: url: %w", tool, err)
+		}
+		in.Target = &t
+	}
+	return in, nil
+}
+
+// WithTarget returns a copy of in whose target is rawURL: the second check
+// of a navigation, where the tab actually landed after redirects and
+// client-side navigation.
+func (in Input) WithTarget(rawURL string) (Input, error) {
+	t, err := ParseTarget(rawURL)
+	if err != nil {
+		return in, err
+	}
+	in.Target = &t
+	return in, nil
+}
+
+// NewPage describes the URL a tab shows. A URL that does not parse gives a
+// page with only URL set (and IPClassNone), which no policy that checks the
+// scheme will allow.
+func NewPage(rawURL string) *Page {
+	t, err := ParseTarget(rawURL)
+	if err != nil {
+		return &Page{Target: Target{URL: rawURL, IPClass: IPClassNone}, Origin: "null"}
+	}
+	return &Page{Target: t, Origin: origin(t)}
+}
+
+// origin serialises a target's origin the way browsers do.
+func origin(t Target) string {
+	scheme := t.Scheme
+	if scheme == "blob" || scheme == "filesystem" {
+		if t.Host == "" {
+			return "null"
+		}
+		scheme = strings.SplitN(strings.TrimPrefix(t.URL, t.Scheme+":"), ":", 2)[0]
+	}
+	def, special := specialPorts[scheme]
+	if !special || t.Host == "" {
+		if scheme == "file" {
+			return "file://"
+		}
+		if t.Host != "" && strings.HasPrefix(t.URL, t.Scheme+"://") {
+			// chrome://, chrome-extension:// and other standard schemes
+			return scheme + "://" + t.Host
+		}
+		return "null"
+	}
+	if t.Port != def {
+		return fmt.Sprintf("%s://%s:%d", scheme, t.Host, t.Port)
+	}
+	return scheme + "://" + t.Host
+}
+
+// Redacted is what replaces a secret value in policy input and logs.
+const Redacted = "[redacted]"
+
+// secretKeys are argument names whose values are secrets wherever they
+// appear, in every tool.
+var secretKeys = []string{"password", "passwd", "secret", "token", "authorization", "cookie", "apikey", "api_key", "credential"}
+
+func isSecretKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, s := range secretKeys {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretArgs are, per tool, the top-level arguments whose values are user
+// secrets: what is typed, filled, written to the clipboard or set as a
+// cookie. "value" inside cookies and form fields is handled by
+// redactValues.
+var secretArgs = map[string][]string{
+	"type":            {"text"},
+	"fill":            {"value"},
+	"clipboard_write": {"text"},
+	"cookies_set":     {"cookies"},
+	"fill_form":       {"fields", "values"},
+	"page_tool_call":  {"arguments"},
+}
+
+// PolicyArgs returns a copy of args fit for the policy input: the values of
+// secrets (typed text, fill values, cookie values, clipboard text, form
+// field values, page-tool arguments, and any key named like a password or
+// token) are replaced by Redacted, keeping the structure (a cookie keeps
+// its name, domain and url, so a policy can decide on where it goes). The
+// eval expression is kept: a policy may restrict what scripts run.
+//
+// Policies never need secret values to decide, and keeping them out means
+// a policy's print, trace or reasons cannot leak them.
+func PolicyArgs(tool string, args map[string]any) map[string]any {
+	return redact(tool, args, false)
+}
+
+// RedactArgs returns a copy of args fit for a log line: PolicyArgs, plus
+// the eval expression replaced by "sha256:<hex>" of its text. The decision
+// log never contains args at all; this is for whatever else logs calls.
+func RedactArgs(tool string, args map[string]any) map[string]any {
+	return redact(tool, args, true)
+}
+
+func redact(tool string, args map[string]any, hashEval bool) map[string]any {
+	out := make(map[string]any, len(args))
+	secret := secretArgs[tool]
+	for k, v := range args {
+		switch {
+		case contains(secret, k):
+			out[k] = redactValues(v)
+		case isSecretKey(k):
+			out[k] = Redacted
+		case hashEval && tool == "eval" && (k == "expression" || k == "script" || k == "source"):
+			if s, ok := v.(string); ok {
+				out[k] = HashSecret(s)
+			} else {
+				out[k] = Redacted
+			}
+		default:
+			out[k] = redactKeys(v)
+		}
+	}
+	return out
+}
+
+// HashSecret is how a secret that must stay recognisable (an eval source)
+// appears in logs: "sha256:" and the hex digest of its text.
+func HashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redactValues replaces every string, number and bool under v by Redacted,
+// except under keys that only say where a value goes (name, domain, url,
+// path, selector, ref), which stay readable.
+func redactValues(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			switch strings.ToLower(k) {
+			case "name", "domain", "url", "path", "selector", "ref", "secure", "httponly", "samesite", "expires":
+				out[k] = redactKeys(e)
+			default:
+				out[k] = redactValues(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactValues(e)
+		}
+		return out
+	case nil:
+		return nil
+	default:
+		return Redacted
+	}
+}
+
+// redactKeys copies v, redacting values under secret-looking keys.
+func redactKeys(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if isSecretKey(k) {
+				out[k] = Redacted
+			} else {
+				out[k] = redactKeys(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = redactKeys(e)
+		}
+		return out
+	}
+	return v
+}
+
+// MarshalJSON writes the input document as a policy sees it: args is an
+// object and roles an array even when empty.
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input
+	p := plain(in)
+	if p.Args == nil {
+		p.Args = map[string]any{}
+	}
+	if p.Principal.Roles == nil {
+		p.Principal.Roles = []string{}
+	}
+	if p.PageTool != nil && p.PageTool.Annotations == nil {
+		pt := *p.PageTool
+		pt.Annotations = map[string]any{}
+		p.PageTool = &pt
+	}
+	return json.Marshal(p)
+}
+
+// astValue builds the input as a Rego value directly, without a JSON round
+// trip: this is on the path of every decision.
+func (in Input) astValue() (ast.Value, error) {
+	args := ast.NewObject()
+	if len(in.Args) > 0 {
+		v, err := ast.InterfaceToValue(in.Args)
+		if err != nil {
+			return nil, fmt.Errorf("args: %w", err)
+		}
+		o, ok := v.(ast.Object)
+		if !ok {
+			return nil, errors.New("args is not an object")
+		}
+		args = o
+	}
+	roles := make([]*ast.Term, len(in.Principal.Roles))
+	for i, r := range in.Principal.Roles {
+		roles[i] = ast.StringTerm(r)
+	}
+	target := ast.InternedNullTerm
+	if in.Target != nil {
+		target = ast.ObjectTerm(targetItems(*in.Target)...)
+	}
+	page := ast.InternedNullTerm
+	if in.Page != nil {
+		items := append(targetItems(in.Page.Target), [2]*ast.Term{ast.InternedTerm("origin"), ast.StringTerm(in.Page.Origin)})
+		page = ast.ObjectTerm(items...)
+	}
+	pageTool := ast.InternedNullTerm
+	if in.PageTool != nil {
+		ann := ast.NewObject()
+		if len(in.PageTool.Annotations) > 0 {
+			v, err := ast.InterfaceToValue(in.PageTool.Annotations)
+			if err != nil {
+				return nil, fmt.Errorf("page_tool.annotations: %w", err)
+			}
+			o, ok := v.(ast.Object)
+			if !ok {
+				return nil, errors.New("page_tool.annotations is not an object")
+			}
+			ann = o
+		}
+		pageTool = ast.ObjectTerm(
+			ast.Item(ast.InternedTerm("origin"), ast.StringTerm(in.PageTool.Origin)),
+			ast.Item(ast.InternedTerm("name"), ast.StringTerm(in.PageTool.Name)),
+			ast.Item(ast.InternedTerm("annotations"), ast.NewTerm(ann)),
+		)
+	}
+	return ast.NewObject(
+		ast.Item(ast.InternedTerm("version"), ast.InternedTerm(in.Version)),
+		ast.Item(ast.InternedTerm("phase"), ast.StringTerm(in.Phase)),
+		ast.Item(ast.InternedTerm("tool"), ast.StringTerm(in.Tool)),
+		ast.Item(ast.InternedTerm("action"), ast.StringTerm(in.Action)),
+		ast.Item(ast.InternedTerm("read_only"), ast.InternedTerm(in.ReadOnly)),
+		ast.Item(ast.InternedTerm("args"), ast.NewTerm(args)),
+		ast.Item(ast.InternedTerm("target"), target),
+		ast.Item(ast.InternedTerm("page"), page),
+		ast.Item(ast.InternedTerm("backend"), ast.StringTerm(in.Backend)),
+		ast.Item(ast.InternedTerm("principal"), ast.ObjectTerm(
+			ast.Item(ast.InternedTerm("name"), ast.StringTerm(in.Principal.Name)),
+			ast.Item(ast.InternedTerm("roles"), ast.ArrayTerm(roles...)),
+			ast.Item(ast.InternedTerm("transport"), ast.StringTerm(in.Principal.Transport)),
+		)),
+		ast.Item(ast.InternedTerm("page_tool"), pageTool),
+	), nil
+}
