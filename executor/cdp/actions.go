@@ -1,0 +1,273 @@
+package cdp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// act runs an interaction on one target of a tab.
+func (s *Session) act(ctx context.Context, tabID string, target executor.Target, what string,
+	fn func(c *call, loc playwright.Locator) error) (executor.ActionResult, error) {
+	if err := target.Validate(); err != nil {
+		return executor.ActionResult{}, err
+	}
+	st, err := s.onTab(ctx, tabID, what, func(c *call) error {
+		loc, err := c.resolve(target)
+		if err != nil {
+			return err
+		}
+		return c.targetErr(loc, target, what, fn(c, loc))
+	})
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	return executor.ActionResult{PageState: st}, nil
+}
+
+// Click clicks the element with real mouse events (after Playwright's
+// actionability checks: attached, visible, stable, enabled, not covered).
+func (s *Session) Click(ctx context.Context, p executor.ClickParams) (executor.ActionResult, error) {
+	var button *playwright.MouseButton
+	switch strings.ToLower(p.Button) {
+	case "", "left":
+		button = playwright.MouseButtonLeft
+	case "right":
+		button = playwright.MouseButtonRight
+	case "middle":
+		button = playwright.MouseButtonMiddle
+	default:
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "button %q is not one of left, right, middle", p.Button)
+	}
+	if p.Count < 0 || p.Count > 3 {
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "count %d is not 1, 2 or 3", p.Count)
+	}
+	return s.act(ctx, p.TabID, p.Target, "click", func(c *call, loc playwright.Locator) error {
+		if p.Count == 2 {
+			// Dblclick also fires the dblclick event that two clicks do not.
+			return loc.Dblclick(playwright.LocatorDblclickOptions{Button: button, Timeout: c.to()})
+		}
+		opts := playwright.LocatorClickOptions{Button: button, Timeout: c.to()}
+		if p.Count > 1 {
+			opts.ClickCount = playwright.Int(p.Count)
+		}
+		return loc.Click(opts)
+	})
+}
+
+// Type focuses the element and types text key by key, optionally clearing
+// it first and pressing Enter after.
+func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.ActionResult, error) {
+	return s.act(ctx, p.TabID, p.Target, "type", func(c *call, loc playwright.Locator) error {
+		if p.Clear {
+			if err := loc.Clear(playwright.LocatorClearOptions{Timeout: c.to()}); err != nil {
+				return err
+			}
+		}
+		if p.Text != "" {
+			if err := loc.PressSequentially(p.Text, playwright.LocatorPressSequentiallyOptions{Timeout: c.to()}); err != nil {
+				return err
+			}
+		}
+		if p.PressEnter {
+			return loc.Press("Enter", playwright.LocatorPressOptions{Timeout: c.to()})
+		}
+		return nil
+	})
+}
+
+// Fill sets an input's value in one step (input events included).
+func (s *Session) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
+	return s.act(ctx, p.TabID, p.Target, "fill", func(c *call, loc playwright.Locator) error {
+		return loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()})
+	})
+}
+
+var modifierNames = map[string]string{
+	"alt": "Alt", "option": "Alt",
+	"control": "Control", "ctrl": "Control",
+	"meta": "Meta", "cmd": "Meta", "command": "Meta", "super": "Meta",
+	"shift":         "Shift",
+	"controlormeta": "ControlOrMeta",
+}
+
+// keyCombo joins modifiers and key the way Playwright reads them:
+// "Control+Shift+A".
+func keyCombo(key string, modifiers []string) (string, error) {
+	if key == "" {
+		return "", executor.Errorf(executor.CodeBadArgs, "key is empty").
+			WithHint("pass a key such as Enter, Tab, ArrowDown, a or F5")
+	}
+	parts := make([]string, 0, len(modifiers)+1)
+	for _, m := range modifiers {
+		name, ok := modifierNames[strings.ToLower(m)]
+		if !ok {
+			return "", executor.Errorf(executor.CodeBadArgs, "modifier %q is not one of Alt, Control, Meta, Shift", m)
+		}
+		parts = append(parts, name)
+	}
+	return strings.Join(append(parts, key), "+"), nil
+}
+
+// Press presses a key (with modifiers) on the target, or on whatever has
+// focus when there is no target.
+func (s *Session) Press(ctx context.Context, p executor.PressParams) (executor.ActionResult, error) {
+	combo, err := keyCombo(p.Key, p.Modifiers)
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	if !p.Target.IsZero() {
+		return s.act(ctx, p.TabID, p.Target, "press", func(c *call, loc playwright.Locator) error {
+			return loc.Press(combo, playwright.LocatorPressOptions{Timeout: c.to()})
+		})
+	}
+	st, err := s.onTab(ctx, p.TabID, "press", func(c *call) error {
+		return c.page.Keyboard().Press(combo)
+	})
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	return executor.ActionResult{PageState: st}, nil
+}
+
+// Hover moves the mouse over the element.
+func (s *Session) Hover(ctx context.Context, p executor.TargetParams) (executor.ActionResult, error) {
+	return s.act(ctx, p.TabID, p.Target, "hover", func(c *call, loc playwright.Locator) error {
+		return loc.Hover(playwright.LocatorHoverOptions{Timeout: c.to()})
+	})
+}
+
+// Scroll brings the target into view, or turns the mouse wheel by (dx, dy)
+// CSS pixels over the page.
+func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor.ActionResult, error) {
+	if !p.Target.IsZero() {
+		return s.act(ctx, p.TabID, p.Target, "scroll", func(c *call, loc playwright.Locator) error {
+			return loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: c.to()})
+		})
+	}
+	if p.DX == 0 && p.DY == 0 {
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "scroll needs a target or a non-zero dx/dy")
+	}
+	st, err := s.onTab(ctx, p.TabID, "scroll", func(c *call) error {
+		return c.page.Mouse().Wheel(float64(p.DX), float64(p.DY))
+	})
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	return executor.ActionResult{PageState: st}, nil
+}
+
+// SelectOption chooses options of a <select>; each value matches an
+// option's value or its label. It reports the values now selected.
+func (s *Session) SelectOption(ctx context.Context, p executor.SelectParams) (executor.ActionResult, error) {
+	if len(p.Values) == 0 {
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "values is empty").
+			WithHint("pass the value or label of at least one option")
+	}
+	var selected []string
+	res, err := s.act(ctx, p.TabID, p.Target, "select_option", func(c *call, loc playwright.Locator) error {
+		v, err := loc.Evaluate(scriptSelect, p.Values, playwright.LocatorEvaluateOptions{Timeout: c.to()})
+		if err != nil {
+			return err
+		}
+		if err := selectCheck(v); err != nil {
+			return err
+		}
+		selected, err = loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &p.Values},
+			playwright.LocatorSelectOptionOptions{Timeout: c.to()})
+		return err
+	})
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	res.Selected = selected
+	return res, nil
+}
+
+func selectCheck(v any) error {
+	m, _ := v.(map[string]any)
+	if msg, _ := m["error"].(string); msg != "" {
+		return executor.Errorf(executor.CodeBadArgs, "select_option: %s", msg)
+	}
+	missing := toStrings(m["missing"])
+	if len(missing) == 0 {
+		return nil
+	}
+	avail := strings.Join(toStrings(m["available"]), ", ")
+	if more, _ := m["more"].(bool); more {
+		avail += ", …"
+	}
+	return executor.Errorf(executor.CodeBadArgs, "select_option: no option has the value or label %q", strings.Join(missing, `", "`)).
+		WithHint("the options are: " + avail)
+}
+
+func toStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		out = append(out, fmt.Sprint(x))
+	}
+	return out
+}
+
+// SetFiles sets the files of an <input type=file>. Every path must exist on
+// the server; an empty list clears the input.
+func (s *Session) SetFiles(ctx context.Context, p executor.SetFilesParams) (executor.ActionResult, error) {
+	paths := make([]string, 0, len(p.Paths))
+	for _, f := range p.Paths {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "bad path %q: %v", f, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "file %q does not exist on the server", f).
+				WithHint("pass paths of files that exist on the machine chromegate runs on")
+		}
+		if st.IsDir() {
+			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "%q is a directory, not a file", f)
+		}
+		paths = append(paths, abs)
+	}
+	return s.act(ctx, p.TabID, p.Target, "set_files", func(c *call, loc playwright.Locator) error {
+		return loc.SetInputFiles(paths, playwright.LocatorSetInputFilesOptions{Timeout: c.to()})
+	})
+}
+
+// Drag drags one element onto another with real mouse events.
+func (s *Session) Drag(ctx context.Context, p executor.DragParams) (executor.ActionResult, error) {
+	if err := p.From.Validate(); err != nil {
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "from: %s", executor.AsError(err).Message).WithHint(executor.AsError(err).Hint)
+	}
+	if err := p.To.Validate(); err != nil {
+		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "to: %s", executor.AsError(err).Message).WithHint(executor.AsError(err).Hint)
+	}
+	st, err := s.onTab(ctx, p.TabID, "drag", func(c *call) error {
+		from, err := c.resolve(p.From)
+		if err != nil {
+			return err
+		}
+		to, err := c.resolve(p.To)
+		if err != nil {
+			return err
+		}
+		err = from.DragTo(to, playwright.LocatorDragToOptions{Timeout: c.to()})
+		if err == nil {
+			return nil
+		}
+		// Say which end was missing.
+		if n, cerr := from.Count(); cerr == nil && n == 0 {
+			return c.targetErr(from, p.From, "drag (from)", err)
+		}
+		return c.targetErr(to, p.To, "drag (to)", err)
+	})
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	return executor.ActionResult{PageState: st}, nil
+}

@@ -1,0 +1,222 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Options configures a Backend. The zero value launches headless Chromium
+// with a persistent profile under DefaultDataDir().
+type Options struct {
+	DriverDir      string   // --driver-path; default: FindDriver's search
+	ExecutablePath string   // --executable-path; default: FindChromium's search
+	Headed         bool     // show a window (default headless)
+	Isolated       bool     // in-memory profile, removed on close, instead of DataDir/profile
+	DataDir        string   // default DefaultDataDir(); profile at DataDir/profile, downloads at DataDir/downloads
+	BrowserArgs    []string // extra Chromium flags (--browser-arg, repeatable)
+	// CDPEndpoint attaches to a running browser (http://host:port or
+	// ws://...) instead of launching one. chromegate never closes that
+	// browser nor anything in it that it did not open.
+	CDPEndpoint         string
+	MaxDownloadBytes    int64 // default 100 MiB
+	MaxScreenshotHeight int   // full-page cap in CSS px, default 8000
+	ViewportWidth       int   // default 1280
+	ViewportHeight      int   // default 720
+	Logger              *slog.Logger
+}
+
+// The defaults of Options.
+const (
+	DefaultMaxDownloadBytes    = 100 << 20
+	DefaultMaxScreenshotHeight = 8000
+	DefaultViewportWidth       = 1280
+	DefaultViewportHeight      = 720
+)
+
+// Backend launches (or attaches to) one Chromium through one Playwright
+// driver and hands out an Executor per session: the default session ("")
+// uses the persistent profile's context, every named session gets its own
+// browser context in the same browser, so sessions never share cookies or
+// tabs. The browser starts on the first Open, and again on the next Open
+// after it died.
+//
+// Backend is safe for concurrent use. Close may be called more than once,
+// concurrently.
+type Backend struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	closed   bool
+	cur      *instance // the live browser, if any
+	starting *startOp  // a launch in flight, if any
+	wg       sync.WaitGroup
+}
+
+// startOp is one launch shared by every Open that waits for it.
+type startOp struct {
+	done chan struct{}
+	inst *instance
+	err  error
+}
+
+var (
+	_ executor.Backend           = (*Backend)(nil)
+	_ interface{ Close() error } = (*Backend)(nil)
+)
+
+// New validates opts and returns a Backend. It starts nothing: the driver
+// and the browser start on the first Open.
+func New(opts Options) (*Backend, error) {
+	switch {
+	case opts.MaxDownloadBytes < 0:
+		return nil, errors.New("cdp: MaxDownloadBytes must not be negative")
+	case opts.MaxScreenshotHeight < 0:
+		return nil, errors.New("cdp: MaxScreenshotHeight must not be negative")
+	case opts.ViewportWidth < 0 || opts.ViewportHeight < 0:
+		return nil, errors.New("cdp: the viewport size must not be negative")
+	case opts.CDPEndpoint != "" && opts.Isolated:
+		return nil, errors.New("cdp: Isolated and CDPEndpoint exclude each other (an attached browser keeps its own profile)")
+	}
+	if opts.MaxDownloadBytes == 0 {
+		opts.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	if opts.MaxScreenshotHeight == 0 {
+		opts.MaxScreenshotHeight = DefaultMaxScreenshotHeight
+	}
+	if opts.ViewportWidth == 0 {
+		opts.ViewportWidth = DefaultViewportWidth
+	}
+	if opts.ViewportHeight == 0 {
+		opts.ViewportHeight = DefaultViewportHeight
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = DefaultDataDir()
+	}
+	if abs, err := filepath.Abs(opts.DataDir); err == nil {
+		opts.DataDir = abs
+	}
+	opts.BrowserArgs = append([]string(nil), opts.BrowserArgs...)
+	log := opts.Logger
+	if log == nil {
+		log = discardLogger
+	}
+	return &Backend{opts: opts, log: log}, nil
+}
+
+// Name is "cdp".
+func (b *Backend) Name() string { return "cdp" }
+
+func (b *Backend) profileDir() string  { return filepath.Join(b.opts.DataDir, "profile") }
+func (b *Backend) downloadDir() string { return filepath.Join(b.opts.DataDir, "downloads") }
+
+// Open returns the Executor of session, starting the driver and the browser
+// if none is running. The launch is shared: it is not cancelled when ctx
+// ends (a later Open picks it up), but Open returns when ctx ends.
+func (b *Backend) Open(ctx context.Context, session string) (executor.Executor, error) {
+	inst, err := b.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inst.open(ctx, session)
+}
+
+var errBackendClosed = executor.Errorf(executor.CodeNoBackend, "the CDP backend is closed")
+
+// instance returns the live browser, starting one (single-flight) if needed.
+func (b *Backend) instance(ctx context.Context) (*instance, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errBackendClosed
+	}
+	if b.cur != nil && !b.cur.dead() {
+		inst := b.cur
+		b.mu.Unlock()
+		return inst, nil
+	}
+	op := b.starting
+	if op == nil {
+		op = &startOp{done: make(chan struct{})}
+		b.starting = op
+		b.wg.Add(1)
+		go b.start(op)
+	}
+	b.mu.Unlock()
+	select {
+	case <-op.done:
+		if op.err != nil {
+			return nil, op.err
+		}
+		return op.inst, nil
+	case <-ctx.Done():
+		return nil, executor.AsError(ctx.Err()).WithHint("the browser is still starting; retry shortly")
+	}
+}
+
+func (b *Backend) start(op *startOp) {
+	defer b.wg.Done()
+	inst, err := b.launch()
+	b.mu.Lock()
+	b.starting = nil
+	if err == nil && b.closed {
+		err = errBackendClosed
+		b.mu.Unlock()
+		inst.close()
+	} else {
+		if err == nil {
+			b.cur = inst
+			b.wg.Add(1)
+			go func() {
+				defer b.wg.Done()
+				<-inst.deadCh
+				// Tear down what is left (the driver, a half-dead browser)
+				// as soon as it dies, not at the next Open.
+				inst.close()
+			}()
+		}
+		b.mu.Unlock()
+	}
+	op.inst, op.err = inst, err
+	close(op.done)
+}
+
+// Close stops the browser (unless attached) and the driver, and waits until
+// they are gone. It may be called more than once, concurrently.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	cur, op := b.cur, b.starting
+	b.cur = nil
+	b.mu.Unlock()
+	if op != nil {
+		<-op.done // start() sees closed and closes what it launched
+	}
+	var err error
+	if cur != nil {
+		err = cur.close()
+	}
+	b.wg.Wait()
+	return err
+}
+
+// current returns the live instance without starting one (for tests).
+func (b *Backend) current() *instance {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur
+}
+
+func ensureDir(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	return os.Chmod(dir, mode)
+}

@@ -1,0 +1,295 @@
+package cdp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// defaultCallTimeout applies when the caller's context has no deadline.
+const defaultCallTimeout = 30 * time.Second
+
+// titleTimeout bounds the title read that ends most calls: a page whose main
+// thread is busy must not hold the result.
+const titleTimeout = time.Second
+
+// await runs fn on its own goroutine, because playwright-go calls take no
+// context, and returns its result; or TIMEOUT when ctx ends first; or
+// TARGET_GONE when the browser dies first. A fn left behind finishes on its
+// own, bounded by the Playwright timeouts it was given.
+func await[T any](ctx context.Context, s *Session, what string, fn func() (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, timeoutErr(ctx, what, 0)
+	}
+	if s.isDone() {
+		return zero, s.goneErr(what)
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	start := time.Now()
+	ch := make(chan result, 1)
+	go func() {
+		defer func() {
+			// playwright-go can panic on a protocol it did not expect; a
+			// failed call must never take the server down.
+			if r := recover(); r != nil {
+				s.log.Error("panic in a browser call", "what", what, "panic", r, "stack", string(debug.Stack()))
+				ch <- result{err: executor.Errorf(executor.CodeInternal, "%s failed: internal error (%v)", what, r)}
+			}
+		}()
+		v, err := fn()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, timeoutErr(ctx, what, time.Since(start))
+	case <-s.done:
+		select {
+		case r := <-ch:
+			if r.err == nil {
+				return r.v, nil
+			}
+		default:
+		}
+		return zero, s.goneErr(what)
+	}
+}
+
+func timeoutErr(ctx context.Context, what string, took time.Duration) *executor.Error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return executor.Errorf(executor.CodeTimeout, "%s was cancelled", what).Wrap(ctx.Err())
+	}
+	return executor.Errorf(executor.CodeTimeout, "%s did not finish within %s", what, took.Round(time.Millisecond)).
+		WithHint(executor.DefaultHint(executor.CodeTimeout)).Wrap(ctx.Err())
+}
+
+func (s *Session) goneErr(what string) *executor.Error {
+	why := "the session was closed"
+	if s.in.dead() {
+		why = s.in.deathReason()
+	}
+	return executor.Errorf(executor.CodeTargetGone, "%s failed: %s", what, why).
+		WithHint("retry: the next call starts the browser again")
+}
+
+// pwTimeout is the Playwright timeout (ms) for a call under ctx: a little
+// less than what is left, so Playwright's own, more precise, timeout error
+// arrives before the context ends. Playwright reads 0 as "no timeout", so
+// the result is at least 1.
+func pwTimeout(ctx context.Context) float64 {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return float64(defaultCallTimeout.Milliseconds())
+	}
+	left := time.Until(dl)
+	margin := min(left/10, 500*time.Millisecond)
+	return float64(max((left - margin).Milliseconds(), 1))
+}
+
+// call is one primitive running on one tab.
+type call struct {
+	s       *Session
+	t       *tab
+	page    playwright.Page
+	ctx     context.Context
+	timeout float64 // ms, for every Playwright option
+	start   time.Time
+	title   *string // set when the primitive already read the title
+}
+
+func (s *Session) newCall(ctx context.Context, t *tab) *call {
+	return &call{s: s, t: t, page: t.page, ctx: ctx, timeout: pwTimeout(ctx), start: time.Now()}
+}
+
+func (c *call) to() *float64 { return playwright.Float(c.timeout) }
+
+// onTab runs fn on a tab ("" = the selected tab) and returns the tab's
+// state afterwards, with the dialogs the page opened meanwhile.
+func (s *Session) onTab(ctx context.Context, tabID, what string, fn func(c *call) error) (executor.PageState, error) {
+	if _, err := s.ids.Raw(tabID); err != nil {
+		return executor.PageState{}, err
+	}
+	return await(ctx, s, what, func() (executor.PageState, error) {
+		t, err := s.resolveTab(tabID)
+		if err != nil {
+			return executor.PageState{}, err
+		}
+		c := s.newCall(ctx, t)
+		if err := fn(c); err != nil {
+			return executor.PageState{}, s.mapErr(what, err)
+		}
+		return c.state(), nil
+	})
+}
+
+// state reads the tab's URL (local) and title (one bounded round trip,
+// skipped when the primitive already read it) and drains its dialogs.
+func (c *call) state() executor.PageState {
+	st := executor.PageState{TabID: c.s.ids.Stamp(c.t.raw), URL: c.page.URL()}
+	if c.title != nil {
+		st.Title = *c.title
+	} else {
+		st.Title = boundedTitle(c.ctx, c.page)
+	}
+	st.Dialogs = c.t.drainDialogs()
+	return st
+}
+
+// boundedTitle reads a page's title, giving up after titleTimeout: the
+// title is a nicety, never a reason for a call to hang or fail.
+func boundedTitle(ctx context.Context, p playwright.Page) string {
+	ch := make(chan string, 1)
+	go func() {
+		t, _ := p.Title()
+		ch <- t
+	}()
+	timer := time.NewTimer(titleTimeout)
+	defer timer.Stop()
+	select {
+	case t := <-ch:
+		return t
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return ""
+}
+
+// resolve turns a target into a Locator. It is the one place that knows
+// what a target can be: refs will be resolved here.
+func (c *call) resolve(t executor.Target) (playwright.Locator, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	if t.Ref != "" {
+		return nil, executor.Errorf(executor.CodeBadArgs, "refs are not supported yet by the cdp backend; pass a selector").
+			WithHint("use a CSS selector, or a Playwright selector such as text=Sign in")
+	}
+	return c.page.Locator(t.Selector).First(), nil
+}
+
+// targetErr explains a failed action on a target. A Playwright timeout
+// means either that nothing matched (SELECTOR_NOT_FOUND) or that the
+// element never became actionable (TIMEOUT, with Playwright's last word on
+// why); one Count round trip tells which.
+func (c *call) targetErr(loc playwright.Locator, t executor.Target, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var xe *executor.Error
+	if errors.As(err, &xe) {
+		return xe
+	}
+	if errors.Is(err, playwright.ErrTimeout) && !c.s.isDone() {
+		waited := time.Since(c.start).Round(time.Millisecond)
+		n, cerr := loc.Count()
+		if cerr == nil && n == 0 {
+			return executor.Errorf(executor.CodeSelectorNotFound, "%s: nothing matches %s (waited %s)", what, t, waited).
+				WithHint("check the selector, or wait_for it to appear first").Wrap(err)
+		}
+		if cerr == nil {
+			msg := fmt.Sprintf("%s: the element matching %s did not become actionable within %s", what, t, waited)
+			if why := lastLogLine(err); why != "" {
+				msg += " (" + why + ")"
+			}
+			return executor.Errorf(executor.CodeTimeout, "%s", msg).
+				WithHint("it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it").Wrap(err)
+		}
+	}
+	return c.s.mapErr(what, err)
+}
+
+// mapErr turns a playwright-go error into an *executor.Error.
+func (s *Session) mapErr(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var xe *executor.Error
+	if errors.As(err, &xe) {
+		return xe
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return executor.AsError(err)
+	}
+	if connectionGone(err) {
+		s.in.markDead("the Playwright driver went away")
+	}
+	if s.isDone() {
+		return s.goneErr(what).Wrap(err)
+	}
+	msg := firstLine(err)
+	switch {
+	case errors.Is(err, playwright.ErrTimeout):
+		return executor.Errorf(executor.CodeTimeout, "%s timed out: %s", what, msg).Wrap(err)
+	case errors.Is(err, playwright.ErrTargetClosed):
+		if s.in.browser != nil && !s.in.browser.IsConnected() {
+			s.in.markDead("the browser disconnected")
+			return s.goneErr(what).Wrap(err)
+		}
+		return executor.Errorf(executor.CodeTabNotFound, "%s failed: the tab was closed", what).
+			WithHint("call tabs_list to see the open tabs").Wrap(err)
+	case isSelectorError(msg):
+		return executor.Errorf(executor.CodeBadArgs, "%s: invalid selector: %s", what, msg).
+			WithHint("use a CSS selector, or a Playwright selector such as text=Sign in or role=button[name=\"OK\"]").Wrap(err)
+	}
+	return executor.Errorf(executor.CodeBadArgs, "%s failed: %s", what, msg).
+		WithHint("check the target and the state of the page, then retry").Wrap(err)
+}
+
+// connectionGone recognises playwright-go's errors for a dead driver.
+func connectionGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Connection closed") || strings.Contains(s, "could not read protocol") ||
+		strings.Contains(s, "could not send message") || strings.Contains(s, "transport closed")
+}
+
+func isSelectorError(msg string) bool {
+	for _, m := range []string{"while parsing", "is not a valid selector", "Unknown engine", "Unexpected token", "Invalid selector", "Unsupported token", "Malformed selector"} {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastLogLine is the last line of Playwright's call log, which says what an
+// action was waiting for when it timed out.
+func lastLogLine(err error) string {
+	s := err.Error()
+	i := strings.Index(s, "Call log:")
+	if i < 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(s[i+len("Call log:"):]), "\n")
+	last := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "- "))
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return last
+}
+
+// checkURL accepts an absolute URL (policy decides which schemes and hosts
+// are allowed, before the call reaches here).
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || (u.Opaque == "" && u.Host == "" && u.Scheme != "about" && u.Scheme != "file" && u.Path == "") {
+		return executor.Errorf(executor.CodeBadArgs, "%q is not an absolute URL", raw).
+			WithHint("pass a full URL such as https://example.com/")
+	}
+	return nil
+}
+
+func badWaitUntil(w executor.WaitUntil) error {
+	return executor.Errorf(executor.CodeBadArgs, "waitUntil %q is not one of load, domcontentloaded, networkidle", w)
+}

@@ -1,0 +1,385 @@
+package cdp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// Download fetches a URL, or the file a click on Target downloads, into the
+// server's download directory (DataDir/downloads, mode 0700) under a
+// sanitised, de-duplicated name, and reports its size, SHA-256 and type.
+//
+// A URL is fetched by Go's HTTP client with the session's cookies (read
+// from, and written back to, the browser context) and the browser's
+// User-Agent, streaming to disk and stopping at MaxDownloadBytes.
+// Playwright's APIRequest would carry the cookies too, but it buffers the
+// whole body in the driver before it can be measured, so it cannot enforce
+// the cap on a response that lies about (or omits) its length.
+func (s *Session) Download(ctx context.Context, p executor.DownloadParams) (executor.DownloadResult, error) {
+	hasURL, hasTarget := p.URL != "", !p.Target.IsZero()
+	if hasURL == hasTarget {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "pass exactly one of url or target")
+	}
+	if hasTarget {
+		if err := p.Target.Validate(); err != nil {
+			return executor.DownloadResult{}, err
+		}
+	}
+	dir := s.b.downloadDir()
+	if err := ensureDir(dir, 0o700); err != nil {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
+	}
+	if hasURL {
+		return s.downloadURL(ctx, p, dir)
+	}
+	return s.downloadClick(ctx, p, dir)
+}
+
+func (s *Session) downloadURL(ctx context.Context, p executor.DownloadParams, dir string) (executor.DownloadResult, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "%q is not an http(s) URL", p.URL)
+	}
+	if s.isDone() {
+		return executor.DownloadResult{}, s.goneErr("download_file")
+	}
+	limit := s.b.opts.MaxDownloadBytes
+	client := &http.Client{
+		Jar: &browserJar{s: s, ctx: ctx},
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("more than 10 redirects")
+			}
+			return nil
+		},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "bad URL %q: %v", p.URL, err)
+	}
+	if ua := s.userAgent(ctx); ua != "" {
+		req.Header.Set("User-Agent", ua)
+	}
+	req.Header.Set("Accept", "*/*")
+	resp, err := client.Do(req)
+	if err != nil {
+		return executor.DownloadResult{}, fetchErr(ctx, p.URL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "download of %s failed: the server answered %s", p.URL, resp.Status).
+			WithHint("check the URL, and that the session is logged in if the file needs it")
+	}
+	if resp.ContentLength > limit {
+		return executor.DownloadResult{}, tooBig(p.URL, resp.ContentLength, limit)
+	}
+	name := pickName(p.Filename, contentDispositionName(resp.Header.Get("Content-Disposition")), urlBaseName(resp.Request.URL))
+
+	tmp, err := os.CreateTemp(dir, ".part-")
+	if err != nil {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot write to the download directory: %v", err).Wrap(err)
+	}
+	h := sha256.New()
+	n, cerr := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, limit+1))
+	if err := errors.Join(cerr, tmp.Close()); err != nil {
+		_ = os.Remove(tmp.Name())
+		return executor.DownloadResult{}, fetchErr(ctx, p.URL, err)
+	}
+	if n > limit {
+		_ = os.Remove(tmp.Name())
+		return executor.DownloadResult{}, tooBig(p.URL, -1, limit)
+	}
+	final, err := placeFile(tmp.Name(), dir, name)
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot store the download: %v", err).Wrap(err)
+	}
+	mimeType := ""
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
+		mimeType = mt
+	} else {
+		mimeType = mimeByExt(final)
+	}
+	return executor.DownloadResult{Path: final, Filename: filepath.Base(final), Size: n, MIMEType: mimeType,
+		SHA256: hex.EncodeToString(h.Sum(nil)), URL: resp.Request.URL.String()}, nil
+}
+
+func fetchErr(ctx context.Context, u string, err error) error {
+	if ctx.Err() != nil {
+		return timeoutErr(ctx, "download of "+u, 0)
+	}
+	return executor.Errorf(executor.CodeDownloadFailed, "download of %s failed: %v", u, err).
+		WithHint("check the URL; is the server up?").Wrap(err)
+}
+
+func tooBig(u string, size, limit int64) error {
+	what := "more than"
+	if size >= 0 {
+		what = fmt.Sprintf("%d bytes,", size)
+	}
+	return executor.Errorf(executor.CodeDownloadFailed, "download of %s is %s over the limit of %d bytes", u, what, limit).
+		WithHint("the operator can raise the download size limit")
+}
+
+func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, dir string) (executor.DownloadResult, error) {
+	limit := s.b.opts.MaxDownloadBytes
+	var res executor.DownloadResult
+	_, err := s.onTab(ctx, p.TabID, "download_file", func(c *call) error {
+		loc, err := c.resolve(p.Target)
+		if err != nil {
+			return err
+		}
+		var clickErr error
+		dl, err := c.page.ExpectDownload(func() error {
+			clickErr = loc.Click(playwright.LocatorClickOptions{Timeout: c.to()})
+			return clickErr
+		}, playwright.PageExpectDownloadOptions{Timeout: c.to()})
+		if err != nil {
+			if clickErr != nil {
+				return c.targetErr(loc, p.Target, "download_file", clickErr)
+			}
+			if errors.Is(err, playwright.ErrTimeout) {
+				return executor.Errorf(executor.CodeDownloadFailed, "clicking %s started no download within %s",
+					p.Target, time.Since(c.start).Round(time.Millisecond)).
+					WithHint("check that the element starts a download; for a link, download_file its URL").Wrap(err)
+			}
+			return err
+		}
+		name := pickName(p.Filename, dl.SuggestedFilename(), urlBaseNameString(dl.URL()))
+		tmp := filepath.Join(dir, fmt.Sprintf(".part-%d-%s", time.Now().UnixNano(), executor.NewSessionID()))
+		if err := dl.SaveAs(tmp); err != nil {
+			_ = os.Remove(tmp)
+			if c.s.isDone() || connectionGone(err) {
+				return err
+			}
+			return executor.Errorf(executor.CodeDownloadFailed, "the download from %s failed: %s", dl.URL(), firstLine(err)).Wrap(err)
+		}
+		_ = dl.Delete() // Playwright's own copy
+		if c.ctx.Err() != nil {
+			_ = os.Remove(tmp)
+			return c.ctx.Err()
+		}
+		size, sum, err := hashFile(tmp)
+		if err != nil {
+			_ = os.Remove(tmp)
+			return executor.Errorf(executor.CodeDownloadFailed, "cannot read the download: %v", err).Wrap(err)
+		}
+		if size > limit {
+			_ = os.Remove(tmp)
+			return tooBig(dl.URL(), size, limit)
+		}
+		final, err := placeFile(tmp, dir, name)
+		if err != nil {
+			_ = os.Remove(tmp)
+			return executor.Errorf(executor.CodeDownloadFailed, "cannot store the download: %v", err).Wrap(err)
+		}
+		res = executor.DownloadResult{Path: final, Filename: filepath.Base(final), Size: size,
+			MIMEType: mimeByExt(final), SHA256: sum, URL: dl.URL()}
+		return nil
+	})
+	if err != nil {
+		return executor.DownloadResult{}, err
+	}
+	return res, nil
+}
+
+// pickName is the first non-empty candidate, sanitised.
+func pickName(candidates ...string) string {
+	for _, c := range candidates {
+		if strings.TrimSpace(c) != "" {
+			return executor.SanitizeFilename(c)
+		}
+	}
+	return executor.SanitizeFilename("")
+}
+
+func contentDispositionName(cd string) string {
+	if cd == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(cd) // decodes RFC 5987 filename* too
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
+}
+
+func urlBaseName(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	b := path.Base(u.Path)
+	if b == "/" || b == "." {
+		return ""
+	}
+	return b
+}
+
+func urlBaseNameString(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return urlBaseName(u)
+}
+
+func mimeByExt(name string) string {
+	mt, _, _ := mime.ParseMediaType(mime.TypeByExtension(filepath.Ext(name)))
+	return mt
+}
+
+// placeFile moves tmp into dir as name, or "name (1).ext", "name (2).ext",
+// … when taken. A name is claimed with O_EXCL first, so two downloads never
+// take the same one.
+func placeFile(tmp, dir, name string) (string, error) {
+	ext := filepath.Ext(name)
+	base := strings.TrimSuffix(name, ext)
+	for i := 0; i < 10000; i++ {
+		cand := name
+		if i > 0 {
+			cand = fmt.Sprintf("%s (%d)%s", base, i, ext)
+		}
+		p := filepath.Join(dir, cand)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_ = f.Close()
+		if err := os.Rename(tmp, p); err != nil {
+			_ = os.Remove(p)
+			return "", err
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("too many files named like %q", name)
+}
+
+func hashFile(p string) (int64, string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	var h hash.Hash = sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// userAgent is the browser's User-Agent, read once per session.
+func (s *Session) userAgent(ctx context.Context) string {
+	s.mu.Lock()
+	ua := s.ua
+	s.mu.Unlock()
+	if ua != "" {
+		return ua
+	}
+	ua, err := await(ctx, s, "user agent", func() (string, error) {
+		t, err := s.resolveTab("")
+		if err != nil {
+			return "", err
+		}
+		v, err := t.page.Evaluate("navigator.userAgent")
+		ua, _ := v.(string)
+		return ua, err
+	})
+	if err != nil {
+		return ""
+	}
+	s.mu.Lock()
+	s.ua = ua
+	s.mu.Unlock()
+	return ua
+}
+
+// browserJar lends the browser context's cookies to Go's HTTP client, and
+// stores the cookies responses set back into the context.
+type browserJar struct {
+	s   *Session
+	ctx context.Context
+}
+
+func (j *browserJar) Cookies(u *url.URL) []*http.Cookie {
+	cs, err := await(j.ctx, j.s, "read cookies", func() ([]playwright.Cookie, error) {
+		return j.s.bctx.Cookies(u.String())
+	})
+	if err != nil {
+		return nil
+	}
+	out := make([]*http.Cookie, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
+}
+
+func (j *browserJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	var in []playwright.OptionalCookie
+	for _, c := range cookies {
+		if c.MaxAge < 0 {
+			continue // deletions are left to the browser
+		}
+		oc := playwright.OptionalCookie{Name: c.Name, Value: c.Value}
+		p := c.Path
+		if p == "" {
+			p = "/"
+		}
+		if c.Domain != "" {
+			oc.Domain, oc.Path = playwright.String(c.Domain), playwright.String(p)
+		} else {
+			oc.URL = playwright.String(u.Scheme + "://" + u.Host + p)
+		}
+		switch {
+		case c.MaxAge > 0:
+			oc.Expires = playwright.Float(float64(time.Now().Add(time.Duration(c.MaxAge) * time.Second).Unix()))
+		case !c.Expires.IsZero():
+			oc.Expires = playwright.Float(float64(c.Expires.Unix()))
+		}
+		if c.HttpOnly {
+			oc.HttpOnly = playwright.Bool(true)
+		}
+		if c.Secure {
+			oc.Secure = playwright.Bool(true)
+		}
+		switch c.SameSite {
+		case http.SameSiteStrictMode:
+			oc.SameSite = playwright.SameSiteAttributeStrict
+		case http.SameSiteLaxMode:
+			oc.SameSite = playwright.SameSiteAttributeLax
+		case http.SameSiteNoneMode:
+			oc.SameSite = playwright.SameSiteAttributeNone
+		}
+		in = append(in, oc)
+	}
+	if len(in) == 0 {
+		return
+	}
+	_, err := await(j.ctx, j.s, "store cookies", func() (struct{}, error) {
+		return struct{}{}, j.s.bctx.AddCookies(in)
+	})
+	if err != nil {
+		j.s.log.Debug("storing cookies from a download", "err", err)
+	}
+}

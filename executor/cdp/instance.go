@@ -1,0 +1,593 @@
+package cdp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// launchTimeout bounds starting or attaching to a browser. A launch is
+// shared by every caller waiting on it, so it has its own deadline.
+const launchTimeout = 60 * time.Second
+
+// instance is one driver process and the browser it launched or attached
+// to. It dies as a whole: when the browser disconnects or the driver exits,
+// every session on it is done and the next Open starts a new instance.
+type instance struct {
+	b           *Backend
+	log         *slog.Logger
+	pw          *playwright.Playwright
+	driverPid   int
+	browser     playwright.Browser
+	defaultCtx  playwright.BrowserContext // the persistent context, the attached browser's first context, or the isolated default
+	ownsDefault bool                      // defaultCtx was created by chromegate (isolated, or attached to a browser without contexts)
+	attached    bool
+	persistent  bool
+	profile     string
+	version     string
+	timings     launchTimings
+
+	deadCh   chan struct{}
+	deadOnce sync.Once
+	why      atomic.Pointer[string]
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// launchTimings records where the time of a start went, for logs and
+// benchmarks.
+type launchTimings struct {
+	Driver, Browser time.Duration
+}
+
+func (in *instance) dead() bool {
+	select {
+	case <-in.deadCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// markDead records why the instance died and fails every session on it.
+func (in *instance) markDead(why string) {
+	in.deadOnce.Do(func() {
+		in.why.Store(&why)
+		close(in.deadCh)
+		in.log.Info("browser instance ended", "why", why)
+		in.mu.Lock()
+		sessions := make([]*Session, 0, len(in.sessions))
+		for _, s := range in.sessions {
+			sessions = append(sessions, s)
+		}
+		in.mu.Unlock()
+		for _, s := range sessions {
+			s.markDone()
+		}
+	})
+}
+
+func (in *instance) deathReason() string {
+	if p := in.why.Load(); p != nil {
+		return *p
+	}
+	return "the browser went away"
+}
+
+// launch starts the driver, then launches or attaches to the browser.
+func (b *Backend) launch() (*instance, error) {
+	d, err := FindDriver(b.opts.DriverDir)
+	if err != nil {
+		return nil, err
+	}
+	exe := ""
+	if b.opts.CDPEndpoint == "" {
+		if exe, err = FindChromium(b.opts.ExecutablePath); err != nil {
+			return nil, err
+		}
+	}
+	in := &instance{
+		b:        b,
+		log:      b.log,
+		deadCh:   make(chan struct{}),
+		sessions: map[string]*Session{},
+		attached: b.opts.CDPEndpoint != "",
+	}
+	t0 := time.Now()
+	pw, err := runDriver(d, b.log)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeLaunchFailed, "the Playwright driver in %s did not start: %v", d.Dir, err).
+			WithHint(setupHint).Wrap(err)
+	}
+	in.timings.Driver = time.Since(t0)
+	in.pw = pw
+	in.driverPid = pw.Pid()
+	if in.driverPid > 0 {
+		go func() {
+			waitExit(in.driverPid)
+			in.markDead("the Playwright driver exited")
+		}()
+	}
+
+	t0 = time.Now()
+	switch {
+	case in.attached:
+		err = in.attach(b.opts.CDPEndpoint)
+	case b.opts.Isolated:
+		err = in.launchIsolated(exe)
+	default:
+		err = in.launchPersistent(exe)
+	}
+	if err != nil {
+		in.markDead("launch failed")
+		_ = in.stopDriver()
+		return nil, err
+	}
+	in.timings.Browser = time.Since(t0)
+	if in.browser != nil {
+		in.version = in.browser.Version()
+		in.browser.OnDisconnected(func(playwright.Browser) { in.markDead("the browser disconnected") })
+	}
+	if in.persistent {
+		// Closing the persistent context closes the browser.
+		in.defaultCtx.OnClose(func(playwright.BrowserContext) { in.markDead("the browser closed") })
+	}
+	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent,
+		"version", in.version, "driver_ms", in.timings.Driver.Milliseconds(), "browser_ms", in.timings.Browser.Milliseconds())
+	return in, nil
+}
+
+// chromiumArgs are the flags every launch gets. Playwright adds its own
+// --enable-features; Chromium honours only the last one, so every feature
+// (Playwright's, ours, the user's) is merged into one flag at the end.
+func (b *Backend) chromiumArgs() []string {
+	var args []string
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args,
+		"--disable-gpu",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--no-first-run",
+		"--disable-sync",
+		"--disable-dev-shm-usage",
+	)
+	features := []string{"CDPScreenshotNewSurface", "WebMCP", "DevToolsWebMCPSupport"}
+	for _, a := range b.opts.BrowserArgs {
+		if v, ok := strings.CutPrefix(a, "--enable-features="); ok {
+			features = append(features, strings.Split(v, ",")...)
+			continue
+		}
+		args = append(args, a)
+	}
+	return append(args, "--enable-features="+strings.Join(dedupe(features), ","))
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	out := in[:0:0]
+	for _, s := range in {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (b *Backend) viewport() *playwright.Size {
+	return &playwright.Size{Width: b.opts.ViewportWidth, Height: b.opts.ViewportHeight}
+}
+
+func (in *instance) launchPersistent(exe string) error {
+	b := in.b
+	profile := b.profileDir()
+	if err := ensureDir(profile, 0o700); err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot create the profile directory: %v", err).
+			WithHint("check the permissions of the data directory, or pass --isolated").Wrap(err)
+	}
+	if _, err := clearStaleLock(profile, b.log); err != nil {
+		return err
+	}
+	launch := func() (playwright.BrowserContext, error) {
+		// Options are built afresh for each call: playwright-go clears some
+		// fields of the struct it is given.
+		return in.pw.Chromium.LaunchPersistentContext(profile, playwright.BrowserTypeLaunchPersistentContextOptions{
+			ExecutablePath:  playwright.String(exe),
+			Headless:        playwright.Bool(!b.opts.Headed),
+			ChromiumSandbox: playwright.Bool(os.Geteuid() != 0),
+			Args:            b.chromiumArgs(),
+			AcceptDownloads: playwright.Bool(true),
+			Viewport:        b.viewport(),
+			Timeout:         playwright.Float(float64(launchTimeout.Milliseconds())),
+		})
+	}
+	c, err := launch()
+	if err != nil {
+		// The lock may have appeared (or gone stale) between the check and the launch.
+		removed, lerr := clearStaleLock(profile, b.log)
+		if lerr != nil {
+			return lerr
+		}
+		if removed {
+			c, err = launch()
+		}
+	}
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start with the profile %s: %s", exe, profile, firstLine(err)).
+			WithHint("run `chromegate doctor`; pass --isolated to use a throw-away profile").Wrap(err)
+	}
+	in.defaultCtx = c
+	in.browser = c.Browser()
+	in.persistent = true
+	in.profile = profile
+	return nil
+}
+
+func (in *instance) launchIsolated(exe string) error {
+	b := in.b
+	br, err := in.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath:  playwright.String(exe),
+		Headless:        playwright.Bool(!b.opts.Headed),
+		ChromiumSandbox: playwright.Bool(os.Geteuid() != 0),
+		Args:            b.chromiumArgs(),
+		Timeout:         playwright.Float(float64(launchTimeout.Milliseconds())),
+	})
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start: %s", exe, firstLine(err)).
+			WithHint("run `chromegate doctor`").Wrap(err)
+	}
+	in.browser = br
+	c, err := br.NewContext(in.contextOptions())
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context: %s", firstLine(err)).Wrap(err)
+	}
+	in.defaultCtx = c
+	in.ownsDefault = true
+	return nil
+}
+
+func (in *instance) attach(endpoint string) error {
+	br, err := in.pw.Chromium.ConnectOverCDP(endpoint, playwright.BrowserTypeConnectOverCDPOptions{
+		Timeout: playwright.Float(float64(launchTimeout.Milliseconds())),
+	})
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot attach to the browser at %s: %s", endpoint, firstLine(err)).
+			WithHint("start the browser with --remote-debugging-port and pass that endpoint").Wrap(err)
+	}
+	in.browser = br
+	if cs := br.Contexts(); len(cs) > 0 {
+		in.defaultCtx = cs[0]
+		return nil
+	}
+	c, err := br.NewContext(in.contextOptions())
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context in the attached browser: %s", firstLine(err)).Wrap(err)
+	}
+	in.defaultCtx = c
+	in.ownsDefault = true
+	return nil
+}
+
+func (in *instance) contextOptions() playwright.BrowserNewContextOptions {
+	return playwright.BrowserNewContextOptions{
+		AcceptDownloads: playwright.Bool(true),
+		Viewport:        in.b.viewport(),
+	}
+}
+
+// open returns the session's executor, creating its browser context when
+// the session is new. The default session uses the default context.
+func (in *instance) open(ctx context.Context, name string) (*Session, error) {
+	in.mu.Lock()
+	if s := in.sessions[name]; s != nil && !s.isDone() {
+		in.mu.Unlock()
+		return s, nil
+	}
+	in.mu.Unlock()
+
+	bctx, owns := in.defaultCtx, in.ownsDefault
+	if name != "" {
+		c, err := in.newContext(ctx)
+		if err != nil {
+			return nil, err
+		}
+		bctx, owns = c, true
+	}
+	s := newSession(in, name, bctx, owns)
+	in.mu.Lock()
+	if old := in.sessions[name]; old != nil && !old.isDone() {
+		in.mu.Unlock()
+		s.retire()
+		if owns {
+			go func() { _ = bctx.Close() }()
+		}
+		return old, nil
+	}
+	in.sessions[name] = s
+	in.mu.Unlock()
+	if in.dead() {
+		s.markDone()
+		return nil, s.goneErr("open")
+	}
+	return s, nil
+}
+
+// newContext creates a browser context for a named session, bounded by ctx.
+// A context that arrives after ctx ended is closed, not leaked.
+func (in *instance) newContext(ctx context.Context) (playwright.BrowserContext, error) {
+	if in.browser == nil {
+		return nil, executor.Errorf(executor.CodeLaunchFailed, "this browser cannot create more contexts")
+	}
+	type result struct {
+		c   playwright.BrowserContext
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		c, err := in.browser.NewContext(in.contextOptions())
+		ch <- result{c, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			if in.dead() {
+				return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason()).Wrap(r.err)
+			}
+			return nil, executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context: %s", firstLine(r.err)).Wrap(r.err)
+		}
+		return r.c, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				_ = r.c.Close()
+			}
+		}()
+		return nil, executor.AsError(ctx.Err())
+	case <-in.deadCh:
+		return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason())
+	}
+}
+
+// forget drops a closed session so a later Open creates it afresh.
+func (in *instance) forget(s *Session) {
+	in.mu.Lock()
+	if in.sessions[s.name] == s {
+		delete(in.sessions, s.name)
+	}
+	in.mu.Unlock()
+}
+
+// close ends the instance: an attached browser only loses what chromegate
+// opened in it and the connection; a launched one is closed with its
+// driver. It waits until the driver has exited. Safe to call repeatedly.
+func (in *instance) close() error {
+	in.closeOnce.Do(func() {
+		if in.attached && !in.dead() {
+			in.mu.Lock()
+			sessions := make([]*Session, 0, len(in.sessions))
+			for _, s := range in.sessions {
+				sessions = append(sessions, s)
+			}
+			in.mu.Unlock()
+			for _, s := range sessions {
+				s.closeOwned()
+			}
+		}
+		in.markDead("closed")
+		in.closeErr = in.stopDriver()
+	})
+	return in.closeErr
+}
+
+// stopDriver stops the driver, which closes a browser it launched (the
+// persistent profile is flushed on the way) and disconnects from an attached
+// one. A driver that does not exit in time is killed; Chromium then exits
+// too, because its DevTools pipe closes.
+func (in *instance) stopDriver() error {
+	if in.pw == nil {
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- in.pw.Stop() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			in.log.Debug("driver stop", "err", err)
+		}
+		return nil
+	case <-time.After(15 * time.Second):
+		if in.driverPid > 0 {
+			_ = syscall.Kill(in.driverPid, syscall.SIGKILL)
+		}
+		<-done
+		return errors.New("cdp: the Playwright driver did not exit in time and was killed")
+	}
+}
+
+// runMu serialises starting drivers: playwright.Run reads the environment
+// and sets a package-level logger.
+var runMu sync.Mutex
+
+// runDriver starts the Playwright driver. playwright.Run first runs `node
+// cli.js --version` (about half a second) to check the version that
+// FindDriver has already read from package.json; when it can, runDriver
+// points playwright-go at a tiny shell shim that answers that one probe
+// itself and execs node for everything else.
+func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
+	runMu.Lock()
+	defer runMu.Unlock()
+	node := d.Node
+	if shim, err := versionShim(d); err == nil {
+		node = shim
+	} else {
+		log.Debug("starting the driver without the version shim", "err", err)
+	}
+	restore := setenv("PLAYWRIGHT_NODEJS_PATH", node)
+	defer restore()
+	return playwright.Run(&playwright.RunOptions{
+		DriverDirectory:     d.Dir,
+		SkipInstallBrowsers: true,
+		Verbose:             false,
+		// stdout carries MCP in stdio mode: the driver never writes there.
+		Stdout: io.Discard,
+		Stderr: &logWriter{log: log},
+		Logger: log,
+	})
+}
+
+func setenv(key, value string) (restore func()) {
+	old, had := os.LookupEnv(key)
+	_ = os.Setenv(key, value)
+	return func() {
+		if had {
+			_ = os.Setenv(key, old)
+		} else {
+			_ = os.Unsetenv(key)
+		}
+	}
+}
+
+const shimScript = `#!/bin/sh
+# Written by chromegate. playwright-go runs "node cli.js --version" before it
+# starts the driver; chromegate has already checked the version in
+# package.json, so this answers that one probe and execs node for the rest.
+if [ "$#" -eq 2 ] && [ "$1" = %s ] && [ "$2" = --version ]; then
+	echo 'Version %s'
+	exit 0
+fi
+exec %s "$@"
+`
+
+// versionShim writes (once) the shim for d under the cache directory and
+// returns its path.
+func versionShim(d Driver) (string, error) {
+	if runtime.GOOS == "windows" {
+		return "", errors.New("no shim on windows")
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		return "", err
+	}
+	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion, shQuote(d.Node))
+	sum := sha256.Sum256([]byte(script))
+	dir := filepath.Join(DefaultCacheDir(), "bin")
+	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
+	if cur, err := os.ReadFile(path); err == nil && string(cur) == script && isExecutable(path) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".node-shim-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(script)
+	if err := errors.Join(werr, f.Chmod(0o755), f.Close()); err != nil {
+		return "", err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// clearStaleLock removes Chromium's Singleton* links from profile when the
+// process that holds them is gone (or ran on another host). A lock held by
+// a live Chromium is a LAUNCH_FAILED: two browsers cannot share a profile.
+func clearStaleLock(profile string, log *slog.Logger) (removed bool, err error) {
+	lock := filepath.Join(profile, "SingletonLock")
+	target, rerr := os.Readlink(lock)
+	if rerr != nil {
+		if _, serr := os.Lstat(lock); serr != nil {
+			return false, nil // no lock
+		}
+		target = "" // not a symlink: unreadable, treat as stale
+	}
+	host, pidStr, _ := cutLast(target, "-")
+	var pid int
+	_, _ = fmt.Sscanf(pidStr, "%d", &pid)
+	me, _ := os.Hostname()
+	if target != "" && host == me && pid > 0 && chromiumAlive(pid) {
+		return false, executor.Errorf(executor.CodeLaunchFailed,
+			"the profile %s is in use by another Chromium (pid %d), probably another chromegate", profile, pid).
+			WithHint("stop the other chromegate or Chromium using that profile, or pass --isolated (or another --data-dir)")
+	}
+	for _, name := range []string{"SingletonLock", "SingletonSocket", "SingletonCookie"} {
+		if err := os.Remove(filepath.Join(profile, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, executor.Errorf(executor.CodeLaunchFailed, "cannot remove the stale profile lock %s: %v", name, err).Wrap(err)
+		}
+	}
+	log.Info("removed a stale profile lock", "profile", profile, "lock", target)
+	return true, nil
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
+}
+
+// logWriter turns the driver's stderr into debug log lines.
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.log.Debug("driver", "line", line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 64<<10 {
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	for _, p := range []string{"playwright: ", "timeout: ", "target closed: "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}

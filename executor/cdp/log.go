@@ -1,0 +1,5 @@
+package cdp
+
+import "log/slog"
+
+var discardLogger = slog.New(slog.DiscardHandler)

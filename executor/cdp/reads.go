@@ -1,0 +1,425 @@
+package cdp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/jpeg" // DecodeConfig of JPEG screenshots
+	_ "image/png"  // DecodeConfig of PNG screenshots
+	"math"
+	"math/big"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// Text reads the visible text (innerText) of the target, or of the page.
+func (s *Session) Text(ctx context.Context, p executor.TextParams) (executor.TextResult, error) {
+	var text string
+	st, err := s.onTab(ctx, p.TabID, "get_text", func(c *call) error {
+		if p.Target.IsZero() {
+			v, err := c.page.Evaluate(scriptText)
+			if err != nil {
+				return err
+			}
+			pair, _ := v.([]any)
+			if len(pair) == 2 {
+				text, _ = pair[0].(string)
+				title, _ := pair[1].(string)
+				c.title = &title
+			}
+			return nil
+		}
+		loc, err := c.resolve(p.Target)
+		if err != nil {
+			return err
+		}
+		text, err = loc.InnerText(playwright.LocatorInnerTextOptions{Timeout: c.to()})
+		return c.targetErr(loc, p.Target, "get_text", err)
+	})
+	if err != nil {
+		return executor.TextResult{}, err
+	}
+	return executor.TextResult{PageState: st, Text: text}, nil
+}
+
+// HTML reads the target's inner (or outer) HTML, or the whole document.
+func (s *Session) HTML(ctx context.Context, p executor.HTMLParams) (executor.TextResult, error) {
+	var html string
+	st, err := s.onTab(ctx, p.TabID, "get_html", func(c *call) error {
+		if p.Target.IsZero() {
+			var err error
+			html, err = c.page.Content()
+			return err
+		}
+		loc, err := c.resolve(p.Target)
+		if err != nil {
+			return err
+		}
+		if p.Outer {
+			var v any
+			v, err = loc.Evaluate("el => el.outerHTML", nil, playwright.LocatorEvaluateOptions{Timeout: c.to()})
+			html, _ = v.(string)
+		} else {
+			html, err = loc.InnerHTML(playwright.LocatorInnerHTMLOptions{Timeout: c.to()})
+		}
+		return c.targetErr(loc, p.Target, "get_html", err)
+	})
+	if err != nil {
+		return executor.TextResult{}, err
+	}
+	return executor.TextResult{PageState: st, Text: html}, nil
+}
+
+// Screenshot captures the viewport, an element, or the full page cut at the
+// height cap (Truncated and FullHeight then say so).
+func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (executor.Screenshot, error) {
+	typ, mimeType := playwright.ScreenshotTypePng, "image/png"
+	var quality *int
+	switch strings.ToLower(string(p.Format)) {
+	case "", "png":
+	case "jpeg", "jpg":
+		typ, mimeType = playwright.ScreenshotTypeJpeg, "image/jpeg"
+		q := p.Quality
+		if q == 0 {
+			q = 80
+		}
+		if q < 1 || q > 100 {
+			return executor.Screenshot{}, executor.Errorf(executor.CodeBadArgs, "quality %d is not between 1 and 100", p.Quality)
+		}
+		quality = &q
+	default:
+		return executor.Screenshot{}, executor.Errorf(executor.CodeBadArgs, "format %q is not png or jpeg", p.Format)
+	}
+	hasTarget := !p.Target.IsZero()
+	if hasTarget {
+		if err := p.Target.Validate(); err != nil {
+			return executor.Screenshot{}, err
+		}
+		if p.FullPage {
+			return executor.Screenshot{}, executor.Errorf(executor.CodeBadArgs, "fullPage and target exclude each other").
+				WithHint("pass a target for one element, or fullPage for the whole page")
+		}
+	}
+	if p.MaxHeight < 0 {
+		return executor.Screenshot{}, executor.Errorf(executor.CodeBadArgs, "maxHeight must not be negative")
+	}
+	limit := p.MaxHeight
+	if limit == 0 {
+		limit = s.b.opts.MaxScreenshotHeight
+	}
+	var (
+		data       []byte
+		truncated  bool
+		fullHeight int
+	)
+	st, err := s.onTab(ctx, p.TabID, "screenshot", func(c *call) error {
+		var err error
+		switch {
+		case hasTarget:
+			loc, rerr := c.resolve(p.Target)
+			if rerr != nil {
+				return rerr
+			}
+			data, err = loc.Screenshot(playwright.LocatorScreenshotOptions{Type: typ, Quality: quality, Timeout: c.to()})
+			return c.targetErr(loc, p.Target, "screenshot", err)
+		case p.FullPage:
+			v, err := c.page.Evaluate(scriptDims)
+			if err != nil {
+				return err
+			}
+			dims, _ := v.([]any)
+			opts := playwright.PageScreenshotOptions{FullPage: playwright.Bool(true), Type: typ, Quality: quality, Timeout: c.to()}
+			if len(dims) == 2 {
+				w, h := toInt(dims[0]), toInt(dims[1])
+				if h > limit && w > 0 {
+					truncated, fullHeight = true, h
+					opts.Clip = &playwright.Rect{X: 0, Y: 0, Width: float64(w), Height: float64(limit)}
+				}
+			}
+			data, err = c.page.Screenshot(opts)
+			return err
+		default:
+			data, err = c.page.Screenshot(playwright.PageScreenshotOptions{Type: typ, Quality: quality, Timeout: c.to()})
+			return err
+		}
+	})
+	if err != nil {
+		return executor.Screenshot{}, err
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return executor.Screenshot{}, executor.Errorf(executor.CodeInternal, "the browser returned an image that does not decode: %v", err)
+	}
+	return executor.Screenshot{PageState: st, Data: data, MIMEType: mimeType, Width: cfg.Width, Height: cfg.Height,
+		Truncated: truncated, FullHeight: fullHeight}, nil
+}
+
+func toInt(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case float64:
+		return int(math.Ceil(n))
+	}
+	return 0
+}
+
+// promiseTimeoutMarker is in the message of the error eval.js throws when
+// an awaited promise does not settle before the deadline.
+const promiseTimeoutMarker = "the promise did not settle within"
+
+// Eval evaluates an expression in the page's main world. A page exception
+// is a result with OK false; the value is JSON (undefined is null, NaN and
+// the infinities are the strings "NaN", "Infinity", "-Infinity", cycles are
+// "[Circular]").
+func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
+	if strings.TrimSpace(p.Expression) == "" {
+		return executor.EvalResult{}, executor.Errorf(executor.CodeBadArgs, "expression is empty")
+	}
+	var (
+		ok      bool
+		value   json.RawMessage
+		message string
+	)
+	st, err := s.onTab(ctx, p.TabID, "eval", func(c *call) error {
+		arg := map[string]any{"awaitPromise": p.AwaitPromise, "timeoutMs": c.timeout}
+		v, err := c.page.Evaluate(wrapExpression(p.Expression), arg)
+		bare := false
+		if err != nil && isSyntaxError(err) {
+			// Statements, not an expression: evaluate them as Playwright
+			// would (a promise they produce is awaited either way).
+			bare = true
+			v, err = c.page.Evaluate(p.Expression)
+		}
+		if err != nil {
+			if c.s.isDone() || connectionGone(err) || errors.Is(err, playwright.ErrTargetClosed) || errors.Is(err, playwright.ErrTimeout) {
+				return err
+			}
+			if strings.Contains(err.Error(), promiseTimeoutMarker) {
+				return executor.Errorf(executor.CodeTimeout, "eval: the promise did not settle before the deadline").
+					WithHint("retry with a larger timeout_ms, or evaluate without awaitPromise")
+			}
+			message = pageErrorMessage(err)
+			return nil
+		}
+		if !bare {
+			m, _ := v.(map[string]any)
+			v = m["v"]
+			if t, isStr := m["t"].(string); isStr {
+				c.title = &t
+			}
+		}
+		raw, err := json.Marshal(jsonValue(v))
+		if err != nil {
+			return executor.Errorf(executor.CodeEvalFailed, "eval: the result is not representable as JSON: %v", err)
+		}
+		ok, value = true, raw
+		return nil
+	})
+	if err != nil {
+		return executor.EvalResult{}, err
+	}
+	return executor.EvalResult{PageState: st, OK: ok, Value: value, Error: message}, nil
+}
+
+func isSyntaxError(err error) bool {
+	var pe *playwright.Error
+	if errors.As(err, &pe) && pe.Name == "SyntaxError" {
+		return true
+	}
+	return strings.HasPrefix(firstLine(err), "SyntaxError")
+}
+
+// pageErrorMessage is the exception as the page would print it, without
+// Playwright's prefixes and call log.
+func pageErrorMessage(err error) string {
+	var pe *playwright.Error
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if i := strings.Index(msg, "\n"); i >= 0 {
+			msg = msg[:i]
+		}
+		if pe.Name != "" && pe.Name != "Error" && !strings.HasPrefix(msg, pe.Name) {
+			msg = pe.Name + ": " + msg
+		}
+		return strings.TrimSpace(msg)
+	}
+	return firstLine(err)
+}
+
+// jsonValue turns what playwright-go decoded into something json.Marshal
+// accepts and a model can read.
+func jsonValue(v any) any {
+	budget := 100_000
+	return toJSONValue(v, map[uintptr]bool{}, &budget)
+}
+
+func toJSONValue(v any, path map[uintptr]bool, budget *int) any {
+	*budget--
+	if *budget < 0 {
+		return "[truncated]"
+	}
+	switch x := v.(type) {
+	case nil, bool, string, int:
+		return x
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return "NaN"
+		case math.IsInf(x, 1):
+			return "Infinity"
+		case math.IsInf(x, -1):
+			return "-Infinity"
+		}
+		return x
+	case []any:
+		id := reflect.ValueOf(x).Pointer()
+		if len(x) > 0 && path[id] {
+			return "[Circular]"
+		}
+		if len(x) > 0 {
+			path[id] = true
+			defer delete(path, id)
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = toJSONValue(e, path, budget)
+		}
+		return out
+	case map[string]any:
+		id := reflect.ValueOf(x).Pointer()
+		if path[id] {
+			return "[Circular]"
+		}
+		path[id] = true
+		defer delete(path, id)
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = toJSONValue(e, path, budget)
+		}
+		return out
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case *url.URL:
+		return x.String()
+	case *big.Int:
+		return json.Number(x.String())
+	case *regexp.Regexp:
+		return "/" + x.String() + "/"
+	case error:
+		return x.Error()
+	}
+	return fmt.Sprint(v)
+}
+
+// WaitFor polls (every 100 ms, never waiting on a lifecycle event that may
+// already have fired) until the target is attached (or visible), or gone,
+// or the text is in the page (or gone from it).
+func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.WaitResult, error) {
+	hasTarget, hasText := !p.Target.IsZero(), p.Text != ""
+	if hasTarget == hasText {
+		return executor.WaitResult{}, executor.Errorf(executor.CodeBadArgs, "pass exactly one of target or text")
+	}
+	if hasTarget {
+		if err := p.Target.Validate(); err != nil {
+			return executor.WaitResult{}, err
+		}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultCallTimeout)
+		defer cancel()
+	}
+	desc := waitDescription(p)
+	start := time.Now()
+	st, err := s.onTab(ctx, p.TabID, "wait_for", func(c *call) error {
+		var loc playwright.Locator
+		if hasTarget {
+			var err error
+			if loc, err = c.resolve(p.Target); err != nil {
+				return err
+			}
+		}
+		check := func() (bool, error) {
+			switch {
+			case hasText:
+				v, err := c.page.Evaluate(scriptHasText, p.Text)
+				found, _ := v.(bool)
+				return found != p.Gone, err
+			case p.Gone:
+				visible, err := loc.IsVisible()
+				return !visible, err
+			case p.Visible:
+				return loc.IsVisible()
+			default:
+				n, err := loc.Count()
+				return n > 0, err
+			}
+		}
+		// End a little before the context does, so the error names what
+		// was waited for.
+		deadline := c.start.Add(time.Duration(c.timeout) * time.Millisecond)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var lastErr error
+		for {
+			done, err := check()
+			switch {
+			case err == nil && done:
+				return nil
+			case err != nil && fatalWaitErr(c.s, err):
+				return err
+			case err != nil:
+				lastErr = err // e.g. a navigation replaced the document mid-check
+			}
+			if time.Now().After(deadline) {
+				e := executor.Errorf(executor.CodeTimeout, "waited %s for %s", time.Since(start).Round(time.Millisecond), desc).
+					WithHint("retry with a larger timeout_ms, or check the condition with get_text or screenshot")
+				if lastErr != nil {
+					e = e.Wrap(lastErr)
+				}
+				return e
+			}
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return timeoutErr(ctx, "wait_for "+desc, time.Since(start))
+			case <-c.s.done:
+				return c.s.goneErr("wait_for")
+			}
+		}
+	})
+	if err != nil {
+		return executor.WaitResult{}, err
+	}
+	return executor.WaitResult{PageState: st, ElapsedMs: time.Since(start).Milliseconds()}, nil
+}
+
+func fatalWaitErr(s *Session, err error) bool {
+	var xe *executor.Error
+	return errors.As(err, &xe) || s.isDone() || connectionGone(err) ||
+		errors.Is(err, playwright.ErrTargetClosed) || isSelectorError(firstLine(err))
+}
+
+func waitDescription(p executor.WaitParams) string {
+	switch {
+	case p.Text != "" && p.Gone:
+		return fmt.Sprintf("the text %q to disappear", p.Text)
+	case p.Text != "":
+		return fmt.Sprintf("the text %q to appear", p.Text)
+	case p.Gone:
+		return p.Target.String() + " to disappear or be hidden"
+	case p.Visible:
+		return p.Target.String() + " to be visible"
+	}
+	return p.Target.String() + " to appear"
+}
