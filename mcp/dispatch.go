@@ -1,0 +1,272 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// blankTimeout bounds sending a tab that landed outside policy to
+// about:blank; it runs even when the call's own deadline has passed.
+const blankTimeout = 5 * time.Second
+
+// dispatch is the one path of every tool call: decode, validate, gate, run,
+// envelope. It never panics and never returns a Go error for anything the
+// caller can fix: those are isError results. The only error it returns is a
+// JSON-RPC invalid-params error for arguments that are not a JSON object
+// (the client, not the model, got the protocol wrong).
+func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (res *sdk.CallToolResult, rpcErr error) {
+	t := e.tool
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			res, rpcErr = s.recovered(t.Name, r), nil
+		}
+	}()
+
+	args, rpcErr, err := decodeArgs(e, raw)
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	if err == nil && !s.visible(ctx, t, p) {
+		err = executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
+			WithHint("use the tools that tools/list shows")
+	}
+	if err != nil {
+		return s.finish(t, session, start, nil, err), nil
+	}
+
+	timeout := time.Duration(defaultTimeoutMs) * time.Millisecond
+	if ms, ok := args["timeout_ms"].(float64); ok {
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s}
+	var out *Result
+	run := func(ctx context.Context, ex executor.Executor) error {
+		c.ex = ex
+		c.Page = pageFunc(ex, c.TabID())
+		if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
+			return err
+		}
+		r, err := t.Handler(ctx, c)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
+		}
+		if r.Landed != nil {
+			if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+				s.blank(ctx, ex, r.Landed.TabID)
+				return err
+			}
+		}
+		out = r
+		return nil
+	}
+	if t.NoBrowser {
+		ex, _ := s.opts.Manager.Current(session)
+		err = run(ctx, ex)
+	} else {
+		err = s.opts.Manager.Do(ctx, session, run)
+	}
+	return s.finish(t, session, start, out, err), nil
+}
+
+// finish logs the call and builds its MCP result.
+func (s *Server) finish(t *Tool, session string, start time.Time, out *Result, err error) *sdk.CallToolResult {
+	ms := time.Since(start).Milliseconds()
+	if err != nil {
+		e := executor.AsError(err)
+		if e.Code == executor.CodeInternal {
+			s.log.Error("tool call failed with a bug", "tool", t.Name, "session", session, "ms", ms, "err", err)
+		} else {
+			s.log.Info("tool call failed", "tool", t.Name, "session", session, "ms", ms, "code", e.Code)
+		}
+		return s.errorResult(e)
+	}
+	s.log.Debug("tool call", "tool", t.Name, "session", session, "ms", ms)
+	res, err := s.envelope(t, out)
+	if err != nil {
+		s.log.Error("tool result could not be encoded", "tool", t.Name, "err", err)
+		return s.errorResult(executor.Errorf(executor.CodeInternal, "the result of %s could not be encoded", t.Name))
+	}
+	return res
+}
+
+// recovered turns a panic into an INTERNAL result; the stack goes to the
+// log, not to the model.
+func (s *Server) recovered(tool string, r any) *sdk.CallToolResult {
+	s.log.Error("tool call panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
+	return s.errorResult(executor.Errorf(executor.CodeInternal, "the server hit a bug running %s", tool).
+		WithHint("retry; if it persists, report it with the server log"))
+}
+
+// gateErr normalises a Gate error: typed errors keep their code (a denial,
+// or a STALE_TAB from reading the page); anything else still stops the call,
+// as POLICY_DENIED.
+func (s *Server) gateErr(t *Tool, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *executor.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	s.log.Error("the gate failed; denying", "tool", t.Name, "err", err)
+	return &executor.Error{Code: executor.CodePolicyDenied, Message: "the policy could not decide this call",
+		Hint: "the call was denied; tell the operator to check the server log", Err: err}
+}
+
+// blank sends a tab that landed outside policy to about:blank.
+func (s *Server) blank(ctx context.Context, ex executor.Executor, tabID string) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), blankTimeout)
+	defer cancel()
+	if _, err := ex.Navigate(bctx, executor.NavigateParams{TabID: tabID, URL: "about:blank"}); err != nil {
+		s.log.Warn("could not blank a tab that landed outside policy", "tab", tabID, "err", err)
+	}
+}
+
+// decodeArgs parses and validates a call's arguments. It returns a JSON-RPC
+// error for arguments that are not a JSON object, a BAD_ARGS error for
+// arguments the model got wrong, or the validated map with defaults applied.
+//
+// Names are matched exactly: the raw JSON goes into a map, never into a Go
+// struct (encoding/json matches struct fields case-insensitively), and the
+// schema refuses properties it does not define. Handlers decode from this
+// map, so the Gate and the handler see the same values even when the raw
+// JSON repeats a key.
+func decodeArgs(e *entry, raw json.RawMessage) (map[string]any, error, error) {
+	raw = bytes.TrimSpace(raw)
+	args := map[string]any{}
+	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if raw[0] != '{' {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call arguments must be a JSON object"}, nil
+		}
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call arguments are not valid JSON"}, nil
+		}
+	}
+	t := e.tool
+	schema := t.InputSchema
+	accepted := propNames(schema)
+	var unknown []string
+	for k := range args {
+		if _, ok := schema.Properties[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		hint := "this tool takes no arguments"
+		if len(accepted) > 0 {
+			hint = "accepted arguments: " + strings.Join(accepted, ", ")
+		}
+		return nil, nil, badArgs("unknown argument %s", quoteList(unknown)).WithHint(hint)
+	}
+	var missing []string
+	for _, r := range schema.Required {
+		if _, ok := args[r]; !ok {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, badArgs("missing required argument %s", quoteList(missing)).
+			WithHint("required: " + strings.Join(schema.Required, ", "))
+	}
+	if err := e.resolved.Validate(args); err != nil {
+		return nil, nil, badArgs("%s", schemaMessage(err)).WithHint("fix that argument and retry; the tool's input schema lists the types")
+	}
+	if err := e.resolved.ApplyDefaults(&args); err != nil {
+		return nil, nil, executor.Errorf(executor.CodeInternal, "apply defaults: %v", err)
+	}
+	for _, ta := range t.Targets {
+		if err := checkTarget(args, ta); err != nil {
+			return nil, nil, err
+		}
+	}
+	if v, ok := args["timeout_ms"].(float64); ok && (v < 1 || v > maxTimeoutMs) {
+		return nil, nil, badArgs("timeout_ms must be between 1 and %d (got %v)", maxTimeoutMs, v).
+			WithHint(fmt.Sprintf("pass a timeout_ms of at most %d, or leave it out for %d", maxTimeoutMs, defaultTimeoutMs))
+	}
+	if t.Check != nil {
+		if err := t.Check(args); err != nil {
+			return nil, nil, err
+		}
+	}
+	return args, nil, nil
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// schemaMessage turns a jsonschema-go error into the part a model can act
+// on: "validating root: validating /properties/cookies: validating
+// /properties/cookies/items: required: missing properties: ["value"]"
+// becomes `cookies[]: required: missing properties: ["value"]`. The
+// library reports schema locations, not instance paths, so an array index is
+// shown as [].
+func schemaMessage(err error) string {
+	msg := err.Error()
+	loc := ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
+		}
+		l, after, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		loc, msg = l, after
+	}
+	var path strings.Builder
+	parts := strings.Split(strings.TrimPrefix(loc, "/"), "/")
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "properties":
+			if i+1 < len(parts) {
+				if path.Len() > 0 {
+					path.WriteByte('.')
+				}
+				path.WriteString(parts[i+1])
+				i++
+			}
+		case "items":
+			path.WriteString("[]")
+		}
+	}
+	// Bounds are printed as rationals and floats ("9/1 is greater than
+	// 3.000000"); integers read better.
+	msg = ratio.ReplaceAllString(msg, "$1")
+	msg = zeros.ReplaceAllString(msg, "$1")
+	if path.Len() > 0 {
+		return path.String() + ": " + msg
+	}
+	return msg
+}
+
+var (
+	ratio = regexp.MustCompile(`\b(-?\d+)/1\b`)
+	zeros = regexp.MustCompile(`\b(\d+)\.0+\b`)
+)

@@ -1,0 +1,141 @@
+package mcp
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Small constructors for the tool schemas. Parameter descriptions are left
+// out where the name, type and enum say it all: every character is repeated
+// in every tools/list reply.
+
+type prop struct {
+	name string
+	s    *jsonschema.Schema
+}
+
+// object is a closed object schema with properties in the given order.
+func object(required []string, props ...prop) *jsonschema.Schema {
+	s := &jsonschema.Schema{
+		Type:                 "object",
+		Properties:           map[string]*jsonschema.Schema{},
+		Required:             required,
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}}, // marshals as false
+	}
+	for _, p := range props {
+		if _, dup := s.Properties[p.name]; dup {
+			panic("mcp: duplicate property " + p.name)
+		}
+		s.Properties[p.name] = p.s
+		s.PropertyOrder = append(s.PropertyOrder, p.name)
+	}
+	for _, r := range required {
+		if _, ok := s.Properties[r]; !ok {
+			panic("mcp: required property " + r + " is not defined")
+		}
+	}
+	return s
+}
+
+func str(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string", Description: desc}
+}
+
+func boolean(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "boolean", Description: desc}
+}
+
+func boolDefault(desc string, def bool) *jsonschema.Schema {
+	s := boolean(desc)
+	s.Default = []byte(fmt.Sprint(def))
+	return s
+}
+
+func number(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "number", Description: desc}
+}
+
+func integer(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "integer", Description: desc}
+}
+
+func intRange(desc string, lo, hi float64) *jsonschema.Schema {
+	s := integer(desc)
+	s.Minimum, s.Maximum = &lo, &hi
+	return s
+}
+
+func enum(desc string, vals ...string) *jsonschema.Schema {
+	s := str(desc)
+	for _, v := range vals {
+		s.Enum = append(s.Enum, v)
+	}
+	return s
+}
+
+func array(desc string, items *jsonschema.Schema, minItems int) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "array", Description: desc, Items: items}
+	if minItems > 0 {
+		s.MinItems = &minItems
+	}
+	return s
+}
+
+func strList(desc string, minItems int) *jsonschema.Schema { return array(desc, str(""), minItems) }
+
+// The arguments most tools share. Their meaning is stated once, in the
+// server instructions.
+func tabIDProp() prop { return prop{"tab_id", str("")} }
+
+// timeout_ms states no bounds in the schema (they would cost 30 characters
+// in every tool); dispatch enforces 1..maxTimeoutMs.
+func timeoutProp() prop { return prop{"timeout_ms", integer("")} }
+func waitUntilProp() prop {
+	return prop{"wait_until", enum("", "load", "domcontentloaded", "networkidle")}
+}
+
+func targetProps(prefix string) []prop {
+	return []prop{{prefix + "selector", str("")}, {prefix + "ref", str("")}}
+}
+
+// props concatenates property lists.
+func props(groups ...[]prop) []prop { return slices.Concat(groups...) }
+
+// propNames lists a schema's properties in schema order, for error messages.
+func propNames(s *jsonschema.Schema) []string {
+	if len(s.PropertyOrder) == len(s.Properties) {
+		return s.PropertyOrder
+	}
+	return slices.Sorted(maps.Keys(s.Properties))
+}
+
+func badArgs(format string, args ...any) *executor.Error {
+	return executor.Errorf(executor.CodeBadArgs, format, args...)
+}
+
+// checkTarget enforces exactly one (required) or at most one of a target's
+// selector and ref, naming the arguments as the caller wrote them.
+func checkTarget(args map[string]any, ta TargetArg) error {
+	t := targetOf(args, ta.Prefix)
+	if !ta.Required && t.IsZero() {
+		return nil
+	}
+	err := t.Validate()
+	if err == nil {
+		return nil
+	}
+	if ta.Prefix == "" {
+		return err
+	}
+	e := executor.AsError(err)
+	c := *e
+	c.Message = strings.NewReplacer("selector", ta.Prefix+"selector", "ref", ta.Prefix+"ref").Replace(e.Message)
+	c.Hint = fmt.Sprintf("pass exactly one of %sselector or %sref", ta.Prefix, ta.Prefix)
+	return &c
+}

@@ -1,0 +1,185 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// surface is the tool surface of this issue, in tools/list order.
+var surface = []string{
+	"tabs_list", "tab_select", "tab_new", "tab_close",
+	"navigate", "back", "forward", "reload",
+	"click", "type", "fill", "press", "hover", "scroll", "select_option", "set_files", "drag",
+	"get_text", "get_html", "screenshot", "wait_for",
+	"eval",
+	"cookies_get", "cookies_set", "clipboard_write", "download_file",
+	"chrome_status",
+}
+
+func TestToolTable(t *testing.T) {
+	t.Parallel()
+	var names []string
+	for _, tool := range Tools() {
+		names = append(names, tool.Name)
+	}
+	if diff := cmp.Diff(surface, names); diff != "" {
+		t.Errorf("tool names (-want +got):\n%s", diff)
+	}
+}
+
+// Go cannot tell an unset bool from false, so ReadOnly is a pointer and
+// this test proves every tool set it on purpose.
+func TestEveryToolSetsReadOnly(t *testing.T) {
+	t.Parallel()
+	for _, tool := range Tools() {
+		if tool.ReadOnly == nil {
+			t.Errorf("%s: ReadOnly is not set", tool.Name)
+		}
+	}
+}
+
+// The rest of a definition a model relies on, checked for every tool.
+func TestToolDefinitions(t *testing.T) {
+	t.Parallel()
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	actions := []Action{ActionNavigate, ActionRead, ActionInteract, ActionEval, ActionDownload, ActionTabs, ActionStatus}
+	for _, tool := range Tools() {
+		if !snake.MatchString(tool.Name) {
+			t.Errorf("%s: name is not snake_case", tool.Name)
+		}
+		if tool.Title == "" || tool.Description == "" || tool.Handler == nil {
+			t.Errorf("%s: title, description and handler are required", tool.Name)
+		}
+		if !slices.Contains(actions, tool.Action) {
+			t.Errorf("%s: action %q is not one of %v", tool.Name, tool.Action, actions)
+		}
+		if *tool.ReadOnly && tool.Mutating {
+			t.Errorf("%s: read-only and mutating", tool.Name)
+		}
+		// encoding/json escapes <, > and & as \u003c..., six characters each.
+		if strings.ContainsAny(tool.Description, "<>&") {
+			t.Errorf("%s: description contains <, > or &", tool.Name)
+		}
+		s := tool.InputSchema
+		if s.Type != "object" {
+			t.Errorf("%s: schema type %q, want object", tool.Name, s.Type)
+		}
+		if b, _ := json.Marshal(s.AdditionalProperties); string(b) != "false" {
+			t.Errorf("%s: additionalProperties is %s, want false", tool.Name, b)
+		}
+		for name := range s.Properties {
+			if !snake.MatchString(name) {
+				t.Errorf("%s: argument %q is not snake_case", tool.Name, name)
+			}
+		}
+		_, hasTab := s.Properties["tab_id"]
+		if hasTab != (tool.Action != ActionStatus && tool.Name != "tabs_list" && tool.Name != "tab_new" && !strings.HasPrefix(tool.Name, "cookies_")) {
+			t.Errorf("%s: tab_id present = %v, unexpected for this tool", tool.Name, hasTab)
+		}
+	}
+}
+
+const snapshotDir = "testdata/tools"
+
+// Every tool's definition, exactly as tools/list sends it, is kept in a
+// snapshot file so a change to a name, description, schema or hint shows in
+// review. Rewrite them on purpose with UPDATE_SNAPSHOTS=1.
+func TestToolSnapshots(t *testing.T) {
+	update := os.Getenv("UPDATE_SNAPSHOTS") == "1"
+	if update {
+		if err := os.MkdirAll(snapshotDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range Tools() {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(tool.Definition()); err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		path := filepath.Join(snapshotDir, tool.Name+".snap.json")
+		if update {
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("%s: no snapshot (run with UPDATE_SNAPSHOTS=1 to write it): %v", tool.Name, err)
+			continue
+		}
+		if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+			t.Errorf("%s: definition differs from %s (-snapshot +now); if intended, rerun with UPDATE_SNAPSHOTS=1:\n%s", tool.Name, path, diff)
+		}
+	}
+}
+
+func TestNoStraySnapshots(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(snapshotDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, tool := range Tools() {
+		known[tool.Name+".snap.json"] = true
+	}
+	for _, f := range files {
+		if known[filepath.Base(f)] {
+			continue
+		}
+		if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is not the snapshot of any tool; delete it (or run with UPDATE_SNAPSHOTS=1)", f)
+	}
+}
+
+// toolsListBudget is the size the whole tools/list reply must stay under.
+// Playwright MCP's is 20,876 characters for 25 tools; every character is
+// read by the model on every session.
+const toolsListBudget = 10_000
+
+func TestToolsListSize(t *testing.T) {
+	h := newHarness(t, nil)
+	res, err := h.client.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tools) != len(surface) {
+		t.Fatalf("tools/list has %d tools, want %d", len(res.Tools), len(surface))
+	}
+	// Measure the bytes the server sent: the result object of the
+	// tools/list response.
+	var size int
+	for _, r := range h.wire.responses() {
+		if bytes.Contains(r.Result, []byte(`"tools":[`)) {
+			size = len([]rune(string(r.Result)))
+		}
+	}
+	if size == 0 {
+		t.Fatal("no tools/list response captured")
+	}
+	t.Logf("tools/list reply: %d characters for %d tools (budget %d)", size, len(res.Tools), toolsListBudget)
+	for _, tool := range Tools() {
+		b, _ := json.Marshal(tool.Definition())
+		t.Logf("  %-16s %4d", tool.Name, len(b))
+	}
+	if size >= toolsListBudget {
+		t.Errorf("tools/list reply is %d characters, over the %d budget", size, toolsListBudget)
+	}
+}

@@ -1,0 +1,216 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Action classifies what a tool does, for the policy: the Gate sees it as
+// input.action.
+type Action string
+
+// The actions of the tool surface.
+const (
+	ActionNavigate Action = "navigate" // loads a URL or moves in history
+	ActionRead     Action = "read"     // reads from a page or the browser
+	ActionInteract Action = "interact" // input events and browser state changes
+	ActionEval     Action = "eval"     // runs the caller's JavaScript in a page
+	ActionDownload Action = "download" // fetches a file onto the server
+	ActionTabs     Action = "tabs"     // lists, selects or closes tabs
+	ActionStatus   Action = "status"   // reports on the server itself
+)
+
+// Tool is one MCP tool: its definition as clients see it, its
+// classification for the policy and its handler. Tools are data; every tool
+// comes from the one table returned by Tools.
+type Tool struct {
+	Name  string
+	Title string
+	// Description is written for a model: what the tool does, when to use
+	// it, what comes back and what to call first. Keep it terse: the whole
+	// tools/list reply has a size budget (see TestToolsListSize).
+	Description string
+	// InputSchema is a JSON schema of "type": "object" with
+	// "additionalProperties": false. Dispatch validates every call against
+	// it and applies its defaults.
+	InputSchema *jsonschema.Schema
+
+	// ReadOnly is the MCP read-only hint. It is a pointer so that a test can
+	// prove every tool sets it on purpose.
+	ReadOnly *bool
+	// Destructive, Idempotent and OpenWorld are the other MCP hints. A nil
+	// pointer leaves the MCP default (true) in place.
+	Destructive *bool
+	Idempotent  bool
+	OpenWorld   *bool
+
+	// Action and Mutating classify the tool for the policy. Mutating tools
+	// change page or browser state beyond navigating and reading; the
+	// default policy denies them until mutations are enabled.
+	Action   Action
+	Mutating bool
+
+	// Targets lists the element targets the tool takes. Each is a pair of
+	// arguments, Prefix+"selector" and Prefix+"ref", of which dispatch
+	// requires exactly one (Required) or at most one.
+	Targets []TargetArg
+	// Check enforces rules across arguments that the schema does not
+	// state (for example "selector, ref or text"). It runs after schema
+	// validation and before the Gate; a non-nil error is reported as
+	// BAD_ARGS.
+	Check func(args map[string]any) error
+	// NoBrowser marks a tool that must never start a browser
+	// (chrome_status): dispatch runs it, and the Gate, outside
+	// Manager.Do, and Call.Executor is the live executor or nil.
+	NoBrowser bool
+
+	// Handler does the work, inside Manager.Do, after the Gate allowed it.
+	// A user-fixable failure is an *executor.Error; any other error is
+	// reported as INTERNAL and logged.
+	Handler func(ctx context.Context, c *Call) (*Result, error)
+}
+
+// TargetArg names one element target of a tool: the arguments
+// Prefix+"selector" and Prefix+"ref".
+type TargetArg struct {
+	Prefix   string
+	Required bool
+}
+
+// Definition returns the tool as MCP clients see it in tools/list.
+//
+// Title is not sent: clients show the name instead, and 27 titles would
+// spend over 500 characters of the tools/list budget (see
+// TestToolsListSize) that the descriptions use better. It stays in the
+// table for human-facing surfaces (the README table, REST docs).
+func (t *Tool) Definition() *sdk.Tool {
+	ann := &sdk.ToolAnnotations{
+		DestructiveHint: t.Destructive,
+		IdempotentHint:  t.Idempotent,
+		OpenWorldHint:   t.OpenWorld,
+	}
+	if t.ReadOnly != nil {
+		ann.ReadOnlyHint = *t.ReadOnly
+	}
+	return &sdk.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		InputSchema: t.InputSchema,
+		Annotations: ann,
+	}
+}
+
+// Principal is who is calling: fed to the policy and to ListFilter.
+type Principal struct {
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	Transport string   `json:"transport"` // stdio | http | rest
+}
+
+// LocalPrincipal is the one principal of a stdio server: the local user.
+var LocalPrincipal = Principal{Name: "local", Transport: "stdio"}
+
+// Call is one tool call as the Gate and the handler see it.
+type Call struct {
+	Tool *Tool
+	// Args are the arguments after schema validation, with defaults
+	// applied. The Gate and the handler read the same map, so what the
+	// policy decided on is what runs.
+	Args      map[string]any
+	Session   string
+	Principal Principal
+	// Page reads the tab the call acts on (the tab_id argument, or the
+	// selected tab) from the executor, once per call, when first asked. It
+	// is for the policy's page input; it fails when no browser is running
+	// (NoBrowser tools) or the tab does not exist.
+	Page func(ctx context.Context) (executor.Tab, error)
+
+	ex  executor.Executor
+	srv *Server
+}
+
+// Executor returns the executor the call runs on: set for the Gate and the
+// handler inside Manager.Do; for a NoBrowser tool, the live executor or nil.
+func (c *Call) Executor() executor.Executor { return c.ex }
+
+// Bind decodes the validated arguments into v, a pointer to a struct whose
+// json tags are the schema's property names. It goes from Args, never from
+// the raw request, so the handler sees exactly what the Gate saw.
+func (c *Call) Bind(v any) error {
+	b, err := json.Marshal(c.Args)
+	if err != nil {
+		return executor.Errorf(executor.CodeInternal, "re-encode arguments: %v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return executor.Errorf(executor.CodeBadArgs, "arguments: %v", err)
+	}
+	return nil
+}
+
+// TabID returns the tab_id argument, "" (the selected tab) when absent.
+func (c *Call) TabID() string { return argString(c.Args, "tab_id") }
+
+// Target returns the element target named by prefix+"selector" and
+// prefix+"ref"; the zero Target when neither is set.
+func (c *Call) Target(prefix string) executor.Target {
+	return targetOf(c.Args, prefix)
+}
+
+func targetOf(args map[string]any, prefix string) executor.Target {
+	return executor.Target{Selector: argString(args, prefix+"selector"), Ref: argString(args, prefix+"ref")}
+}
+
+func argString(args map[string]any, name string) string {
+	s, _ := args[name].(string)
+	return s
+}
+
+// pageFunc memoises one TabInfo read per call.
+func pageFunc(ex executor.Executor, tabID string) func(context.Context) (executor.Tab, error) {
+	var (
+		once sync.Once
+		tab  executor.Tab
+		err  error
+	)
+	return func(ctx context.Context) (executor.Tab, error) {
+		once.Do(func() {
+			if ex == nil {
+				err = executor.Errorf(executor.CodeNoBackend, "no browser is running")
+				return
+			}
+			tab, err = ex.TabInfo(ctx, tabID)
+		})
+		return tab, err
+	}
+}
+
+// Result is what a handler returns; dispatch turns it into the MCP result
+// (the envelope: compact JSON text, page text, an image, the untrusted
+// marker, the size cap).
+type Result struct {
+	// Value, if non-nil, is sent first as compact JSON.
+	Value any
+	// Text, if non-empty, follows Value on the next line, verbatim: page
+	// text or markup, which would be unreadable and larger as a JSON string.
+	Text string
+	// Image, if set, is sent as an MCP image after the text.
+	Image *Image
+	// Untrusted marks a result carrying free-form text that a page wrote
+	// (see untrustedMarker).
+	Untrusted bool
+	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
+	// about it before anything of the page is returned.
+	Landed *executor.PageState
+}
+
+// Image is an encoded image result.
+type Image struct {
+	Data     []byte
+	MIMEType string
+}

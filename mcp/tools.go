@@ -1,0 +1,832 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+func yes() *bool { t := true; return &t }
+func no() *bool  { f := false; return &f }
+
+// Tools returns the tool table: every tool of the surface, in the order
+// tools/list shows them. Each call returns fresh values, so a caller may
+// change what it gets without touching the server's copy.
+//
+// Hints: ReadOnly is set on every tool. Destructive is set to false where
+// a tool cannot lose state the user cares about and left at the MCP default
+// (true) where it can: clicking, pressing keys and dragging may submit or
+// delete, closing a tab loses it, eval can do anything, cookies_set
+// overwrites. OpenWorld is left at its default (true): a browser reaches the
+// web; it is false only for tools that never touch a page.
+func Tools() []*Tool {
+	return []*Tool{
+		// tabs
+		{
+			Name: "tabs_list", Title: "List tabs",
+			Description: "Open tabs: tab_id, url, title, selected. Call first to see what is open.",
+			InputSchema: object(nil),
+			ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
+			Handler: tabsList,
+		},
+		{
+			Name: "tab_select", Title: "Select tab",
+			Description: "Select a tab; calls without tab_id then act on it.",
+			InputSchema: object([]string{"tab_id"}, tabIDProp()),
+			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionTabs,
+			Handler: tabSelect,
+		},
+		{
+			Name: "tab_new", Title: "New tab",
+			Description: "Open a tab (at url if given) and select it.",
+			InputSchema: object(nil, prop{"url", str("")}),
+			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+			Handler: tabNew,
+		},
+		{
+			Name: "tab_close", Title: "Close tab",
+			Description: "Close a tab (default: selected). Returns the tabs left.",
+			InputSchema: object(nil, tabIDProp()),
+			ReadOnly:    no(), Action: ActionTabs, Mutating: true,
+			Handler: tabClose,
+		},
+
+		// navigation
+		{
+			Name: "navigate", Title: "Navigate",
+			Description: "Open a URL in the tab. Returns url, title, HTTP status. Start here.",
+			InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp(), waitUntilProp(), timeoutProp()),
+			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+			Handler: navigate,
+		},
+		historyTool("back", "Go back", "Go back in the tab's history.", executor.Executor.Back),
+		historyTool("forward", "Go forward", "Go forward in the tab's history.", executor.Executor.Forward),
+		historyTool("reload", "Reload", "Reload the tab's page.", executor.Executor.Reload),
+
+		// interaction
+		{
+			Name: "click", Title: "Click",
+			Description: "Click an element. Returns the page and any dialogs it opened.",
+			InputSchema: object(nil, props(targetProps(""), []prop{
+				{"button", enum("", "left", "right", "middle")},
+				{"count", intRange("", 1, 3)},
+				tabIDProp(),
+			})...),
+			ReadOnly: no(), Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Required: true}},
+			Handler: click,
+		},
+		{
+			Name: "type", Title: "Type text",
+			Description: "Type text into an element key by key (fill sets it at once).",
+			InputSchema: object([]string{"text"}, props(targetProps(""), []prop{
+				{"text", str("")}, {"clear", boolean("")}, {"press_enter", boolean("")},
+				tabIDProp(),
+			})...),
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Required: true}},
+			Handler: typeText,
+		},
+		{
+			Name: "fill", Title: "Fill input",
+			Description: "Set an input's value at once, replacing it.",
+			InputSchema: object([]string{"value"}, props(targetProps(""), []prop{
+				{"value", str("")}, tabIDProp(),
+			})...),
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Required: true}},
+			Handler: fill,
+		},
+		{
+			Name: "press", Title: "Press key",
+			Description: "Press a key (Enter, Tab, ArrowDown, a) on an element or the focused one.",
+			InputSchema: object([]string{"key"}, props([]prop{{"key", str("")}},
+				[]prop{{"modifiers", array("", enum("", "Alt", "Control", "Meta", "Shift"), 0)}},
+				targetProps(""), []prop{tabIDProp()})...),
+			ReadOnly: no(), Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{}},
+			Handler: press,
+		},
+		{
+			Name: "hover", Title: "Hover",
+			Description: "Hover over an element, e.g. to open a menu.",
+			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
+			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
+			Targets: []TargetArg{{Required: true}},
+			Handler: hover,
+		},
+		{
+			Name: "scroll", Title: "Scroll",
+			Description: "Scroll an element into view, or the page by dx/dy pixels.",
+			InputSchema: object(nil, props(targetProps(""), []prop{
+				{"dx", integer("")}, {"dy", integer("")},
+				tabIDProp(),
+			})...),
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract,
+			Targets: []TargetArg{{}},
+			Check:   checkScroll,
+			Handler: scroll,
+		},
+		{
+			Name: "select_option", Title: "Select option",
+			Description: "Choose options of a select element by value or label.",
+			InputSchema: object([]string{"values"}, props(targetProps(""), []prop{
+				{"values", strList("", 1)}, tabIDProp(),
+			})...),
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Required: true}},
+			Handler: selectOption,
+		},
+		{
+			Name: "set_files", Title: "Set files",
+			Description: "Set a file input's files (paths on the server).",
+			InputSchema: object([]string{"paths"}, props(targetProps(""), []prop{
+				{"paths", strList("", 0)}, tabIDProp(),
+			})...),
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Required: true}},
+			Handler: setFiles,
+		},
+		{
+			Name: "drag", Title: "Drag and drop",
+			Description: "Drag one element onto another.",
+			InputSchema: object(nil, props(targetProps("from_"), targetProps("to_"), []prop{tabIDProp()})...),
+			ReadOnly:    no(), Action: ActionInteract, Mutating: true,
+			Targets: []TargetArg{{Prefix: "from_", Required: true}, {Prefix: "to_", Required: true}},
+			Handler: drag,
+		},
+
+		// reading
+		{
+			Name: "get_text", Title: "Get text",
+			Description: "Visible text of an element, or of the whole page.",
+			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
+			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+			Targets: []TargetArg{{}},
+			Handler: getText,
+		},
+		{
+			Name: "get_html", Title: "Get HTML",
+			Description: "HTML of an element or the document; prefer get_text for reading.",
+			InputSchema: object(nil, props(targetProps(""), []prop{{"outer", boolean("")}, tabIDProp()})...),
+			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+			Targets: []TargetArg{{}},
+			Handler: getHTML,
+		},
+		{
+			Name: "screenshot", Title: "Screenshot",
+			Description: "Image of the viewport, full page (cut at max_height) or an element.",
+			InputSchema: object(nil, props(targetProps(""), []prop{
+				{"full_page", boolean("")},
+				{"format", enum("", "png", "jpeg")},
+				{"quality", intRange("", 1, 100)},
+				{"max_height", integer("")},
+				tabIDProp(), timeoutProp(),
+			})...),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Targets: []TargetArg{{}},
+			Check:   checkScreenshot,
+			Handler: screenshot,
+		},
+		{
+			Name: "wait_for", Title: "Wait for",
+			Description: "Wait until an element appears (gone: disappears) or text appears. Use before reading late content.",
+			InputSchema: object(nil, props(targetProps(""), []prop{
+				{"text", str("")}, {"gone", boolean("")}, {"visible", boolean("")},
+				tabIDProp(), timeoutProp(),
+			})...),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Targets: []TargetArg{{}},
+			Check:   checkWait,
+			Handler: waitFor,
+		},
+
+		// scripts
+		{
+			Name: "eval", Title: "Evaluate JavaScript",
+			Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
+			InputSchema: object([]string{"expression"}, prop{"expression", str("")},
+				prop{"await_promise", boolDefault("", true)}, tabIDProp(), timeoutProp()),
+			ReadOnly: no(), Action: ActionEval, Mutating: true,
+			Handler: eval,
+		},
+
+		// state
+		{
+			Name: "cookies_get", Title: "Get cookies",
+			Description: "Cookies of the session, or only those sent to urls.",
+			InputSchema: object(nil, prop{"urls", strList("", 0)}),
+			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+			Handler: cookiesGet,
+		},
+		{
+			Name: "cookies_set", Title: "Set cookies",
+			Description: "Add cookies; each needs url, or domain and path.",
+			InputSchema: object([]string{"cookies"}, prop{"cookies", array("", object([]string{"name", "value"},
+				prop{"name", str("")}, prop{"value", str("")},
+				prop{"url", str("")}, prop{"domain", str("")}, prop{"path", str("")},
+				prop{"expires", number("")},
+				prop{"http_only", boolean("")}, prop{"secure", boolean("")},
+				prop{"same_site", enum("", "Strict", "Lax", "None")},
+			), 1)}),
+			ReadOnly: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			Check:   checkCookies,
+			Handler: cookiesSet,
+		},
+		{
+			Name: "clipboard_write", Title: "Write clipboard",
+			Description: "Put text on the clipboard (paste with press Control+V).",
+			InputSchema: object([]string{"text"}, prop{"text", str("")}, tabIDProp()),
+			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			Handler: clipboardWrite,
+		},
+		{
+			Name: "download_file", Title: "Download file",
+			Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
+			InputSchema: object(nil, props([]prop{{"url", str("")}}, targetProps(""),
+				[]prop{{"filename", str("")}, tabIDProp(), timeoutProp()})...),
+			ReadOnly: no(), Destructive: no(), Action: ActionDownload, Mutating: true,
+			Targets: []TargetArg{{}},
+			Check:   checkDownload,
+			Handler: download,
+		},
+
+		// status
+		{
+			Name: "chrome_status", Title: "Status",
+			Description: "Server and browser state; never starts a browser. Use when calls fail.",
+			InputSchema: object(nil),
+			ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,
+			NoBrowser: true,
+			Handler:   status,
+		},
+	}
+}
+
+// Output shapes. They use the same snake_case names as the arguments, so
+// what a call returns can be passed straight back (tab_id, cookies).
+
+type pageOut struct {
+	TabID   string            `json:"tab_id"`
+	URL     string            `json:"url"`
+	Title   string            `json:"title,omitempty"`
+	Status  int               `json:"status,omitempty"`
+	Dialogs []executor.Dialog `json:"dialogs,omitempty"`
+}
+
+func pageOf(ps executor.PageState) pageOut {
+	return pageOut{TabID: ps.TabID, URL: ps.URL, Title: ps.Title, Dialogs: ps.Dialogs}
+}
+
+type tabOut struct {
+	TabID    string `json:"tab_id"`
+	URL      string `json:"url"`
+	Title    string `json:"title,omitempty"`
+	Selected bool   `json:"selected,omitempty"`
+}
+
+func tabOf(t executor.Tab) tabOut {
+	return tabOut{TabID: t.ID, URL: t.URL, Title: t.Title, Selected: t.Selected}
+}
+
+func tabsOf(ts []executor.Tab) []tabOut {
+	out := make([]tabOut, len(ts))
+	for i, t := range ts {
+		out[i] = tabOf(t)
+	}
+	return out
+}
+
+// pageResult reports a page after an action. Dialog messages are free text
+// a page wrote, so a result that carries any is marked untrusted.
+func pageResult(v any, ps executor.PageState) *Result {
+	return &Result{Value: v, Untrusted: len(ps.Dialogs) > 0}
+}
+
+// Arguments. Field tags are the schema's property names; timeout_ms is
+// consumed by dispatch.
+
+type targetArgs struct {
+	TabID    string `json:"tab_id"`
+	Selector string `json:"selector"`
+	Ref      string `json:"ref"`
+}
+
+func (a targetArgs) target() executor.Target {
+	return executor.Target{Selector: a.Selector, Ref: a.Ref}
+}
+
+func (a targetArgs) params() executor.TargetParams {
+	return executor.TargetParams{TabID: a.TabID, Target: a.target()}
+}
+
+type navArgs struct {
+	TabID     string             `json:"tab_id"`
+	URL       string             `json:"url"`
+	WaitUntil executor.WaitUntil `json:"wait_until"`
+}
+
+func bind[T any](c *Call) (T, error) {
+	var a T
+	err := c.Bind(&a)
+	return a, err
+}
+
+func tabsList(ctx context.Context, c *Call) (*Result, error) {
+	tabs, err := c.Executor().Tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Value: struct {
+		Tabs []tabOut `json:"tabs"`
+	}{tabsOf(tabs)}}, nil
+}
+
+func tabSelect(ctx context.Context, c *Call) (*Result, error) {
+	t, err := c.Executor().SelectTab(ctx, c.TabID())
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Value: tabOf(t)}, nil
+}
+
+func tabNew(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[navArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.Executor().NewTab(ctx, executor.NewTabParams{URL: a.URL, WaitUntil: a.WaitUntil})
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Value: tabOf(t)}
+	if a.URL != "" {
+		r.Landed = &executor.PageState{TabID: t.ID, URL: t.URL, Title: t.Title}
+	}
+	return r, nil
+}
+
+func tabClose(ctx context.Context, c *Call) (*Result, error) {
+	// Read the tab first (the Gate may already have), so the reply can say
+	// which tab "the selected one" was.
+	t, err := c.Page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex := c.Executor()
+	if err := ex.CloseTab(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	tabs, err := ex.Tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Value: struct {
+		Closed string   `json:"closed"`
+		Tabs   []tabOut `json:"tabs"`
+	}{t.ID, tabsOf(tabs)}}, nil
+}
+
+func navResult(nr executor.NavResult) *Result {
+	out := pageOf(nr.PageState)
+	out.Status = nr.Status
+	r := pageResult(out, nr.PageState)
+	r.Landed = &nr.PageState
+	return r
+}
+
+func navigate(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[navArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	nr, err := c.Executor().Navigate(ctx, executor.NavigateParams{TabID: a.TabID, URL: a.URL, WaitUntil: a.WaitUntil})
+	if err != nil {
+		return nil, err
+	}
+	return navResult(nr), nil
+}
+
+func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
+	return &Tool{
+		Name: name, Title: title,
+		Description: desc,
+		InputSchema: object(nil, tabIDProp()),
+		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+		Handler: func(ctx context.Context, c *Call) (*Result, error) {
+			a, err := bind[navArgs](c)
+			if err != nil {
+				return nil, err
+			}
+			nr, err := move(c.Executor(), ctx, executor.HistoryParams{TabID: a.TabID, WaitUntil: a.WaitUntil})
+			if err != nil {
+				return nil, err
+			}
+			return navResult(nr), nil
+		},
+	}
+}
+
+type actionOut struct {
+	pageOut
+	Values []string `json:"values,omitempty"`
+}
+
+func actionResult(ar executor.ActionResult, err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pageResult(actionOut{pageOf(ar.PageState), ar.Selected}, ar.PageState), nil
+}
+
+func click(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Button string `json:"button"`
+		Count  int    `json:"count"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Click(ctx, executor.ClickParams{TargetParams: a.params(), Button: a.Button, Count: a.Count}))
+}
+
+func typeText(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Text       string `json:"text"`
+		Clear      bool   `json:"clear"`
+		PressEnter bool   `json:"press_enter"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter}))
+}
+
+func fill(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Value string `json:"value"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value}))
+}
+
+func press(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Key       string   `json:"key"`
+		Modifiers []string `json:"modifiers"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Press(ctx, executor.PressParams{TabID: a.TabID, Target: a.target(), Key: a.Key, Modifiers: a.Modifiers}))
+}
+
+func hover(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[targetArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Hover(ctx, a.params()))
+}
+
+func checkScroll(args map[string]any) error {
+	_, dx := args["dx"]
+	_, dy := args["dy"]
+	if targetOf(args, "").IsZero() && !dx && !dy {
+		return badArgs("nothing to scroll").WithHint("pass a selector or ref to scroll into view, or dx/dy in pixels")
+	}
+	return nil
+}
+
+func scroll(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		DX int `json:"dx"`
+		DY int `json:"dy"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().Scroll(ctx, executor.ScrollParams{TabID: a.TabID, Target: a.target(), DX: a.DX, DY: a.DY}))
+}
+
+func selectOption(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Values []string `json:"values"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().SelectOption(ctx, executor.SelectParams{TargetParams: a.params(), Values: a.Values}))
+}
+
+func setFiles(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Paths []string `json:"paths"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return actionResult(c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths}))
+}
+
+func drag(ctx context.Context, c *Call) (*Result, error) {
+	p := executor.DragParams{TabID: c.TabID(), From: c.Target("from_"), To: c.Target("to_")}
+	return actionResult(c.Executor().Drag(ctx, p))
+}
+
+// textOut heads a get_text or get_html reply; the text follows on the next
+// line.
+type textOut struct {
+	pageOut
+	Chars int `json:"chars"`
+}
+
+func textResult(tr executor.TextResult, err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Value:     textOut{pageOf(tr.PageState), utf8.RuneCountInString(tr.Text)},
+		Text:      tr.Text,
+		Untrusted: true,
+	}, nil
+}
+
+func getText(ctx context.Context, c *Call) (*Result, error) {
+	return textResult(c.Executor().Text(ctx, executor.TextParams{TabID: c.TabID(), Target: c.Target("")}))
+}
+
+func getHTML(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Outer bool `json:"outer"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	return textResult(c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer}))
+}
+
+func checkScreenshot(args map[string]any) error {
+	if full, _ := args["full_page"].(bool); full && !targetOf(args, "").IsZero() {
+		return badArgs("full_page and a target are exclusive").WithHint("drop full_page to capture the element, or the target to capture the page")
+	}
+	if _, q := args["quality"]; q && args["format"] != "jpeg" {
+		return badArgs("quality applies to jpeg only").WithHint(`set format to "jpeg" or drop quality`)
+	}
+	return nil
+}
+
+type shotOut struct {
+	TabID      string            `json:"tab_id"`
+	URL        string            `json:"url"`
+	Width      int               `json:"width"`
+	Height     int               `json:"height"`
+	Truncated  bool              `json:"truncated,omitempty"`
+	FullHeight int               `json:"full_height,omitempty"`
+	Dialogs    []executor.Dialog `json:"dialogs,omitempty"`
+}
+
+func screenshot(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		FullPage  bool                 `json:"full_page"`
+		Format    executor.ImageFormat `json:"format"`
+		Quality   int                  `json:"quality"`
+		MaxHeight int                  `json:"max_height"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.Executor().Screenshot(ctx, executor.ScreenshotParams{
+		TabID: a.TabID, Target: a.target(), FullPage: a.FullPage,
+		Format: a.Format, Quality: a.Quality, MaxHeight: a.MaxHeight,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := pageResult(shotOut{
+		TabID: s.TabID, URL: s.URL, Width: s.Width, Height: s.Height,
+		Truncated: s.Truncated, FullHeight: s.FullHeight, Dialogs: s.Dialogs,
+	}, s.PageState)
+	r.Image = &Image{Data: s.Data, MIMEType: s.MIMEType}
+	return r, nil
+}
+
+func checkWait(args map[string]any) error {
+	_, text := args["text"]
+	switch hasTarget := !targetOf(args, "").IsZero(); {
+	case hasTarget && text:
+		return badArgs("both a target and text are set").WithHint("wait for a selector or ref, or for text, not both")
+	case !hasTarget && !text:
+		return badArgs("nothing to wait for").WithHint("pass a selector or ref, or text")
+	}
+	return nil
+}
+
+func waitFor(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Text    string `json:"text"`
+		Gone    bool   `json:"gone"`
+		Visible bool   `json:"visible"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	wr, err := c.Executor().WaitFor(ctx, executor.WaitParams{TabID: a.TabID, Target: a.target(), Text: a.Text, Gone: a.Gone, Visible: a.Visible})
+	if err != nil {
+		return nil, err
+	}
+	return pageResult(struct {
+		pageOut
+		ElapsedMs int64 `json:"elapsed_ms"`
+	}{pageOf(wr.PageState), wr.ElapsedMs}, wr.PageState), nil
+}
+
+func eval(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID        string `json:"tab_id"`
+		Expression   string `json:"expression"`
+		AwaitPromise bool   `json:"await_promise"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	er, err := c.Executor().Eval(ctx, executor.EvalParams{TabID: a.TabID, Expression: a.Expression, AwaitPromise: a.AwaitPromise})
+	if err != nil {
+		return nil, err
+	}
+	var value json.RawMessage
+	if len(er.Value) > 0 && json.Valid(er.Value) {
+		value = er.Value
+	}
+	return &Result{Value: struct {
+		pageOut
+		OK    bool            `json:"ok"`
+		Value json.RawMessage `json:"value,omitempty"`
+		Error string          `json:"error,omitempty"`
+	}{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true}, nil
+}
+
+// cookie is a cookie as tools see it, in and out.
+type cookie struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	URL      string  `json:"url,omitempty"`
+	Domain   string  `json:"domain,omitempty"`
+	Path     string  `json:"path,omitempty"`
+	Expires  float64 `json:"expires,omitempty"`
+	HTTPOnly bool    `json:"http_only,omitempty"`
+	Secure   bool    `json:"secure,omitempty"`
+	SameSite string  `json:"same_site,omitempty"`
+}
+
+func cookiesGet(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		URLs []string `json:"urls"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.Executor().Cookies(ctx, executor.CookiesParams{URLs: a.URLs})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]cookie, len(cs))
+	for i, k := range cs {
+		out[i] = cookie{k.Name, k.Value, k.URL, k.Domain, k.Path, k.Expires, k.HTTPOnly, k.Secure, k.SameSite}
+	}
+	return &Result{Value: struct {
+		Cookies []cookie `json:"cookies"`
+	}{out}}, nil
+}
+
+func checkCookies(args map[string]any) error {
+	list, _ := args["cookies"].([]any)
+	for i, v := range list {
+		m, _ := v.(map[string]any)
+		if argString(m, "url") == "" && (argString(m, "domain") == "" || argString(m, "path") == "") {
+			return badArgs("cookies[%d] has neither url nor domain and path", i).WithHint("give each cookie a url, or a domain and a path")
+		}
+	}
+	return nil
+}
+
+func cookiesSet(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		Cookies []cookie `json:"cookies"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	p := executor.SetCookiesParams{Cookies: make([]executor.Cookie, len(a.Cookies))}
+	for i, k := range a.Cookies {
+		p.Cookies[i] = executor.Cookie{Name: k.Name, Value: k.Value, URL: k.URL, Domain: k.Domain, Path: k.Path,
+			Expires: k.Expires, HTTPOnly: k.HTTPOnly, Secure: k.Secure, SameSite: k.SameSite}
+	}
+	if err := c.Executor().SetCookies(ctx, p); err != nil {
+		return nil, err
+	}
+	return &Result{Value: struct {
+		Set int `json:"set"`
+	}{len(p.Cookies)}}, nil
+}
+
+func clipboardWrite(ctx context.Context, c *Call) (*Result, error) {
+	text := argString(c.Args, "text")
+	if err := c.Executor().ClipboardWrite(ctx, executor.ClipboardParams{TabID: c.TabID(), Text: text}); err != nil {
+		return nil, err
+	}
+	return &Result{Value: struct {
+		Written int `json:"written"`
+	}{utf8.RuneCountInString(text)}}, nil
+}
+
+func checkDownload(args map[string]any) error {
+	url := argString(args, "url") != ""
+	switch target := !targetOf(args, "").IsZero(); {
+	case url && target:
+		return badArgs("both url and a target are set").WithHint("pass url to fetch it, or a selector or ref to click, not both")
+	case !url && !target:
+		return badArgs("nothing to download").WithHint("pass url, or a selector or ref of a download link")
+	}
+	return nil
+}
+
+func download(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		URL      string `json:"url"`
+		Filename string `json:"filename"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Value: struct {
+		Path     string `json:"path"`
+		Filename string `json:"filename"`
+		Size     int64  `json:"size"`
+		MIMEType string `json:"mime_type,omitempty"`
+		SHA256   string `json:"sha256"`
+		URL      string `json:"url"`
+	}{d.Path, d.Filename, d.Size, d.MIMEType, d.SHA256, d.URL}}, nil
+}
+
+// statusTimeout bounds the live executor's Status call: chrome_status is
+// what a user runs when things hang, so it must not hang itself.
+const statusTimeout = 2 * time.Second
+
+func status(ctx context.Context, c *Call) (*Result, error) {
+	s := c.srv
+	out := map[string]any{
+		"version":  s.opts.Version,
+		"backends": s.opts.Manager.Backends(),
+		"session":  c.Session,
+	}
+	if ex := c.Executor(); ex != nil {
+		sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		st, err := ex.Status(sctx)
+		cancel()
+		if err != nil {
+			e := executor.AsError(err)
+			out["browser"] = map[string]any{"live": true, "backend": ex.Backend(), "error": fmt.Sprintf("%s: %s", e.Code, e.Message)}
+		} else {
+			out["browser"] = map[string]any{
+				"live": true, "backend": st.Backend, "browser": st.Browser, "version": st.Version,
+				"headless": st.Headless, "attached": st.Attached, "profile": st.Profile,
+				"tabs": st.Tabs, "selected_tab": st.SelectedTab, "download_dir": st.DownloadDir,
+			}
+		}
+	} else {
+		out["browser"] = map[string]any{"live": false, "note": "no browser yet; the next browser call starts one"}
+	}
+	if s.opts.Status != nil {
+		extra := s.opts.Status(ctx)
+		// Extras cannot overwrite what the server itself reports.
+		for k, v := range maps.All(extra) {
+			if _, taken := out[k]; !taken {
+				out[k] = v
+			}
+		}
+	}
+	return &Result{Value: out}, nil
+}
