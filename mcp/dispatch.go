@@ -36,13 +36,16 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		}
 	}()
 
+	// A hidden tool is refused before its arguments are looked at, so its
+	// error messages cannot describe its schema.
+	if !s.visible(ctx, t, p) {
+		err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
+			WithHint("use the tools that tools/list shows")
+		return s.finish(t, session, start, nil, err), nil
+	}
 	args, rpcErr, err := decodeArgs(e, raw)
 	if rpcErr != nil {
 		return nil, rpcErr
-	}
-	if err == nil && !s.visible(ctx, t, p) {
-		err = executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
-			WithHint("use the tools that tools/list shows")
 	}
 	if err != nil {
 		return s.finish(t, session, start, nil, err), nil

@@ -600,3 +600,18 @@ func BenchmarkDispatch(b *testing.B) {
 		})
 	}
 }
+
+// The dispatch alone (validation, gate, Manager, handler, envelope) without
+// MCP framing, through Server.Call.
+func BenchmarkDispatchDirect(b *testing.B) {
+	h := newHarness(b, nil)
+	h.fake()
+	args := json.RawMessage(`{"selector":"#go","button":"left"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := h.server.Call(context.Background(), "", LocalPrincipal, "click", args)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // surface is the tool surface of this issue, in tools/list order.
@@ -90,9 +91,10 @@ func TestToolDefinitions(t *testing.T) {
 
 const snapshotDir = "testdata/tools"
 
-// Every tool's definition, exactly as tools/list sends it, is kept in a
-// snapshot file so a change to a name, description, schema or hint shows in
-// review. Rewrite them on purpose with UPDATE_SNAPSHOTS=1.
+// Every tool's definition, exactly as tools/list sends it, and its policy
+// classification are kept in a snapshot file, so a change to a name,
+// description, schema, hint, action or mutating flag shows in review.
+// Rewrite them on purpose with UPDATE_SNAPSHOTS=1.
 func TestToolSnapshots(t *testing.T) {
 	update := os.Getenv("UPDATE_SNAPSHOTS") == "1"
 	if update {
@@ -105,7 +107,12 @@ func TestToolSnapshots(t *testing.T) {
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(tool.Definition()); err != nil {
+		snap := struct {
+			Tool     *sdk.Tool `json:"tool"` // exactly what tools/list sends
+			Action   Action    `json:"action"`
+			Mutating bool      `json:"mutating"`
+		}{tool.Definition(), tool.Action, tool.Mutating}
+		if err := enc.Encode(snap); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
 		path := filepath.Join(snapshotDir, tool.Name+".snap.json")

@@ -14,9 +14,10 @@ import (
 func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
 
-// Tools returns the tool table: every tool of the surface, in the order
-// tools/list shows them. Each call returns fresh values, so a caller may
-// change what it gets without touching the server's copy.
+// Tools returns the tool table: every tool of the surface, grouped as in
+// DESIGN.md (tools/list itself is sorted by name). Each call returns fresh
+// values, so a caller may change what it gets without touching the
+// server's copy.
 //
 // Hints: ReadOnly is set on every tool. Destructive is set to false where
 // a tool cannot lose state the user cares about and left at the MCP default
@@ -59,7 +60,7 @@ func Tools() []*Tool {
 		// navigation
 		{
 			Name: "navigate", Title: "Navigate",
-			Description: "Open a URL in the tab. Returns url, title, HTTP status. Start here.",
+			Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
 			InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp(), waitUntilProp(), timeoutProp()),
 			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
 			Handler: navigate,
