@@ -23,14 +23,17 @@ func no() *bool  { f := false; return &f }
 // a tool cannot lose state the user cares about and left at the MCP default
 // (true) where it can: clicking, pressing keys and dragging may submit or
 // delete, closing a tab loses it, eval can do anything, cookies_set
-// overwrites. OpenWorld is left at its default (true): a browser reaches the
-// web; it is false only for tools that never touch a page.
+// overwrites. Idempotent is true for every read-only tool. OpenWorld is
+// left at its default (true): a browser reaches the web; only
+// chrome_status, which never touches a browser, says false. Every hint
+// sent costs tools/list characters, so none is sent that restates a
+// default.
 func Tools() []*Tool {
 	return []*Tool{
 		// tabs
 		{
 			Name: "tabs_list", Title: "List tabs",
-			Description: "Open tabs: tab_id, url, title, selected. Call first to see what is open.",
+			Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
 			InputSchema: object(nil),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
 			Handler: tabsList,
@@ -65,9 +68,9 @@ func Tools() []*Tool {
 			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
 			Handler: navigate,
 		},
-		historyTool("back", "Go back", "Go back in the tab's history.", executor.Executor.Back),
-		historyTool("forward", "Go forward", "Go forward in the tab's history.", executor.Executor.Forward),
-		historyTool("reload", "Reload", "Reload the tab's page.", executor.Executor.Reload),
+		historyTool("back", "Go back", "Go back in history.", executor.Executor.Back),
+		historyTool("forward", "Go forward", "Go forward in history.", executor.Executor.Forward),
+		historyTool("reload", "Reload", "Reload the page.", executor.Executor.Reload),
 
 		// interaction
 		{
@@ -137,7 +140,7 @@ func Tools() []*Tool {
 			Name: "select_option", Title: "Select option",
 			Description: "Choose options of a select element by value or label.",
 			InputSchema: object([]string{"values"}, props(targetProps(""), []prop{
-				{"values", strList("", 1)}, tabIDProp(),
+				{"values", strList("", 0)}, tabIDProp(),
 			})...),
 			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
 			Targets: []TargetArg{{Required: true}},
@@ -234,7 +237,7 @@ func Tools() []*Tool {
 				prop{"expires", number("")},
 				prop{"http_only", boolean("")}, prop{"secure", boolean("")},
 				prop{"same_site", enum("", "Strict", "Lax", "None")},
-			), 1)}),
+			), 0)}),
 			ReadOnly: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
 			Check:   checkCookies,
 			Handler: cookiesSet,
