@@ -265,10 +265,12 @@ func TestManagerPreferenceAndFallback(t *testing.T) {
 		t.Fatalf("the extension came back but %s was chosen", ex.Backend())
 	}
 	// A cached executor that fails its ping is dropped and reopened.
-	ext.current().pingErr = errors.New("no pong")
+	stale := ext.current()
+	stale.pingErr = errors.New("no pong")
 	if ex, _ = m.Ready(t.Context(), ""); ex.Backend() != "ext" || ext.opens.Load() != 3 {
 		t.Fatalf("after a failed ping: backend %s, ext opens %d", ex.Backend(), ext.opens.Load())
 	}
+	waitUntil(t, func() bool { return stale.closed.Load() == 1 })
 
 	both := NewManager(ManagerOptions{Backends: []Backend{
 		&stubBackend{name: "ext", err: Errorf(CodeExtensionDisconnected, "not paired")},
@@ -322,4 +324,15 @@ func TestManagerCloseClosesEverything(t *testing.T) {
 		t.Fatal("Ready after Close succeeded")
 	}
 	_ = m.Close() // twice is fine
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -112,6 +112,9 @@ func (m *Manager) ready(ctx context.Context, b Backend, session string) (Executo
 		}
 		m.log.Info("executor failed its ping; reopening", "backend", b.Name(), "err", err)
 		m.drop(key, ex)
+		// Close what the unresponsive executor holds, or a browser that only
+		// missed one ping would live on beside its replacement.
+		go func() { _ = ex.Close() }()
 	}
 	ch := m.group.DoChan(key, func() (any, error) {
 		if ex := m.cached(key); ex != nil {
