@@ -15,7 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var tabIDPattern = regexp.MustCompile(`"(?:id|tabId)":"(cdp:[0-9a-f]+:[^"]+)"`)
+var tabIDPattern = regexp.MustCompile(`"(?:id|tab_id)":"(cdp:[0-9a-f]+:[^"]+)"`)
 
 // tabIDs returns the distinct tab ids tabs_list reports, in order.
 func tabIDs(s *server) []string {

@@ -13,6 +13,11 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
+// DefaultSession names the session of a transport without session ids
+// (stdio). Backends give it their default browser context: on the CDP
+// backend, the persistent profile.
+const DefaultSession = ""
+
 // Backend is a source of Executors of one kind (the extension, a launched or
 // attached Chromium). Open returns a ready Executor for a session, launching
 // or connecting as needed; the Manager never runs two Opens for the same

@@ -29,8 +29,9 @@ import (
 // Limits and defaults of dispatch.
 const (
 	// DefaultSession is the Manager session of a transport without session
-	// ids (stdio): the whole server is one browser session.
-	DefaultSession = "default"
+	// ids (stdio): the whole server is one browser session, the backend's
+	// default one (the persistent profile on the CDP backend).
+	DefaultSession = executor.DefaultSession
 	// DefaultMaxResultChars caps the text of every result.
 	DefaultMaxResultChars = 100_000
 

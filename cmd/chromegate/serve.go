@@ -119,7 +119,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if !cfg.lazy {
 		// Start the driver and the browser while the client is still
 		// initialising: the first navigate then finds them ready.
-		mgr.Warm("")
+		mgr.Warm(mcp.DefaultSession)
 	}
 	log.Info("chromegate serving MCP on stdio", "version", chromegateVersion(), "backends", mgr.Backends())
 	err = srv.Run(ctx, transport)
