@@ -31,8 +31,11 @@ const (
 var (
 	hostMatchDecl = &rego.Function{
 		Name:             HostMatchName,
-		Description:      "Reports whether a host matches a chromegate host pattern: *.example.com matches any depth of subdomain, example.com only itself, * every host name; case-insensitive; wildcards never match IP addresses.",
-		Decl:             types.NewFunction(types.Args(types.Named("pattern", types.S), types.Named("host", types.S)), types.Named("result", types.B)),
+		Description:      "Reports whether a host matches a chromegate host pattern, or any of an array or set of them: *.example.com matches any depth of subdomain, example.com only itself, * every host name; case-insensitive; wildcards never match IP addresses.",
+		Decl: types.NewFunction(types.Args(
+			types.Named("patterns", types.NewAny(types.S, types.NewArray(nil, types.S), types.NewSet(types.S))).Description("a pattern, or an array or set of patterns"),
+			types.Named("host", types.S),
+		), types.Named("result", types.B)),
 		Nondeterministic: false,
 	}
 	parseURLDecl = &rego.Function{
@@ -73,15 +76,35 @@ var capabilities = sync.OnceValue(func() *ast.Capabilities {
 })
 
 func hostMatchBuiltin(_ rego.BuiltinContext, a, b *ast.Term) (*ast.Term, error) {
-	p, err := builtinString(a, 1)
-	if err != nil {
-		return nil, err
-	}
 	h, err := builtinString(b, 2)
 	if err != nil {
 		return nil, err
 	}
-	return ast.InternedTerm(HostMatch(p, h)), nil
+	switch p := a.Value.(type) {
+	case ast.String:
+		return ast.InternedTerm(HostMatch(string(p), h)), nil
+	case *ast.Array:
+		match := false
+		err := p.Iter(func(t *ast.Term) error {
+			s, err := builtinString(t, 1)
+			if err == nil && !match {
+				match = HostMatch(s, h)
+			}
+			return err
+		})
+		return ast.InternedTerm(match), err
+	case ast.Set:
+		match := false
+		err := p.Iter(func(t *ast.Term) error {
+			s, err := builtinString(t, 1)
+			if err == nil && !match {
+				match = HostMatch(s, h)
+			}
+			return err
+		})
+		return ast.InternedTerm(match), err
+	}
+	return nil, builtins.NewOperandTypeErr(1, a.Value, "string", "array of strings", "set of strings")
 }
 
 func parseURLBuiltin(_ rego.BuiltinContext, a *ast.Term) (*ast.Term, error) {
@@ -254,10 +277,10 @@ func isIPLiteral(h string) bool {
 // targetItems is a Target as Rego object items.
 func targetItems(t Target) [][2]*ast.Term {
 	return [][2]*ast.Term{
-		{ast.InternedTerm("url"), ast.StringTerm(t.URL)},
-		{ast.InternedTerm("scheme"), ast.StringTerm(t.Scheme)},
+		{ast.InternedTerm("url"), strTerm(t.URL)},
+		{ast.InternedTerm("scheme"), strTerm(t.Scheme)},
 		{ast.InternedTerm("host"), ast.StringTerm(t.Host)},
 		{ast.InternedTerm("port"), ast.InternedTerm(t.Port)},
-		{ast.InternedTerm("ip_class"), ast.StringTerm(t.IPClass)},
+		{ast.InternedTerm("ip_class"), strTerm(t.IPClass)},
 	}
 }

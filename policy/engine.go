@@ -17,6 +17,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 	"github.com/open-policy-agent/opa/v1/storage/inmem"
+	"github.com/open-policy-agent/opa/v1/topdown"
 
 	"github.com/chromegate/chromegate/policies"
 )
@@ -315,19 +316,30 @@ func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) (d
 			d = denyError("evaluation panicked: %v", r)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	v, err := in.astValue()
 	if err != nil {
 		return denyError("input: %v", err)
 	}
-	rs, err := st.pq.Eval(ctx, rego.EvalParsedInput(v))
+	// The deadline cancels through a timer rather than a context: rego
+	// would otherwise start a goroutine per evaluation to watch ctx.
+	cancel := topdown.NewCancel()
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(timeout, func() {
+		timedOut.Store(true)
+		cancel.Cancel()
+	})
+	defer timer.Stop()
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, cancel.Cancel)
+		defer stop()
+	}
+	rs, err := st.pq.Eval(ctx, rego.EvalParsedInput(v), rego.EvalExternalCancel(cancel))
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		switch {
+		case timedOut.Load():
 			return denyError("evaluation ran out of time (%v)", timeout)
-		}
-		if ctx.Err() != nil {
-			return denyError("evaluation cancelled")
+		case ctx.Err() != nil:
+			return denyError("evaluation cancelled: %v", ctx.Err())
 		}
 		return denyError("%v", err)
 	}

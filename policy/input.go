@@ -444,6 +444,34 @@ func (in Input) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
+// knownTerms holds one shared term per string that recurs in every input
+// (tools, actions, phases, schemes, IP classes, transports), so building an
+// input allocates only for what is particular to the call. Terms are
+// immutable once built, as OPA's own interned terms are.
+var knownTerms = func() map[string]*ast.Term {
+	m := map[string]*ast.Term{}
+	add := func(ss ...string) {
+		for _, s := range ss {
+			m[s] = ast.StringTerm(s)
+		}
+	}
+	for t, a := range toolAction {
+		add(t, a.action)
+	}
+	add(PhaseCall, PhaseList, ActionNavigate, ActionUnknown, "",
+		"http", "https", "about", "about:blank", "data", "file", "javascript", "chrome", "blob",
+		IPClassLoopback, IPClassPrivate, IPClassLinkLocal, IPClassPublic, IPClassUnresolved, IPClassNone,
+		"stdio", "http", "rest", "cdp", "ext", "extension", "null")
+	return m
+}()
+
+func strTerm(s string) *ast.Term {
+	if t, ok := knownTerms[s]; ok {
+		return t
+	}
+	return ast.StringTerm(s)
+}
+
 // astValue builds the input as a Rego value directly, without a JSON round
 // trip: this is on the path of every decision.
 func (in Input) astValue() (ast.Value, error) {
@@ -469,7 +497,7 @@ func (in Input) astValue() (ast.Value, error) {
 	}
 	page := ast.InternedNullTerm
 	if in.Page != nil {
-		items := append(targetItems(in.Page.Target), [2]*ast.Term{ast.InternedTerm("origin"), ast.StringTerm(in.Page.Origin)})
+		items := append(targetItems(in.Page.Target), [2]*ast.Term{ast.InternedTerm("origin"), strTerm(in.Page.Origin)})
 		page = ast.ObjectTerm(items...)
 	}
 	pageTool := ast.InternedNullTerm
@@ -494,18 +522,18 @@ func (in Input) astValue() (ast.Value, error) {
 	}
 	return ast.NewObject(
 		ast.Item(ast.InternedTerm("version"), ast.InternedTerm(in.Version)),
-		ast.Item(ast.InternedTerm("phase"), ast.StringTerm(in.Phase)),
-		ast.Item(ast.InternedTerm("tool"), ast.StringTerm(in.Tool)),
-		ast.Item(ast.InternedTerm("action"), ast.StringTerm(in.Action)),
+		ast.Item(ast.InternedTerm("phase"), strTerm(in.Phase)),
+		ast.Item(ast.InternedTerm("tool"), strTerm(in.Tool)),
+		ast.Item(ast.InternedTerm("action"), strTerm(in.Action)),
 		ast.Item(ast.InternedTerm("read_only"), ast.InternedTerm(in.ReadOnly)),
 		ast.Item(ast.InternedTerm("args"), ast.NewTerm(args)),
 		ast.Item(ast.InternedTerm("target"), target),
 		ast.Item(ast.InternedTerm("page"), page),
-		ast.Item(ast.InternedTerm("backend"), ast.StringTerm(in.Backend)),
+		ast.Item(ast.InternedTerm("backend"), strTerm(in.Backend)),
 		ast.Item(ast.InternedTerm("principal"), ast.ObjectTerm(
 			ast.Item(ast.InternedTerm("name"), ast.StringTerm(in.Principal.Name)),
 			ast.Item(ast.InternedTerm("roles"), ast.ArrayTerm(roles...)),
-			ast.Item(ast.InternedTerm("transport"), ast.StringTerm(in.Principal.Transport)),
+			ast.Item(ast.InternedTerm("transport"), strTerm(in.Principal.Transport)),
 		)),
 		ast.Item(ast.InternedTerm("page_tool"), pageTool),
 	), nil

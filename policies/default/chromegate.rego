@@ -29,7 +29,11 @@ all_domains if data.all_domains == true
 # ---------------------------------------------------------------------------
 # The decision chromegate asks for.
 
-decision := {"allow": allow, "reasons": final_reasons, "hints": final_hints}
+# Allowed calls take the first rule, so that on the common path nothing but
+# allow is evaluated.
+decision := {"allow": true, "reasons": [], "hints": []} if allow
+
+decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allow
 
 default allow := false
 
@@ -45,28 +49,16 @@ allow if {
 	list_allowed
 }
 
-final_reasons := [] if allow
+denial_reasons := sort(deny) if count(deny) > 0
 
-final_reasons := sort(deny) if {
-	not allow
-	count(deny) > 0
-}
-
-final_reasons := [sprintf("no rule of the policy allows %s", [input.tool])] if {
-	not allow
-	count(deny) == 0
-}
-
-final_hints := [] if allow
-
-final_hints := sort(hints) if not allow
+denial_reasons := [sprintf("no rule of the policy allows %s", [input.tool])] if count(deny) == 0
 
 # ---------------------------------------------------------------------------
 # Vocabulary.
 
-target := object.get(input, "target", null)
+target := input.target
 
-page := object.get(input, "page", null)
+page := input.page
 
 args := object.get(input, "args", {})
 
@@ -115,10 +107,13 @@ mutation_blocked if {
 # must be listed exactly. all_domains allows every public host, never a
 # local one.
 host_allowed(t) if {
-	some p in allow_domains
-	is_string(p)
-	chromegate.host_match(p, t.host)
-	pattern_fits(p, t.ip_class)
+	t.ip_class == "unresolved"
+	chromegate.host_match(allow_domains, t.host)
+}
+
+host_allowed(t) if {
+	t.ip_class != "unresolved"
+	chromegate.host_match(exact_domains, t.host)
 }
 
 host_allowed(t) if {
@@ -126,9 +121,7 @@ host_allowed(t) if {
 	t.ip_class in {"public", "unresolved"}
 }
 
-pattern_fits(_, class) if class == "unresolved"
-
-pattern_fits(p, _) if not contains(p, "*")
+exact_domains := [p | some p in allow_domains; not contains(p, "*")]
 
 about_blank(t) if {
 	t.scheme == "about"
