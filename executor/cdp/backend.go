@@ -121,11 +121,22 @@ func (b *Backend) downloadDir() string { return filepath.Join(b.opts.DataDir, "d
 // if none is running. The launch is shared: it is not cancelled when ctx
 // ends (a later Open picks it up), but Open returns when ctx ends.
 func (b *Backend) Open(ctx context.Context, session string) (executor.Executor, error) {
-	inst, err := b.instance(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		inst, err := b.instance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s, err := inst.open(ctx, session)
+		// A browser that died just now is noticed here before its
+		// disconnect event: start a new one, once.
+		if err != nil && inst.dead() && attempt == 0 && ctx.Err() == nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
-	return inst.open(ctx, session)
 }
 
 var errBackendClosed = executor.Errorf(executor.CodeNoBackend, "the CDP backend is closed")

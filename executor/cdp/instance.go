@@ -147,8 +147,10 @@ func (b *Backend) launch() (*instance, error) {
 		in.version = in.browser.Version()
 		in.browser.OnDisconnected(func(playwright.Browser) { in.markDead("the browser disconnected") })
 	}
-	if in.persistent {
-		// Closing the persistent context closes the browser.
+	if !in.attached {
+		// chromegate closes the default context only with the browser, so
+		// its closing means the browser is going (the persistent context
+		// is the browser).
 		in.defaultCtx.OnClose(func(playwright.BrowserContext) { in.markDead("the browser closed") })
 	}
 	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent,
@@ -306,7 +308,25 @@ func (in *instance) open(ctx context.Context, name string) (*Session, error) {
 	}
 	in.mu.Unlock()
 
+	in.mu.Lock()
 	bctx, owns := in.defaultCtx, in.ownsDefault
+	in.mu.Unlock()
+	if name == "" && bctx.IsClosed() {
+		if !in.attached {
+			// The browser is on its way out; its disconnect event may not
+			// have arrived yet.
+			in.markDead("the browser closed")
+			return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason())
+		}
+		c, err := in.newContext(ctx)
+		if err != nil {
+			return nil, err
+		}
+		in.mu.Lock()
+		in.defaultCtx, in.ownsDefault = c, true
+		in.mu.Unlock()
+		bctx, owns = c, true
+	}
 	if name != "" {
 		c, err := in.newContext(ctx)
 		if err != nil {
