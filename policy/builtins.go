@@ -30,8 +30,8 @@ const (
 
 var (
 	hostMatchDecl = &rego.Function{
-		Name:             HostMatchName,
-		Description:      "Reports whether a host matches a chromegate host pattern, or any of an array or set of them: *.example.com matches any depth of subdomain, example.com only itself, * every host name; case-insensitive; wildcards never match IP addresses.",
+		Name:        HostMatchName,
+		Description: "Reports whether a host matches a chromegate host pattern, or any of an array or set of them: *.example.com matches any depth of subdomain, example.com only itself, * every host name; case-insensitive; wildcards never match IP addresses.",
 		Decl: types.NewFunction(types.Args(
 			types.Named("patterns", types.NewAny(types.S, types.NewArray(nil, types.S), types.NewSet(types.S))).Description("a pattern, or an array or set of patterns"),
 			types.Named("host", types.S),

@@ -142,11 +142,21 @@ func runTests(ctx context.Context, srcs []source, w io.Writer, coverage bool) (p
 			}
 		}
 		rep := cov.Report(policyModules)
-		fmt.Fprintf(w, "coverage: %.1f%% (%d of %d lines)\n", rep.Coverage, rep.CoveredLines, rep.CoveredLines+rep.NotCoveredLines)
 		files := make([]string, 0, len(rep.Files))
-		for f := range rep.Files {
+		covered, total := 0, 0
+		for f, fr := range rep.Files {
+			if isTestFile(f) {
+				continue
+			}
 			files = append(files, f)
+			covered += fr.CoveredLines
+			total += fr.CoveredLines + fr.NotCoveredLines
 		}
+		pct := 100.0
+		if total > 0 {
+			pct = 100 * float64(covered) / float64(total)
+		}
+		fmt.Fprintf(w, "coverage: %.1f%% (%d of %d lines of policy)\n", pct, covered, total)
 		sort.Strings(files)
 		for _, f := range files {
 			fr := rep.Files[f]

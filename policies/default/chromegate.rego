@@ -51,7 +51,7 @@ allow if {
 
 denial_reasons := sort(deny) if count(deny) > 0
 
-denial_reasons := [sprintf("no rule of the policy allows %s", [input.tool])] if count(deny) == 0
+denial_reasons := [sprintf("no rule of the policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
 
 # ---------------------------------------------------------------------------
 # Vocabulary.
@@ -258,9 +258,18 @@ call_allowed if {
 	page_tool_ok
 }
 
+# Reads may look at about:blank; everything else that touches a page needs a
+# page of an allowed host.
 page_ok if {
+	input.action == "read"
 	page != null
 	url_ok(page)
+}
+
+page_ok if {
+	input.action != "read"
+	page != null
+	web_url_ok(page)
 }
 
 needs_page if {
@@ -372,16 +381,16 @@ list_allowed if {
 # Reasons for a denial, and hints on how to allow it. Only consulted when
 # the call is denied.
 
-deny contains sprintf("input version %v is not supported by this policy, which reads version 1", [input.version]) if {
-	input.version != 1
+deny contains sprintf("input version %v is not supported by this policy, which reads version 1", [object.get(input, "version", null)]) if {
+	object.get(input, "version", null) != 1
 }
 
-deny contains sprintf("unknown phase %v", [input.phase]) if {
-	not input.phase in {"call", "list"}
+deny contains sprintf("unknown phase %v", [object.get(input, "phase", null)]) if {
+	not object.get(input, "phase", null) in {"call", "list"}
 }
 
-deny contains sprintf("%s is not a tool this policy knows", [input.tool]) if {
-	not input.action in known_actions
+deny contains sprintf("%v is not a tool this policy knows", [object.get(input, "tool", null)]) if {
+	not object.get(input, "action", null) in known_actions
 }
 
 deny contains sprintf("%s changes the page or the browser, and mutations are off (safe mode)", [input.tool]) if {
@@ -448,6 +457,14 @@ deny contains sprintf("%s is not allowed on %s: %s (the tab shows a page outside
 	needs_page
 	page != null
 	not url_ok(page)
+}
+
+deny contains sprintf("%s is not allowed on about:blank, only on pages of hosts in allow_domains", [input.tool]) if {
+	input.phase == "call"
+	needs_page
+	input.action != "read"
+	page != null
+	about_blank(page)
 }
 
 hints contains url_hint(page) if {
