@@ -159,7 +159,15 @@ func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "scroll needs a target or a non-zero dx/dy")
 	}
 	st, err := s.onTab(ctx, p.TabID, "scroll", func(c *call) error {
-		return c.page.Mouse().Wheel(float64(p.DX), float64(p.DY))
+		start, err := c.page.Evaluate("[scrollX, scrollY]")
+		if err != nil {
+			return err
+		}
+		if err := c.page.Mouse().Wheel(float64(p.DX), float64(p.DY)); err != nil {
+			return err
+		}
+		_, err = c.page.Evaluate(scriptScrollSettle, start)
+		return err
 	})
 	if err != nil {
 		return executor.ActionResult{}, err

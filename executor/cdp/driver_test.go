@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
 )
 
 func writeDriver(t *testing.T, version string) string {
@@ -209,5 +211,18 @@ func TestChromiumArgs(t *testing.T) {
 	}
 	if hasNoSandbox := strings.Contains(joined, "--no-sandbox"); hasNoSandbox != (os.Geteuid() == 0) {
 		t.Errorf("--no-sandbox present = %v as uid %d", hasNoSandbox, os.Geteuid())
+	}
+}
+
+// TestDriverVersionPinned: DriverVersion is what playwright-go checks for.
+func TestDriverVersionPinned(t *testing.T) {
+	runMu.Lock() // NewDriver sets playwright-go's package logger
+	defer runMu.Unlock()
+	d, err := playwright.NewDriver(&playwright.RunOptions{DriverDirectory: t.TempDir(), Stdout: io.Discard, Stderr: io.Discard, Logger: discardLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version != DriverVersion {
+		t.Errorf("playwright-go pins %s, DriverVersion is %s", d.Version, DriverVersion)
 	}
 }

@@ -52,6 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	srv = httptest.NewServer(testSite())
 	code := m.Run()
+	for _, f := range cleanups {
+		f()
+	}
 	if sharedBackend != nil {
 		if err := sharedBackend.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "closing the shared backend:", err)

@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"bytes"
+	"context"
 	"image"
 	"image/jpeg"
 	"os"
@@ -242,8 +243,12 @@ func TestHoverScrollDrag(t *testing.T) {
 	if _, err := s.Scroll(ctx, executor.ScrollParams{TabID: tall, DY: 600}); err != nil {
 		t.Fatal(err)
 	}
-	if got := evalJSON(t, s, tall, "new Promise(r => requestAnimationFrame(() => r(window.scrollY > 0)))"); got != "true" {
-		t.Errorf("the wheel did not scroll: scrollY > 0 is %s", got)
+	if _, err := s.Scroll(ctx, executor.ScrollParams{TabID: tall, DY: 600}); err != nil {
+		t.Fatal(err)
+	}
+	// The scroll has landed when Scroll returns.
+	if got := evalJSON(t, s, tall, "window.scrollY"); got != "1200" {
+		t.Errorf("after two wheel turns of 600 px, scrollY = %s", got)
 	}
 	if _, err := s.Scroll(ctx, executor.ScrollParams{TabID: tall, Target: executor.Target{Selector: "#bottom"}}); err != nil {
 		t.Fatal(err)
@@ -617,6 +622,18 @@ func TestClipboard(t *testing.T) {
 	}
 	if got := evalJSON(t, s, tab, "navigator.clipboard.readText()"); got != `"hello clipboard ✓"` {
 		t.Errorf("read back %s", got)
+	}
+	// A page without an http origin gets no permission: the fallback writes.
+	blank, err := s.NewTab(ctxFor(t, 10*time.Second), executor.NewTabParams{URL: "data:text/html,<p>no origin</p>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseTab(context.Background(), blank.ID)
+	if err := s.ClipboardWrite(ctxFor(t, 10*time.Second), executor.ClipboardParams{TabID: blank.ID, Text: "fallback"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJSON(t, s, tab, "navigator.clipboard.readText()"); got != `"fallback"` {
+		t.Errorf("read back after the fallback: %s", got)
 	}
 }
 

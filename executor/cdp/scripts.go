@@ -17,6 +17,7 @@ var (
 	scriptDims         = loadScript("dims.js")
 	scriptHasText      = loadScript("hastext.js")
 	scriptClipboard    = loadScript("clipboard.js")
+	scriptScrollSettle = loadScript("scrollsettle.js")
 	evalHead, evalTail = splitEval(loadScript("eval.js"))
 )
 

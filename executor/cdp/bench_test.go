@@ -1,0 +1,245 @@
+package cdp
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// The BenchmarkDirect* functions do with playwright-go directly what the
+// BenchmarkExecutor* functions do through the Executor, on the same kind of
+// browser and page: the difference is this package's overhead, and the
+// MCP layer is measured against both later.
+
+var (
+	directOnce sync.Once
+	directPage playwright.Page
+	directErr  error
+	cleanups   []func()
+)
+
+// direct starts a driver and an isolated browser with one page on the
+// counter page, shared by the direct benchmarks.
+func direct(b *testing.B) playwright.Page {
+	b.Helper()
+	needBrowser(b)
+	directOnce.Do(func() {
+		d, err := FindDriver("")
+		if err != nil {
+			directErr = err
+			return
+		}
+		exe, err := FindChromium("")
+		if err != nil {
+			directErr = err
+			return
+		}
+		pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: d.Dir, Stdout: io.Discard, Stderr: io.Discard, Logger: discardLogger})
+		if err != nil {
+			directErr = err
+			return
+		}
+		cleanups = append(cleanups, func() { _ = pw.Stop() })
+		opts, _ := New(Options{BrowserArgs: []string{"--chromegate-test=" + filepath.Join(testRoot, "direct")}})
+		br, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+			ExecutablePath: playwright.String(exe), Headless: playwright.Bool(true), Args: opts.chromiumArgs(),
+		})
+		if err != nil {
+			directErr = err
+			return
+		}
+		page, err := br.NewPage(playwright.BrowserNewPageOptions{Viewport: &playwright.Size{Width: 1280, Height: 720}})
+		if err != nil {
+			directErr = err
+			return
+		}
+		_, directErr = page.Goto(srv.URL + "/form")
+		directPage = page
+	})
+	if directErr != nil {
+		b.Fatal(directErr)
+	}
+	return directPage
+}
+
+func BenchmarkDirectNavigate(b *testing.B) {
+	page := direct(b)
+	for b.Loop() {
+		if _, err := page.Goto(srv.URL + "/counter"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectClick(b *testing.B) {
+	page := direct(b)
+	if _, err := page.Goto(srv.URL + "/counter"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := page.Locator("#inc").Click(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectType(b *testing.B) {
+	page := direct(b)
+	if _, err := page.Goto(srv.URL + "/form"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := page.Locator("#bio").PressSequentially("hello"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectInnerText(b *testing.B) {
+	page := direct(b)
+	if _, err := page.Goto(srv.URL + "/counter"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := page.Locator("#count").InnerText(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectScreenshot(b *testing.B) {
+	page := direct(b)
+	if _, err := page.Goto(srv.URL + "/counter"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := page.Screenshot(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDirectEvaluate(b *testing.B) {
+	page := direct(b)
+	for b.Loop() {
+		if _, err := page.Evaluate("1 + 1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchTab opens a tab in the shared executor for one benchmark.
+func benchTab(b *testing.B, path string) (*Session, string) {
+	b.Helper()
+	s := shared(b)
+	tab := tabAt(b, s, path)
+	return s, tab
+}
+
+func benchCtx(b *testing.B) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	b.Cleanup(cancel)
+	return ctx
+}
+
+func BenchmarkExecutorNavigate(b *testing.B) {
+	s, tab := benchTab(b, "/")
+	ctx := benchCtx(b)
+	for b.Loop() {
+		if _, err := s.Navigate(ctx, executor.NavigateParams{TabID: tab, URL: srv.URL + "/counter"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorClick(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	p := executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#inc"}}}
+	for b.Loop() {
+		if _, err := s.Click(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorType(b *testing.B) {
+	s, tab := benchTab(b, "/form")
+	ctx := benchCtx(b)
+	p := executor.TypeParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#bio"}}, Text: "hello"}
+	for b.Loop() {
+		if _, err := s.Type(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorText(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	p := executor.TextParams{TabID: tab, Target: executor.Target{Selector: "#count"}}
+	for b.Loop() {
+		if _, err := s.Text(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorScreenshot(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	for b.Loop() {
+		if _, err := s.Screenshot(ctx, executor.ScreenshotParams{TabID: tab}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkExecutorEval(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	for b.Loop() {
+		if _, err := s.Eval(ctx, executor.EvalParams{TabID: tab, Expression: "1 + 1"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOpen measures a cold start: driver, browser, first page. It
+// reports where the time went.
+func BenchmarkOpen(b *testing.B) {
+	needBrowser(b)
+	for _, isolated := range []bool{false, true} {
+		name := "persistent"
+		if isolated {
+			name = "isolated"
+		}
+		b.Run(name, func(b *testing.B) {
+			var driver, browser, first time.Duration
+			for b.Loop() {
+				be := newBackend(b, func(o *Options) { o.Isolated = isolated })
+				s := openSession(b, be, "")
+				t0 := time.Now()
+				if _, err := s.Navigate(benchCtx(b), executor.NavigateParams{URL: srv.URL + "/counter"}); err != nil {
+					b.Fatal(err)
+				}
+				first += time.Since(t0)
+				driver += be.current().timings.Driver
+				browser += be.current().timings.Browser
+				if err := be.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(driver.Milliseconds())/n, "driver-ms/op")
+			b.ReportMetric(float64(browser.Milliseconds())/n, "browser-ms/op")
+			b.ReportMetric(float64(first.Milliseconds())/n, "first-page-ms/op")
+		})
+	}
+}
