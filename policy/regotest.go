@@ -164,12 +164,16 @@ func runTests(ctx context.Context, srcs []source, w io.Writer, coverage bool) (p
 				continue
 			}
 			fmt.Fprintf(w, "  %s: not covered:", f)
+			last := ""
 			for _, rg := range fr.NotCovered {
-				if rg.Start.Row == rg.End.Row {
-					fmt.Fprintf(w, " %d", rg.Start.Row)
-				} else {
-					fmt.Fprintf(w, " %d-%d", rg.Start.Row, rg.End.Row)
+				r := fmt.Sprint(rg.Start.Row)
+				if rg.Start.Row != rg.End.Row {
+					r += fmt.Sprintf("-%d", rg.End.Row)
 				}
+				if r != last {
+					fmt.Fprint(w, " "+r)
+				}
+				last = r
 			}
 			fmt.Fprintln(w)
 		}

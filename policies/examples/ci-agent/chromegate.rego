@@ -1,1 +1,132 @@
+# METADATA
+# title: chromegate example policy for a CI agent
+# description: |
+#   An end-to-end test agent in CI: it may drive the application under test
+#   on the hosts in data.test_hosts (plus any --allow-domain), click and type
+#   freely, but never run scripts, upload files from the runner or download.
+#   Over HTTP only principals with the "ci" role may act; over stdio the
+#   caller is the CI job itself.
 package chromegate
+
+# ---------------------------------------------------------------------------
+# Data.
+
+# --allow-domain adds to the test hosts.
+default flag_hosts := []
+
+flag_hosts := data.allow_domains if is_array(data.allow_domains)
+
+default ci_hosts := []
+
+ci_hosts := array.concat(data.test_hosts, flag_hosts) if is_array(data.test_hosts)
+
+# ---------------------------------------------------------------------------
+# Decision.
+
+decision := {"allow": true, "reasons": [], "hints": []} if allow
+
+decision := {"allow": false, "reasons": denial_reasons, "hints": []} if not allow
+
+default allow := false
+
+allow if {
+	input.version == 1
+	ci_principal
+	input.phase == "call"
+	call_allowed
+}
+
+allow if {
+	input.version == 1
+	ci_principal
+	input.phase == "list"
+	listed
+}
+
+denial_reasons := sort(deny) if count(deny) > 0
+
+denial_reasons := [sprintf("no rule of the CI policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
+
+ci_principal if input.principal.transport == "stdio"
+
+ci_principal if "ci" in input.principal.roles
+
+# ---------------------------------------------------------------------------
+# Hosts: names may be matched by wildcard, addresses and localhost must be
+# listed exactly (CI servers usually listen on localhost).
+
+host_ok(t) if {
+	t.scheme in {"http", "https"}
+	t.ip_class == "unresolved"
+	chromegate.host_match(ci_hosts, t.host)
+}
+
+host_ok(t) if {
+	t.scheme in {"http", "https"}
+	t.ip_class != "unresolved"
+	chromegate.host_match([p | some p in ci_hosts; not contains(p, "*")], t.host)
+}
+
+url_ok(t) if t.url == "about:blank"
+
+url_ok(t) if host_ok(t)
+
+# Never in CI: scripts from the model, files from the runner, downloads.
+forbidden_tools := {"eval", "set_files", "download_file", "cookies_get", "cookies_set"}
+
+# ---------------------------------------------------------------------------
+# Calls.
+
+call_allowed if input.action in {"status", "tabs"}
+
+call_allowed if {
+	input.action == "navigate"
+	input.target != null
+	url_ok(input.target)
+}
+
+call_allowed if {
+	input.action == "navigate"
+	input.target == null
+	input.tool in {"back", "forward", "reload"}
+}
+
+call_allowed if {
+	input.action in {"read", "interact", "page_tool"}
+	not input.tool in forbidden_tools
+	url_ok(input.page)
+}
+
+listed if {
+	input.action in {"status", "tabs", "navigate", "read", "interact", "page_tool"}
+	not input.tool in forbidden_tools
+}
+
+# ---------------------------------------------------------------------------
+# Reasons.
+
+deny contains sprintf("principal %v is not a CI agent (needs the ci role)", [input.principal.name]) if {
+	not ci_principal
+}
+
+deny contains sprintf("%v is never allowed for the CI agent", [input.tool]) if {
+	input.tool in forbidden_tools
+}
+
+deny contains sprintf("navigation to %v is not allowed: not a test host", [input.target.host]) if {
+	input.phase == "call"
+	input.action == "navigate"
+	input.target != null
+	not url_ok(input.target)
+}
+
+default page_host := "an unknown page"
+
+page_host := input.page.host if input.page != null
+
+deny contains sprintf("%v is not allowed on %v: not a test host", [input.tool, page_host]) if {
+	input.phase == "call"
+	input.action in {"read", "interact", "page_tool"}
+	not input.tool in forbidden_tools
+	not url_ok(input.page)
+}

@@ -1,0 +1,90 @@
+package chromegate_test
+
+import data.chromegate as policy
+
+analyst(roles) := {"name": "analyst", "roles": roles, "transport": "http"}
+
+base := {
+	"version": 1, "phase": "call", "read_only": true, "args": {},
+	"target": null, "page": null, "backend": "cdp",
+	"principal": analyst(["appsec"]), "page_tool": null,
+}
+
+call(tool, action, extra) := object.union(object.union(base, {"tool": tool, "action": action}), extra)
+
+nav(url) := call("navigate", "navigate", {"target": chromegate.parse_url(url)})
+
+on(tool, action, url) := call(tool, action, {"page": chromegate.parse_url(url)})
+
+as_roles(inp, roles) := object.union(inp, {"principal": analyst(roles)})
+
+allowed(inp) if policy.decision.allow with input as inp
+
+reasons(inp) := r if {
+	r := policy.decision.reasons with input as inp
+}
+
+test_roles_decide_hosts if {
+	allowed(nav("https://www.example.com/"))
+	not allowed(nav("https://urlscan.io/"))
+	allowed(as_roles(nav("https://urlscan.io/"), ["threat-intel"]))
+	allowed(as_roles(nav("https://urlscan.io/"), ["appsec", "threat-intel"]))
+	not allowed(as_roles(nav("https://www.example.com/"), ["auditor"]))
+	allowed(as_roles(nav("https://intranet.example.com/"), ["auditor"]))
+}
+
+test_other_host_denied_with_roles_named if {
+	not allowed(nav("https://other.test/"))
+	reasons(nav("https://other.test/")) == ["navigation to other.test is not allowed for roles appsec"]
+}
+
+test_no_role_no_hosts if {
+	inp := as_roles(nav("https://www.example.com/"), [])
+	not allowed(inp)
+	reasons(inp) == ["principal analyst has no role in role_domains"]
+	not allowed(as_roles(nav("https://www.example.com/"), ["unknown-role"]))
+}
+
+test_local_addresses_never if {
+	every u in ["http://127.0.0.1/", "http://localhost/", "http://10.0.0.1/", "http://169.254.169.254/"] {
+		not allowed(nav(u)) with data.role_domains as {"appsec": ["*", "127.0.0.1", "localhost", "10.0.0.1", "169.254.169.254"]}
+	}
+}
+
+test_reads_on_role_hosts if {
+	every tool in ["get_text", "get_html", "snapshot", "screenshot", "read_as_markdown", "extract_links", "query", "wait_for"] {
+		allowed(on(tool, "read", "https://app.example.com/"))
+	}
+	allowed(on("screenshot", "read", "about:blank"))
+	not allowed(on("get_text", "read", "https://urlscan.io/"))
+	reasons(on("get_text", "read", "https://urlscan.io/")) == ["get_text is not allowed on urlscan.io for roles appsec"]
+	not allowed(call("get_text", "read", {}))
+}
+
+test_hover_scroll_allowed if {
+	allowed(on("hover", "interact", "https://app.example.com/"))
+	allowed(on("scroll", "interact", "https://app.example.com/"))
+}
+
+test_everything_else_never if {
+	every tool in ["click", "type", "fill", "press", "select_option", "set_files", "drag", "fill_form", "clipboard_write", "cookies_get", "cookies_set", "eval", "download_file", "page_tool_call", "tab_close"] {
+		inp := on(tool, "interact", "https://app.example.com/")
+		not allowed(inp) with data.enable_mutations as true with data.enable_eval as true
+		reasons(inp) == [sprintf("%s is not allowed: this team's agents only look", [tool])]
+		not allowed(object.union(inp, {"phase": "list"}))
+	}
+}
+
+test_history_status_tabs if {
+	allowed(call("back", "navigate", {}))
+	not allowed(call("navigate", "navigate", {}))
+	reasons(call("navigate", "navigate", {})) == ["no rule of the security-team policy allows navigate"]
+	allowed(call("chrome_status", "status", {}))
+	allowed(call("tabs_list", "tabs", {}))
+	allowed(object.union(base, {"phase": "list", "tool": "screenshot", "action": "read"}))
+}
+
+test_page_tools_list_on_role_hosts if {
+	allowed(on("page_tools_list", "page_tool", "https://app.example.com/"))
+	not allowed(on("page_tools_list", "page_tool", "https://other.test/"))
+}
