@@ -2,10 +2,12 @@ package cdp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/playwright-community/playwright-go"
@@ -17,7 +19,7 @@ func (s *Session) act(ctx context.Context, tabID string, target executor.Target,
 	if err := target.Validate(); err != nil {
 		return executor.ActionResult{}, err
 	}
-	st, err := s.onTab(ctx, tabID, what, func(c *call) error {
+	st, err := s.onTab(ctx, tabID, what+" on "+target.String(), func(c *call) error {
 		loc, err := c.resolve(target)
 		if err != nil {
 			return err
@@ -270,14 +272,22 @@ func (s *Session) Drag(ctx context.Context, p executor.DragParams) (executor.Act
 			return err
 		}
 		err = from.DragTo(to, playwright.LocatorDragToOptions{Timeout: c.to()})
-		if err == nil {
-			return nil
+		if err == nil || !errors.Is(err, playwright.ErrTimeout) {
+			return err
 		}
-		// Say which end was missing.
-		if n, cerr := from.Count(); cerr == nil && n == 0 {
-			return c.targetErr(from, p.From, "drag (from)", err)
+		// The call log mixes both ends: ask the page which one is missing.
+		for _, end := range []struct {
+			name string
+			loc  playwright.Locator
+			t    executor.Target
+		}{{"from", from, p.From}, {"to", to, p.To}} {
+			if n, cerr := end.loc.Count(); cerr == nil && n == 0 {
+				return c.notFound("drag ("+end.name+")", end.t, err)
+			}
 		}
-		return c.targetErr(to, p.To, "drag (to)", err)
+		return executor.Errorf(executor.CodeTimeout, "drag: the elements were found but the drag did not finish within %s (%s)",
+			time.Since(c.start).Round(time.Millisecond), whyNotActionable(err)).
+			WithHint("they may be hidden or covered; scroll to them first").Wrap(err)
 	})
 	if err != nil {
 		return executor.ActionResult{}, err

@@ -94,7 +94,8 @@ func pwTimeout(ctx context.Context) float64 {
 		return float64(defaultCallTimeout.Milliseconds())
 	}
 	left := time.Until(dl)
-	margin := min(left/10, 500*time.Millisecond)
+	// The margin also covers the reply's trip back on a loaded machine.
+	margin := min(left/5, time.Second)
 	return float64(max((left - margin).Milliseconds(), 1))
 }
 
@@ -193,14 +194,18 @@ func (c *call) targetErr(loc playwright.Locator, t executor.Target, what string,
 	}
 	if errors.Is(err, playwright.ErrTimeout) && !c.s.isDone() {
 		waited := time.Since(c.start).Round(time.Millisecond)
-		n, cerr := loc.Count()
-		if cerr == nil && n == 0 {
-			return executor.Errorf(executor.CodeSelectorNotFound, "%s: nothing matches %s (waited %s)", what, t, waited).
-				WithHint("check the selector, or wait_for it to appear first").Wrap(err)
+		found, known := resolvedInLog(err)
+		if !known {
+			// No call log to read: ask the page.
+			n, cerr := loc.Count()
+			found, known = n > 0, cerr == nil
 		}
-		if cerr == nil {
+		if known && !found {
+			return c.notFound(what, t, err)
+		}
+		if known {
 			msg := fmt.Sprintf("%s: the element matching %s did not become actionable within %s", what, t, waited)
-			if why := lastLogLine(err); why != "" {
+			if why := whyNotActionable(err); why != "" {
 				msg += " (" + why + ")"
 			}
 			return executor.Errorf(executor.CodeTimeout, "%s", msg).
@@ -208,6 +213,23 @@ func (c *call) targetErr(loc playwright.Locator, t executor.Target, what string,
 		}
 	}
 	return c.s.mapErr(what, err)
+}
+
+func (c *call) notFound(what string, t executor.Target, err error) error {
+	return executor.Errorf(executor.CodeSelectorNotFound, "%s: nothing matches %s (waited %s)",
+		what, t, time.Since(c.start).Round(time.Millisecond)).
+		WithHint("check the selector, or wait_for it to appear first").Wrap(err)
+}
+
+// resolvedInLog reads Playwright's call log: an action that found its
+// element logs "locator resolved to <...>". known is false without a log.
+func resolvedInLog(err error) (found, known bool) {
+	s := err.Error()
+	i := strings.Index(s, "Call log:")
+	if i < 0 {
+		return false, false
+	}
+	return strings.Contains(s[i:], "resolved to"), true
 }
 
 // mapErr turns a playwright-go error into an *executor.Error.
@@ -263,20 +285,30 @@ func isSelectorError(msg string) bool {
 	return false
 }
 
-// lastLogLine is the last line of Playwright's call log, which says what an
-// action was waiting for when it timed out.
-func lastLogLine(err error) string {
+// whyNotActionable picks from Playwright's call log the last line that
+// says what stood in the way ("element is not visible", "<div> intercepts
+// pointer events"), else the last line.
+func whyNotActionable(err error) string {
 	s := err.Error()
 	i := strings.Index(s, "Call log:")
 	if i < 0 {
 		return ""
 	}
 	lines := strings.Split(strings.TrimSpace(s[i+len("Call log:"):]), "\n")
-	last := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "- "))
-	if len(last) > 200 {
-		last = last[:200] + "…"
+	pick := ""
+	for j := len(lines) - 1; j >= 0 && pick == ""; j-- {
+		l := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[j]), "- "))
+		if strings.Contains(l, "element is") || strings.Contains(l, "intercepts pointer events") || strings.Contains(l, "not stable") {
+			pick = l
+		}
 	}
-	return last
+	if pick == "" {
+		pick = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "- "))
+	}
+	if len(pick) > 200 {
+		pick = pick[:200] + "…"
+	}
+	return pick
 }
 
 // checkURL accepts an absolute URL (policy decides which schemes and hosts

@@ -55,9 +55,8 @@ func TestSelfHeal(t *testing.T) {
 	start := time.Now()
 	_, err = s1.WaitFor(ctxFor(t, 30*time.Second), executor.WaitParams{Target: executor.Target{Selector: "#never"}})
 	wantCode(t, err, executor.CodeTargetGone)
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("wait_for returned %s after the kill", d)
-	}
+	// The kill comes at 0.5 s of a 30 s wait: well before the deadline.
+	promptly(t, "wait_for when the browser is killed", start, 500*time.Millisecond)
 	waitDone(t, s1, 5*time.Second)
 	if err := s1.Ping(ctxFor(t, time.Second)); executor.CodeOf(err) != executor.CodeTargetGone {
 		t.Errorf("ping of a dead session: %v", err)
@@ -79,9 +78,7 @@ func TestSelfHeal(t *testing.T) {
 	start = time.Now()
 	_, err = s2.Text(ctxFor(t, 20*time.Second), executor.TextParams{})
 	wantCode(t, err, executor.CodeTargetGone)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("a call on a dead executor took %s", d)
-	}
+	promptly(t, "a call on a dead executor", start, 0)
 
 	// 3. The driver dies.
 	s3 := openSession(t, b, "")

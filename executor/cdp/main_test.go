@@ -211,6 +211,16 @@ func wantCode(t testing.TB, err error, code executor.Code) *executor.Error {
 	return xe
 }
 
+// promptly fails when a call that should end at its deadline ran far past
+// it. The bound is loose, for loaded machines: what it catches is a call
+// that ignores its deadline and waits for a 30 s default, or forever.
+func promptly(t testing.TB, what string, start time.Time, deadline time.Duration) {
+	t.Helper()
+	if d := time.Since(start); d > deadline+10*time.Second {
+		t.Errorf("%s took %s with a %s deadline", what, d.Round(time.Millisecond), deadline)
+	}
+}
+
 // processesWith lists pids whose command line contains s.
 func processesWith(s string) []int {
 	var out []int
@@ -328,8 +338,11 @@ func testSite() http.Handler {
 	page("/late", "Late", `
 <div id="gone">going</div><div id="shy" style="display:none">shy</div>
 <script>
-  setTimeout(() => { const d = document.createElement('div'); d.id = 'late'; d.textContent = 'arrived late'; document.body.appendChild(d); }, 400);
-  setTimeout(() => { document.getElementById('gone').remove(); document.getElementById('shy').style.display = 'block'; }, 400);
+  // Called by the test right before it waits, so the wait is never late.
+  window.later = () => setTimeout(() => {
+    const d = document.createElement('div'); d.id = 'late'; d.textContent = 'arrived late'; document.body.appendChild(d);
+    document.getElementById('gone').remove(); document.getElementById('shy').style.display = 'block';
+  }, 400);
 </script>`)
 	page("/tall", "Tall", `<div id="top">top</div><div style="height:20000px;background:linear-gradient(#fff,#000)"></div><div id="bottom">bottom</div>`)
 	page("/drag", "Drag", `

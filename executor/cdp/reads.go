@@ -341,7 +341,7 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 	}
 	desc := waitDescription(p)
 	start := time.Now()
-	st, err := s.onTab(ctx, p.TabID, "wait_for", func(c *call) error {
+	st, err := s.onTab(ctx, p.TabID, "wait_for "+desc, func(c *call) error {
 		var loc playwright.Locator
 		if hasTarget {
 			var err error
