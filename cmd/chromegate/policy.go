@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// policyFlags only feed the policy's data (or replace the policy): no flag
+// allows anything by itself.
+type policyFlags struct {
+	allowDomains    listFlag
+	enableMutations bool
+	enableEval      bool
+	enableDownloads bool
+	allDomains      bool
+	dir             string
+	dataFile        string
+	decisionLog     string
+}
+
+func (p *policyFlags) register(fs *flag.FlagSet) {
+	fs.Var(&p.allowDomains, "allow-domain", "allow a host for navigation and reads; *.example.com = any depth of subdomain (repeatable)")
+	fs.BoolVar(&p.enableMutations, "enable-mutations", false, "allow tools that change pages: click, type, fill, press, select_option, set_files, drag, cookies_set, clipboard_write, tab_close")
+	fs.BoolVar(&p.enableEval, "unsafe-enable-eval", false, "allow eval (arbitrary JavaScript in allowed pages)")
+	fs.BoolVar(&p.enableDownloads, "enable-downloads", false, "allow download_file from allowed hosts")
+	fs.BoolVar(&p.allDomains, "unsafe-all-domains", false, "allow every public host (never loopback, private or link-local addresses, never dangerous schemes)")
+	fs.StringVar(&p.dir, "policy", "", "directory with your own Rego policy; it replaces the default")
+	fs.StringVar(&p.dataFile, "data", "", "JSON or YAML file laid over the policy's data")
+	fs.StringVar(&p.decisionLog, "decision-log", "", "append one JSON line per decision to this file (mode 0600, no secrets)")
+}
+
+// data is what the flags tell the policy: only what the user set, so a data
+// file's true is not undone by a flag's default.
+func (p *policyFlags) data() map[string]any {
+	d := map[string]any{}
+	if len(p.allowDomains) > 0 {
+		d["allow_domains"] = []string(p.allowDomains)
+	}
+	if p.enableMutations {
+		d["enable_mutations"] = true
+	}
+	if p.enableEval {
+		d["enable_eval"] = true
+	}
+	if p.enableDownloads {
+		d["enable_downloads"] = true
+	}
+	if p.allDomains {
+		d["all_domains"] = true
+	}
+	return d
+}
+
+// gate loads the policy and returns the gate every call passes. The engine
+// reloads a policy directory or data file when it changes, until ctx ends.
+func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGate, func(), error) {
+	opts := []policy.Option{policy.WithLogger(log), policy.WithData(p.data())}
+	if p.dir != "" {
+		opts = append(opts, policy.WithDir(p.dir))
+	}
+	if p.dataFile != "" {
+		opts = append(opts, policy.WithDataFile(p.dataFile))
+	}
+	var dlog io.WriteCloser
+	if p.decisionLog != "" {
+		w, err := policy.OpenDecisionLog(p.decisionLog)
+		if err != nil {
+			return nil, nil, err
+		}
+		dlog = w
+		opts = append(opts, policy.WithDecisionLog(w))
+	}
+	eng, err := policy.New(ctx, opts...)
+	if err != nil {
+		if dlog != nil {
+			dlog.Close()
+		}
+		return nil, nil, fmt.Errorf("load policy: %w", err)
+	}
+	if p.allDomains {
+		log.Warn("--unsafe-all-domains: every public host may be navigated to and read")
+	}
+	if p.enableEval {
+		log.Warn("--unsafe-enable-eval: the model may run any JavaScript on allowed pages")
+	}
+	wctx, stop := context.WithCancel(ctx)
+	if p.dir != "" || p.dataFile != "" {
+		go eng.Watch(wctx, 2*time.Second)
+	}
+	return &mcp.PolicyGate{Engine: eng}, func() {
+		stop()
+		if dlog != nil {
+			dlog.Close()
+		}
+	}, nil
+}

@@ -1,0 +1,115 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// PolicyGate is the Gate and ListFilter every real server uses: each call,
+// each landing and each listed tool is a decision of the Rego engine.
+// Anything that goes wrong on the way to a decision denies.
+type PolicyGate struct {
+	Engine *policy.Engine
+}
+
+var (
+	_ Gate       = (*PolicyGate)(nil)
+	_ ListFilter = (*PolicyGate)(nil)
+)
+
+// Before decides a call. The page input is read from the browser at call
+// time (the tab the call touches), never taken from the model.
+func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
+	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	if err != nil {
+		return err
+	}
+	if c.Executor() != nil {
+		in.Backend = c.Executor().Backend()
+	}
+	if needsPage(c.Tool) && c.Page != nil {
+		tab, err := c.Page(ctx)
+		if err != nil {
+			return err
+		}
+		in.Page = policy.NewPage(tab.URL)
+	}
+	return decided(g.Engine.Decide(ctx, in), in)
+}
+
+// Landed decides where a navigation actually arrived, after redirects and
+// client-side navigation: the same decision with the landed URL as target.
+func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageState) error {
+	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	if err != nil {
+		return err
+	}
+	if c.Executor() != nil {
+		in.Backend = c.Executor().Backend()
+	}
+	// A navigation's check on arrival is a navigation decision, whatever
+	// started it (a click on a link, a redirect, a script).
+	in.Action = policy.ActionNavigate
+	if in, err = in.WithTarget(page.URL); err != nil {
+		return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %q, which cannot be checked", page.URL).Wrap(err)
+	}
+	d := g.Engine.Decide(ctx, in)
+	if d.Allow {
+		return nil
+	}
+	e := policy.DeniedError(d, in)
+	return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %s, which the policy does not allow (%s); it was sent back to about:blank and nothing of it was read",
+		in.Target.Host, e.Message).WithHint(e.Hint)
+}
+
+// Visible decides the list phase: a tool is listed only if the principal
+// could ever use it.
+func (g *PolicyGate) Visible(ctx context.Context, t *Tool, p Principal) bool {
+	in, err := g.input(policy.PhaseList, t, nil, p)
+	if err != nil {
+		return false
+	}
+	return g.Engine.Decide(ctx, in).Allow
+}
+
+// Status reports the policy in force for chrome_status.
+func (g *PolicyGate) Status(context.Context) map[string]any {
+	return map[string]any{"policy": g.Engine.Status()}
+}
+
+func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Principal) (policy.Input, error) {
+	in, err := policy.NewInput(phase, t.Name, args)
+	if err != nil {
+		if errors.Is(err, policy.ErrBadURL) {
+			return in, executor.Errorf(executor.CodeBadArgs, "%v", err).WithHint("pass an absolute URL such as https://example.com/")
+		}
+		return in, executor.Errorf(executor.CodePolicyDenied, "the call could not be described to the policy: %v", err)
+	}
+	in.Principal = policy.Principal{Name: p.Name, Roles: p.Roles, Transport: p.Transport}
+	if in.Principal.Roles == nil {
+		in.Principal.Roles = []string{}
+	}
+	return in, nil
+}
+
+// needsPage says whether a decision depends on the page a tool touches:
+// everything but status and the tab bookkeeping tools.
+func needsPage(t *Tool) bool {
+	switch t.Action {
+	case ActionStatus, ActionTabs:
+		return false
+	}
+	return true
+}
+
+// decided turns a decision into the Gate's answer. The nil check is explicit
+// so that an allowed decision never becomes a non-nil error interface.
+func decided(d policy.Decision, in policy.Input) error {
+	if d.Allow {
+		return nil
+	}
+	return policy.DeniedError(d, in)
+}
