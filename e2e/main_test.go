@@ -218,6 +218,9 @@ func (s *server) evalString(expr string) string {
 // jsonPart drops the untrusted-content banner and anything before the first
 // JSON value.
 func jsonPart(s string) string {
+	if strings.HasPrefix(s, "[untrusted") {
+		_, s, _ = strings.Cut(s, "\n")
+	}
 	if i := strings.IndexAny(s, "{["); i >= 0 {
 		return s[i:]
 	}
