@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,9 +164,10 @@ func WithDecisionLog(w io.Writer) Option {
 // run on any number of goroutines while Reload swaps the policy; each
 // decision sees one whole policy, old or new.
 type Engine struct {
-	cfg  config
-	cur  atomic.Pointer[state]
-	dlog *decisionLog
+	cfg   config
+	cur   atomic.Pointer[state]
+	dlog  *decisionLog
+	slots chan struct{} // evaluations running; see Decide
 
 	reloadMu sync.Mutex // one Reload at a time
 	lastErr  atomic.Pointer[string]
@@ -195,7 +197,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{cfg: cfg}
+	e := &Engine{cfg: cfg, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if cfg.dlog != nil {
 		e.dlog = &decisionLog{w: cfg.dlog}
 	}
@@ -292,16 +294,35 @@ func denyError(format string, args ...any) Decision {
 }
 
 // Decide evaluates the policy for in. It never fails: any error, an
-// undefined or malformed decision, or running out of time is a denial
-// whose reason starts with "policy error: ". A nil Engine denies
-// everything. When a decision log is set, Decide writes the decision to it.
+// undefined or malformed decision, running out of time or ctx ending is a
+// denial whose reason starts with "policy error: ". A nil Engine denies
+// everything. At most GOMAXPROCS evaluations run at once; the deadline
+// (WithTimeout) starts when this one does, and ctx bounds the wait. When a
+// decision log is set, Decide writes the decision to it.
 func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	if e == nil {
 		return denyError("no policy engine")
 	}
+	// Evaluation is CPU-bound: at most GOMAXPROCS run at once, so that the
+	// deadline measures evaluating rather than waiting for a CPU behind a
+	// hundred other calls. Waiting is bounded by ctx.
+	select {
+	case e.slots <- struct{}{}:
+	default:
+		select {
+		case e.slots <- struct{}{}:
+		case <-ctx.Done():
+			return e.logged(time.Now(), in, denyError("evaluation cancelled while waiting: %v", ctx.Err()))
+		}
+	}
 	start := time.Now()
 	d := e.cur.Load().decide(ctx, in, e.cfg.timeout)
+	<-e.slots
 	d.EvalMicros = time.Since(start).Microseconds()
+	return e.logged(start, in, d)
+}
+
+func (e *Engine) logged(start time.Time, in Input, d Decision) Decision {
 	if e.dlog != nil {
 		if err := e.dlog.write(start, in, d); err != nil {
 			e.cfg.log.Error("policy: decision log write failed", "err", err)
@@ -316,6 +337,9 @@ func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) (d
 			d = denyError("evaluation panicked: %v", r)
 		}
 	}()
+	if err := ctx.Err(); err != nil {
+		return denyError("evaluation cancelled: %v", err)
+	}
 	v, err := in.astValue()
 	if err != nil {
 		return denyError("input: %v", err)

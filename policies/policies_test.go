@@ -1,0 +1,99 @@
+package policies_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromegate/chromegate/policies"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// TestRegoTests runs the Rego unit tests of every policy that ships, from
+// the embedded files, and fails if any test fails or coverage is partial.
+func TestRegoTests(t *testing.T) {
+	t.Parallel()
+	dirs := map[string]fs.FS{"default": policies.Default}
+	for _, name := range []string{"ci-agent", "security-team", "desktop"} {
+		sub, err := fs.Sub(policies.Examples, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs["examples/"+name] = sub
+	}
+	for name, fsys := range dirs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			passed, failed, err := policy.TestFS(t.Context(), name, fsys, &out, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failed > 0 || passed < 8 {
+				t.Errorf("%d passed, %d failed:\n%s", passed, failed, out.String())
+			}
+			if !bytes.Contains(out.Bytes(), []byte("coverage: 100.0%")) {
+				t.Errorf("coverage below 100%%:\n%s", out.String())
+			}
+		})
+	}
+}
+
+func TestExamplesAreComplete(t *testing.T) {
+	t.Parallel()
+	entries, err := fs.ReadDir(policies.Examples, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 3 {
+		t.Errorf("%d examples, want 3", len(entries))
+	}
+	for _, e := range entries {
+		for _, f := range []string{"chromegate.rego", "chromegate_test.rego", "data.json"} {
+			if _, err := fs.Stat(policies.Examples, e.Name()+"/"+f); err != nil {
+				t.Errorf("examples/%s: %v", e.Name(), err)
+			}
+		}
+	}
+}
+
+func TestWriteTree(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "policies")
+	if err := policies.WriteTree(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"README.md", "input.schema.json", "default/chromegate.rego", "default/data.json", "examples/desktop/chromegate_test.rego"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Error(err)
+		}
+	}
+	// What was written is a policy a user can test and load as it is.
+	var out bytes.Buffer
+	if passed, failed, err := policy.Test(t.Context(), []string{filepath.Join(dir, "examples", "ci-agent")}, &out, false); err != nil || failed > 0 || passed == 0 {
+		t.Errorf("written ci-agent: %d passed, %d failed, %v:\n%s", passed, failed, err, out.String())
+	}
+	if _, err := policy.New(t.Context(), policy.WithDir(filepath.Join(dir, "default"))); err != nil {
+		t.Error(err)
+	}
+	// Never overwrites, and writes nothing when it would.
+	if err := os.WriteFile(filepath.Join(dir, "default", "data.json"), []byte(`{"mine": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := policies.WriteTree(dir); !errors.Is(err, policies.ErrExists) {
+		t.Errorf("second WriteTree = %v, want ErrExists", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "default", "data.json")); string(b) != `{"mine": true}` {
+		t.Errorf("data.json was overwritten: %s", b)
+	}
+}
+
+func TestSchemaIsJSON(t *testing.T) {
+	t.Parallel()
+	if !bytes.Contains(policies.Schema(), []byte(`"$schema"`)) {
+		t.Error("Schema() is not the JSON Schema")
+	}
+}

@@ -1,0 +1,292 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/chromegate/chromegate/policies"
+)
+
+// registryTools is the tool surface of DESIGN.md.
+var registryTools = []string{
+	"tabs_list", "tab_select", "tab_new", "tab_close", "navigate", "back", "forward", "reload",
+	"click", "type", "fill", "press", "hover", "scroll", "select_option", "set_files", "drag",
+	"snapshot", "get_text", "get_html", "query", "screenshot", "wait_for", "extract_links",
+	"read_as_markdown", "fill_form", "eval", "cookies_get", "cookies_set", "clipboard_write",
+	"download_file", "chrome_status", "page_tools_list", "page_tool_call",
+}
+
+func TestActionCoversTheRegistry(t *testing.T) {
+	t.Parallel()
+	got := Tools()
+	sort.Strings(got)
+	want := slices.Clone(registryTools)
+	sort.Strings(want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Tools() (-want +got):\n%s", diff)
+	}
+	for _, tool := range registryTools {
+		if a, _ := Action(tool); a == ActionUnknown {
+			t.Errorf("Action(%q) is unknown", tool)
+		}
+	}
+	if a, m := Action("rm_rf"); a != ActionUnknown || !m {
+		t.Errorf("Action(unknown) = %q, %v", a, m)
+	}
+}
+
+func TestActionClasses(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{
+		"navigate": ActionNavigate, "back": ActionNavigate, "reload": ActionNavigate,
+		"get_text": ActionRead, "screenshot": ActionRead, "cookies_get": ActionRead, "wait_for": ActionRead,
+		"click": ActionInteract, "hover": ActionInteract, "fill_form": ActionInteract, "cookies_set": ActionInteract, "clipboard_write": ActionInteract,
+		"eval": ActionEval, "download_file": ActionDownload, "tabs_list": ActionTabs, "tab_new": ActionTabs,
+		"chrome_status": ActionStatus, "page_tool_call": ActionPageTool,
+	}
+	for tool, action := range want {
+		if got, _ := Action(tool); got != action {
+			t.Errorf("Action(%q) = %q, want %q", tool, got, action)
+		}
+	}
+}
+
+// TestMutatingMatchesDefaultPolicy keeps policy.Action and the default
+// policy's mutating_tools in step.
+func TestMutatingMatchesDefaultPolicy(t *testing.T) {
+	t.Parallel()
+	modules, _, err := loadSource(source{name: DefaultSource, fsys: policies.Default}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []func(*rego.Rego){rego.Query("data.chromegate.mutating_tools"), rego.Capabilities(capabilities())}
+	for _, m := range modules {
+		opts = append(opts, rego.ParsedModule(m))
+	}
+	rs, err := rego.New(append(opts, regoFunctions()...)...).Eval(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inPolicy []string
+	for _, v := range rs[0].Expressions[0].Value.([]any) {
+		inPolicy = append(inPolicy, v.(string))
+	}
+	var inGo []string
+	for _, tool := range registryTools {
+		if _, m := Action(tool); m {
+			inGo = append(inGo, tool)
+		}
+	}
+	sort.Strings(inPolicy)
+	sort.Strings(inGo)
+	if diff := cmp.Diff(inGo, inPolicy); diff != "" {
+		t.Errorf("mutating tools: Action (-) vs default policy (+):\n%s", diff)
+	}
+}
+
+func TestNewInput(t *testing.T) {
+	t.Parallel()
+	in, err := NewInput(PhaseCall, "navigate", map[string]any{"url": "HTTP://0x7f.1:8080/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Input{
+		Version: 1, Phase: "call", Tool: "navigate", Action: "navigate",
+		Args:   map[string]any{"url": "HTTP://0x7f.1:8080/x"},
+		Target: &Target{URL: "http://127.0.0.1:8080/x", Scheme: "http", Host: "127.0.0.1", Port: 8080, IPClass: "loopback"},
+	}
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("NewInput (-want +got):\n%s", diff)
+	}
+
+	in, _ = NewInput(PhaseCall, "tab_new", map[string]any{"url": "https://example.com"})
+	if in.Action != ActionNavigate || in.Target == nil || in.Target.Host != "example.com" {
+		t.Errorf("tab_new with a url = %+v", in)
+	}
+	in, _ = NewInput(PhaseCall, "tab_new", nil)
+	if in.Action != ActionTabs || in.Target != nil {
+		t.Errorf("tab_new without a url = %+v", in)
+	}
+	in, _ = NewInput(PhaseCall, "download_file", map[string]any{"url": "https://example.com/f"})
+	if in.Target == nil {
+		t.Errorf("download_file: no target")
+	}
+	in, _ = NewInput(PhaseCall, "get_text", map[string]any{"url": "https://example.com/f"})
+	if in.Target != nil || !in.ReadOnly {
+		t.Errorf("get_text = %+v: a read has no target and is read-only", in)
+	}
+	in, _ = NewInput(PhaseList, "eval", nil)
+	if in.Phase != PhaseList || in.ReadOnly || in.Args == nil {
+		t.Errorf("list eval = %+v", in)
+	}
+	if _, err := NewInput(PhaseCall, "navigate", map[string]any{"url": "example.com"}); !errors.Is(err, ErrBadURL) {
+		t.Errorf("relative url: err = %v", err)
+	}
+}
+
+func TestReadOnlyHints(t *testing.T) {
+	t.Parallel()
+	for tool, want := range map[string]bool{
+		"get_text": true, "screenshot": true, "chrome_status": true, "tabs_list": true, "page_tools_list": true,
+		"navigate": false, "tab_new": false, "click": false, "hover": false, "eval": false, "download_file": false, "page_tool_call": false,
+	} {
+		if got := readOnlyHint(tool); got != want {
+			t.Errorf("readOnlyHint(%q) = %v, want %v", tool, got, want)
+		}
+	}
+}
+
+func TestWithTarget(t *testing.T) {
+	t.Parallel()
+	in, _ := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://allowed.test/"})
+	landed, err := in.WithTarget("https://other.test/after-redirect")
+	if err != nil || landed.Target.Host != "other.test" || in.Target.Host != "allowed.test" {
+		t.Errorf("WithTarget = %+v, %v (original %+v)", landed.Target, err, in.Target)
+	}
+	if _, err := in.WithTarget("::"); err == nil {
+		t.Error("WithTarget of an invalid URL: no error")
+	}
+}
+
+func TestPolicyArgsAndRedactArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		tool           string
+		args           map[string]any
+		policy, logged map[string]any
+	}{
+		{
+			"type", map[string]any{"selector": "#pw", "text": "hunter2", "pressEnter": true},
+			map[string]any{"selector": "#pw", "text": Redacted, "pressEnter": true},
+			map[string]any{"selector": "#pw", "text": Redacted, "pressEnter": true},
+		},
+		{
+			"fill", map[string]any{"ref": "e1", "value": "4111 1111"},
+			map[string]any{"ref": "e1", "value": Redacted},
+			map[string]any{"ref": "e1", "value": Redacted},
+		},
+		{
+			"clipboard_write", map[string]any{"text": "secret"},
+			map[string]any{"text": Redacted},
+			map[string]any{"text": Redacted},
+		},
+		{
+			"cookies_set", map[string]any{"cookies": []any{map[string]any{"name": "sid", "value": "abc", "domain": ".example.com", "secure": true}}},
+			map[string]any{"cookies": []any{map[string]any{"name": "sid", "value": Redacted, "domain": ".example.com", "secure": true}}},
+			map[string]any{"cookies": []any{map[string]any{"name": "sid", "value": Redacted, "domain": ".example.com", "secure": true}}},
+		},
+		{
+			"fill_form", map[string]any{"fields": []any{map[string]any{"selector": "#u", "value": "me"}, map[string]any{"ref": "e2", "value": "pw"}}},
+			map[string]any{"fields": []any{map[string]any{"selector": "#u", "value": Redacted}, map[string]any{"ref": "e2", "value": Redacted}}},
+			map[string]any{"fields": []any{map[string]any{"selector": "#u", "value": Redacted}, map[string]any{"ref": "e2", "value": Redacted}}},
+		},
+		{
+			"eval", map[string]any{"expression": "document.title", "awaitPromise": false},
+			map[string]any{"expression": "document.title", "awaitPromise": false},
+			map[string]any{"expression": HashSecret("document.title"), "awaitPromise": false},
+		},
+		{
+			"page_tool_call", map[string]any{"name": "login", "arguments": map[string]any{"user": "me", "password": "pw"}},
+			map[string]any{"name": "login", "arguments": map[string]any{"user": Redacted, "password": Redacted}},
+			map[string]any{"name": "login", "arguments": map[string]any{"user": Redacted, "password": Redacted}},
+		},
+		{
+			"navigate", map[string]any{"url": "https://example.com/", "headers": map[string]any{"Authorization": "Bearer x"}, "api_token": "t"},
+			map[string]any{"url": "https://example.com/", "headers": map[string]any{"Authorization": Redacted}, "api_token": Redacted},
+			map[string]any{"url": "https://example.com/", "headers": map[string]any{"Authorization": Redacted}, "api_token": Redacted},
+		},
+	}
+	for _, tt := range tests {
+		orig, _ := json.Marshal(tt.args)
+		if diff := cmp.Diff(tt.policy, PolicyArgs(tt.tool, tt.args)); diff != "" {
+			t.Errorf("PolicyArgs(%s) (-want +got):\n%s", tt.tool, diff)
+		}
+		if diff := cmp.Diff(tt.logged, RedactArgs(tt.tool, tt.args)); diff != "" {
+			t.Errorf("RedactArgs(%s) (-want +got):\n%s", tt.tool, diff)
+		}
+		if after, _ := json.Marshal(tt.args); string(after) != string(orig) {
+			t.Errorf("%s: args were modified: %s", tt.tool, after)
+		}
+	}
+	if h := HashSecret("x"); !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
+		t.Errorf("HashSecret = %q", h)
+	}
+}
+
+func sampleInput() Input {
+	in, _ := NewInput(PhaseCall, "page_tool_call", map[string]any{"name": "search", "arguments": map[string]any{"q": "x"}})
+	in.Page = NewPage("https://example.com/app")
+	in.Backend = "cdp"
+	in.Principal = Principal{Name: "ci-agent", Roles: []string{"ci"}, Transport: "http"}
+	in.PageTool = &PageTool{Origin: "https://example.com", Name: "search", Annotations: map[string]any{"readOnlyHint": true}}
+	return in
+}
+
+func TestInputMatchesSchema(t *testing.T) {
+	t.Parallel()
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(policies.Schema(), &schema); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nav, _ := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://example.com/a"})
+	list, _ := NewInput(PhaseList, "eval", nil)
+	inputs := map[string]Input{
+		"page tool": sampleInput(),
+		"navigate":  nav,
+		"list":      list,
+		"zero":      {Version: 1, Phase: PhaseCall, Tool: "x", Action: ActionUnknown},
+		"bad page":  {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewPage("::")},
+	}
+	for name, in := range inputs {
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if err := resolved.Validate(doc); err != nil {
+			t.Errorf("%s: %s does not match the schema: %v", name, b, err)
+		}
+	}
+	var bad map[string]any
+	b, _ := json.Marshal(sampleInput())
+	_ = json.Unmarshal(b, &bad)
+	bad["version"] = 2
+	if err := resolved.Validate(bad); err == nil {
+		t.Error("version 2 validates against the version 1 schema")
+	}
+}
+
+// TestInputJSONIsTheRegoInput checks that the JSON form (what `chromegate
+// policy eval --input` reads and README documents) and the value Decide
+// builds directly are the same document.
+func TestInputJSONIsTheRegoInput(t *testing.T) {
+	t.Parallel()
+	for _, in := range []Input{sampleInput(), {}} {
+		v, err := in.astValue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(in)
+		var fromJSON, fromAST any
+		_ = json.Unmarshal(b, &fromJSON)
+		_ = json.Unmarshal([]byte(v.String()), &fromAST)
+		if diff := cmp.Diff(fromJSON, fromAST); diff != "" {
+			t.Errorf("JSON (-) vs Rego input (+):\n%s", diff)
+		}
+	}
+}
