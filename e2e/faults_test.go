@@ -106,7 +106,10 @@ func TestBrowserKilled(t *testing.T) {
 	t.Run("between calls", func(t *testing.T) {
 		first := s.browserPID()
 		s.killBrowser()
-		waitFor(t, 10*time.Second, func() bool { return s.browserPID() != first })
+		// The next call relaunches once the server has noticed the death.
+		waitFor(t, 10*time.Second, func() bool {
+			return strings.Contains(resultText(s.call("chrome_status", nil)), `"live":false`)
+		})
 		res := s.call("navigate", map[string]any{"url": base + "/other"})
 		if !strings.Contains(resultText(res), "Other page") {
 			t.Fatalf("after relaunch: %s", resultText(res))

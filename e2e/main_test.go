@@ -280,8 +280,10 @@ func (s *server) browserPID() int {
 			continue
 		}
 		args := strings.Split(string(cmdline), "\x00")
-		if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "chrom") {
-			continue
+		switch filepath.Base(args[0]) {
+		case "chromium", "chrome", "chromium-browser", "headless_shell":
+		default:
+			continue // not a browser (chromegate itself is named chrom…)
 		}
 		if !bytes.Contains(cmdline, []byte("--type=")) {
 			return pid

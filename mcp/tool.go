@@ -98,10 +98,16 @@ func (t *Tool) Definition() *sdk.Tool {
 	if t.ReadOnly != nil {
 		ann.ReadOnlyHint = *t.ReadOnly
 	}
+	// The schema on the wire leaves out additionalProperties: false.
+	// Dispatch still refuses unknown arguments (by name, with the accepted
+	// ones), and the 28 characters it costs on every tool are better spent
+	// on descriptions.
+	wire := *t.InputSchema
+	wire.AdditionalProperties = nil
 	return &sdk.Tool{
 		Name:        t.Name,
 		Description: t.Description,
-		InputSchema: t.InputSchema,
+		InputSchema: &wire,
 		Annotations: ann,
 	}
 }

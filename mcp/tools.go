@@ -29,6 +29,25 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
+	return withTimeouts(toolTable())
+}
+
+// withTimeouts offers timeout_ms on every tool that waits: for an element
+// to become actionable, or for a page to load. Without it a model could not
+// keep a click on a missing element from taking the whole default deadline.
+func withTimeouts(tools []*Tool) []*Tool {
+	for _, t := range tools {
+		waits := len(t.Targets) > 0 || t.Action == ActionNavigate
+		if _, has := t.InputSchema.Properties["timeout_ms"]; waits && !has {
+			p := timeoutProp()
+			t.InputSchema.Properties[p.name] = p.s
+			t.InputSchema.PropertyOrder = append(t.InputSchema.PropertyOrder, p.name)
+		}
+	}
+	return tools
+}
+
+func toolTable() []*Tool {
 	return []*Tool{
 		// tabs
 		{
@@ -254,7 +273,7 @@ func Tools() []*Tool {
 			Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
 			InputSchema: object(nil, props([]prop{{"url", str("")}}, targetProps(""),
 				[]prop{{"filename", str("")}, tabIDProp(), timeoutProp()})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionDownload, Mutating: true,
+			ReadOnly: no(), Destructive: no(), Action: ActionDownload, // not Mutating: downloads have their own switch
 			Targets: []TargetArg{{}},
 			Check:   checkDownload,
 			Handler: download,

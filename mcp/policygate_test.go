@@ -1,0 +1,109 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// The tool table is the source of truth for each tool's class; the policy
+// package keeps its own copy for inputs built without the table (policy
+// eval, plugins). This test keeps the two in step.
+func TestToolClassMatchesPolicy(t *testing.T) {
+	for _, tool := range Tools() {
+		action, mutating := policy.Action(tool.Name)
+		want := string(tool.Action)
+		if tool.Name == "tab_new" {
+			want = policy.ActionTabs // a navigation only when it has a url; NewInput says so
+		}
+		if action != want || mutating != tool.Mutating {
+			t.Errorf("%s: table says %s mutating=%v, policy says %s mutating=%v", tool.Name, want, tool.Mutating, action, mutating)
+		}
+	}
+}
+
+func newPolicyGate(t *testing.T, data map[string]any) *PolicyGate {
+	t.Helper()
+	eng, err := policy.New(t.Context(), policy.WithData(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &PolicyGate{Engine: eng}
+}
+
+func callFor(t *testing.T, name string, args map[string]any, pageURL string) *Call {
+	t.Helper()
+	for _, tool := range Tools() {
+		if tool.Name == name {
+			return &Call{Tool: tool, Args: args, Principal: LocalPrincipal,
+				Page: func(context.Context) (executor.Tab, error) { return executor.Tab{URL: pageURL}, nil }}
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
+
+func TestPolicyGateDefaultDenies(t *testing.T) {
+	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
+	ctx := t.Context()
+	allowed := []*Call{
+		callFor(t, "navigate", map[string]any{"url": "https://allowed.test/a"}, "about:blank"),
+		callFor(t, "get_text", map[string]any{}, "https://allowed.test/a"),
+		callFor(t, "tabs_list", map[string]any{}, ""),
+	}
+	for _, c := range allowed {
+		if err := g.Before(ctx, c); err != nil {
+			t.Errorf("%s %v: %v", c.Tool.Name, c.Args, err)
+		}
+	}
+	denied := []struct {
+		c    *Call
+		want string
+	}{
+		{callFor(t, "navigate", map[string]any{"url": "https://other.test/"}, "about:blank"), "other.test"},
+		{callFor(t, "navigate", map[string]any{"url": "http://2130706433/"}, "about:blank"), "127.0.0.1"},
+		{callFor(t, "get_text", map[string]any{}, "https://other.test/"), "other.test"},
+		{callFor(t, "click", map[string]any{"selector": "#a"}, "https://allowed.test/"), "--enable-mutations"},
+		{callFor(t, "eval", map[string]any{"expression": "1"}, "https://allowed.test/"), "--unsafe-enable-eval"},
+	}
+	for _, d := range denied {
+		err := g.Before(ctx, d.c)
+		if executor.CodeOf(err) != executor.CodePolicyDenied || !strings.Contains(err.Error(), d.want) {
+			t.Errorf("%s %v: %v, want POLICY_DENIED mentioning %q", d.c.Tool.Name, d.c.Args, err, d.want)
+		}
+	}
+	if err := g.Before(ctx, callFor(t, "navigate", map[string]any{"url": "not a url"}, "about:blank")); executor.CodeOf(err) != executor.CodeBadArgs {
+		t.Errorf("a URL that does not parse: %v, want BAD_ARGS", err)
+	}
+	c := callFor(t, "navigate", map[string]any{"url": "https://allowed.test/redirect"}, "about:blank")
+	if err := g.Landed(ctx, c, executor.PageState{URL: "https://other.test/landed"}); executor.CodeOf(err) != executor.CodePolicyDenied || !strings.Contains(err.Error(), "other.test") {
+		t.Errorf("landing on a denied host: %v", err)
+	}
+	if err := g.Landed(ctx, c, executor.PageState{URL: "https://allowed.test/landed"}); err != nil {
+		t.Errorf("landing on an allowed host: %v", err)
+	}
+}
+
+func TestPolicyGateListFilter(t *testing.T) {
+	ctx := t.Context()
+	visible := func(g *PolicyGate) map[string]bool {
+		out := map[string]bool{}
+		for _, tool := range Tools() {
+			out[tool.Name] = g.Visible(ctx, tool, LocalPrincipal)
+		}
+		return out
+	}
+	off := visible(newPolicyGate(t, nil))
+	if off["eval"] || off["click"] || off["download_file"] || !off["get_text"] || !off["chrome_status"] {
+		t.Fatalf("default listing: %v", off)
+	}
+	on := visible(newPolicyGate(t, map[string]any{"enable_eval": true, "enable_mutations": true, "enable_downloads": true}))
+	for name, v := range on {
+		if !v {
+			t.Errorf("%s hidden with everything enabled", name)
+		}
+	}
+}
