@@ -2,11 +2,15 @@ package policies_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/chromegate/chromegate/policies"
 	"github.com/chromegate/chromegate/policy"
@@ -95,5 +99,76 @@ func TestSchemaIsJSON(t *testing.T) {
 	t.Parallel()
 	if !bytes.Contains(policies.Schema(), []byte(`"$schema"`)) {
 		t.Error("Schema() is not the JSON Schema")
+	}
+}
+
+// TestREADMEPolicyAndTestRun checks that the policy and the test shown in
+// README.md load and pass together.
+func TestREADMEPolicyAndTestRun(t *testing.T) {
+	t.Parallel()
+	readme, err := fs.ReadFile(policies.Tree, "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, part := range strings.Split(string(readme), "```rego\n")[1:] {
+		blocks = append(blocks, strings.SplitN(part, "```", 2)[0])
+	}
+	dir := t.TempDir()
+	wrote := 0
+	for _, b := range blocks {
+		name := ""
+		switch {
+		case strings.HasPrefix(b, "package chromegate_test"):
+			name = "readme_test.rego"
+		case strings.HasPrefix(b, "package chromegate\n"):
+			name = "readme.rego"
+		default:
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wrote++
+	}
+	if wrote != 2 {
+		t.Fatalf("found %d of the 2 README blocks", wrote)
+	}
+	var out bytes.Buffer
+	passed, failed, err := policy.Test(t.Context(), []string{dir}, &out, false)
+	if err != nil || failed != 0 || passed != 1 {
+		t.Fatalf("README policy: %d passed, %d failed, %v:\n%s", passed, failed, err, out.String())
+	}
+	e, err := policy.New(t.Context(), policy.WithDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := policy.NewInput(policy.PhaseCall, "navigate", map[string]any{"url": "https://docs.wiki.example.com/x"})
+	if d := e.Decide(t.Context(), in); !d.Allow {
+		t.Errorf("README policy denies its own wiki: %+v", d)
+	}
+}
+
+// TestREADMEInputMatchesSchema validates the input document shown in
+// README.md against input.schema.json.
+func TestREADMEInputMatchesSchema(t *testing.T) {
+	t.Parallel()
+	readme, _ := fs.ReadFile(policies.Tree, "README.md")
+	section := strings.SplitN(string(readme), "## The input document", 2)[1]
+	doc := strings.SplitN(strings.SplitN(section, "```json\n", 2)[1], "```", 2)[0]
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(policies.Schema(), &schema); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolved.Validate(v); err != nil {
+		t.Errorf("README input: %v", err)
 	}
 }
