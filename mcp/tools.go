@@ -33,18 +33,28 @@ func Tools() []*Tool {
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
-// to become actionable, or for a page to load. Without it a model could not
-// keep a click on a missing element from taking the whole default deadline.
+// to become actionable, or for a page to load (without it a model could not
+// keep a click on a missing element from taking the whole default
+// deadline), and wait_until on every tool that loads a page.
 func withTimeouts(tools []*Tool) []*Tool {
 	for _, t := range tools {
-		waits := len(t.Targets) > 0 || t.Action == ActionNavigate
-		if _, has := t.InputSchema.Properties["timeout_ms"]; waits && !has {
-			p := timeoutProp()
-			t.InputSchema.Properties[p.name] = p.s
-			t.InputSchema.PropertyOrder = append(t.InputSchema.PropertyOrder, p.name)
+		nav := t.Action == ActionNavigate
+		if nav {
+			addProp(t, waitUntilProp())
+		}
+		if nav || len(t.Targets) > 0 {
+			addProp(t, timeoutProp())
 		}
 	}
 	return tools
+}
+
+func addProp(t *Tool, p prop) {
+	if _, has := t.InputSchema.Properties[p.name]; has {
+		return
+	}
+	t.InputSchema.Properties[p.name] = p.s
+	t.InputSchema.PropertyOrder = append(t.InputSchema.PropertyOrder, p.name)
 }
 
 func toolTable() []*Tool {
