@@ -3,7 +3,29 @@
 // attaches to a running one over CDP, and implements every primitive of
 // executor.Executor on it with trusted input events.
 //
-// The Playwright driver is a Node.js program (playwright-core); it is found
-// with FindDriver and installed from the npm registry with InstallDriver.
-// Nothing in this package downloads a browser.
+// The Playwright driver is a Node.js program (playwright-core); FindDriver
+// locates it and InstallDriver installs it from the npm registry. Nothing
+// in this package downloads a browser.
+//
+// One Backend runs one driver and one browser. The default session uses the
+// browser's default context (the persistent profile); every named session
+// gets a browser context of its own in the same browser. When the browser
+// or the driver dies, every Executor's Done channel closes, calls in flight
+// fail with TARGET_GONE, and the next Open starts both again.
+//
+// Every primitive runs the blocking playwright-go calls on a goroutine and
+// returns when its context ends (TIMEOUT) or the browser dies (TARGET_GONE);
+// the Playwright timeouts it passes end a little before the context, so a
+// more precise error (SELECTOR_NOT_FOUND, a navigation's net::ERR_*) wins
+// when there is one.
+//
+// Two choices differ from the obvious playwright-go calls, on purpose:
+//   - playwright.Run checks the driver's version by running `node cli.js
+//     --version` (half a second) before it starts the driver; FindDriver has
+//     already read the version from package.json, so the driver is started
+//     through a small shell shim that answers that probe (see runDriver).
+//   - Download by URL uses Go's HTTP client with the session's cookies rather
+//     than Playwright's APIRequest, which buffers the whole body in the
+//     driver and so cannot enforce MaxDownloadBytes on a body that lies about
+//     its length.
 package cdp

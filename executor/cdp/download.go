@@ -288,7 +288,8 @@ func hashFile(p string) (int64, string, error) {
 	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// userAgent is the browser's User-Agent, read once per session.
+// userAgent is the browser's User-Agent, read once per session from an open
+// tab ("" when there is none: Go's default is sent then).
 func (s *Session) userAgent(ctx context.Context) string {
 	s.mu.Lock()
 	ua := s.ua
@@ -296,11 +297,12 @@ func (s *Session) userAgent(ctx context.Context) string {
 	if ua != "" {
 		return ua
 	}
+	// Any open tab will do; opening one just for this is not worth it.
+	t := s.selectedTab()
+	if t == nil {
+		return ""
+	}
 	ua, err := await(ctx, s, "user agent", func() (string, error) {
-		t, err := s.resolveTab("")
-		if err != nil {
-			return "", err
-		}
 		v, err := t.page.Evaluate("navigator.userAgent")
 		ua, _ := v.(string)
 		return ua, err

@@ -236,8 +236,8 @@ func (in *instance) launchPersistent(exe string) error {
 		}
 	}
 	if err != nil {
-		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start with the profile %s: %s", exe, profile, firstLine(err)).
-			WithHint("run `chromegate doctor`; pass --isolated to use a throw-away profile").Wrap(err)
+		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start with the profile %s: %s", exe, profile, launchReason(err)).
+			WithHint(launchHint(err, "run `chromegate doctor`; pass --isolated to use a throw-away profile")).Wrap(err)
 	}
 	in.defaultCtx = c
 	in.browser = c.Browser()
@@ -256,8 +256,8 @@ func (in *instance) launchIsolated(exe string) error {
 		Timeout:         playwright.Float(float64(launchTimeout.Milliseconds())),
 	})
 	if err != nil {
-		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start: %s", exe, firstLine(err)).
-			WithHint("run `chromegate doctor`").Wrap(err)
+		return executor.Errorf(executor.CodeLaunchFailed, "Chromium (%s) did not start: %s", exe, launchReason(err)).
+			WithHint(launchHint(err, "run `chromegate doctor`")).Wrap(err)
 	}
 	in.browser = br
 	c, err := br.NewContext(in.contextOptions())
@@ -610,4 +610,30 @@ func firstLine(err error) string {
 		s = s[:i]
 	}
 	return strings.TrimSpace(s)
+}
+
+// launchReason is Playwright's error with what the browser said on stderr
+// before it exited (Playwright keeps that in its call log).
+func launchReason(err error) string {
+	reason := firstLine(err)
+	var said []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if _, msg, ok := strings.Cut(l, "][err] "); ok && strings.TrimSpace(msg) != "" {
+			said = append(said, strings.TrimSpace(msg))
+		}
+	}
+	if len(said) > 3 {
+		said = said[len(said)-3:]
+	}
+	if len(said) > 0 {
+		reason += "; the browser said: " + strings.Join(said, " / ")
+	}
+	return reason
+}
+
+func launchHint(err error, fallback string) string {
+	if strings.Contains(err.Error(), "Missing X server") || strings.Contains(err.Error(), "without having a XServer") {
+		return "there is no display: drop --headed, or run chromegate under xvfb-run"
+	}
+	return fallback
 }

@@ -38,7 +38,8 @@ func waitDone(t *testing.T, ex executor.Executor, within time.Duration) {
 
 // TestSelfHeal kills Chromium during a call and between calls, then the
 // driver, and checks each time that calls fail fast with TARGET_GONE, that
-// Done closes and that the next Open brings a working browser back.
+// Done closes and that the next Open brings a working browser back; then
+// the same through the executor.Manager; then that Close leaves no process.
 func TestSelfHeal(t *testing.T) {
 	needBrowser(t)
 	t.Parallel()
@@ -90,88 +91,72 @@ func TestSelfHeal(t *testing.T) {
 	_, err = s3.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{Expression: "1"})
 	wantCode(t, err, executor.CodeTargetGone)
 
-	s4 := openSession(t, b, "")
-	if r, err := s4.Navigate(ctxFor(t, 20*time.Second), executor.NavigateParams{URL: srv.URL + "/form"}); err != nil || r.Title != "Form" {
-		t.Fatalf("after the driver died: %+v, %v", r, err)
-	}
-}
-
-// TestManagerHeals: the executor.Manager drops a dead executor and the next
-// call relaunches, through this backend.
-func TestManagerHeals(t *testing.T) {
-	needBrowser(t)
-	t.Parallel()
-	b := newBackend(t, func(o *Options) { o.Isolated = true })
+	// 4. Through the Manager, which drops the dead executor and reopens.
 	m := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{b}})
-	defer m.Close()
 	ctx := ctxFor(t, 60*time.Second)
 	title := func() (string, error) {
 		var got string
 		err := m.Do(ctx, "", func(ctx context.Context, ex executor.Executor) error {
-			r, err := ex.Navigate(ctx, executor.NavigateParams{URL: srv.URL + "/counter"})
+			r, err := ex.Navigate(ctx, executor.NavigateParams{URL: srv.URL + "/form"})
 			got = r.Title
 			return err
 		})
 		return got, err
 	}
-	if got, err := title(); err != nil || got != "Counter" {
-		t.Fatalf("first call: %q, %v", got, err)
+	if got, err := title(); err != nil || got != "Form" {
+		t.Fatalf("after the driver died: %q, %v", got, err)
 	}
 	_ = syscall.Kill(browserPid(t, b), syscall.SIGKILL)
 	time.Sleep(300 * time.Millisecond)
-	if got, err := title(); err != nil || got != "Counter" {
-		t.Fatalf("call after the kill: %q, %v", got, err)
+	if got, err := title(); err != nil || got != "Form" {
+		t.Fatalf("Manager call after the kill: %q, %v", got, err)
 	}
+
+	// 5. Close leaves nothing behind.
+	s5 := openSession(t, b, "")
+	checkCloseLeavesNothing(t, b, s5)
+	_ = m.Close()
 }
 
-// TestNoProcessOutlivesClose records the driver and every browser process,
-// closes the backend and checks that none is left.
-func TestNoProcessOutlivesClose(t *testing.T) {
-	needBrowser(t)
-	t.Parallel()
-	for _, isolated := range []bool{false, true} {
-		t.Run(fmt.Sprintf("isolated=%v", isolated), func(t *testing.T) {
-			b := newBackend(t, func(o *Options) { o.Isolated = isolated })
-			s := openSession(t, b, "")
-			named := openSession(t, b, "other")
-			for _, ex := range []*Session{s, named} {
-				if _, err := ex.Navigate(ctxFor(t, 20*time.Second), executor.NavigateParams{URL: srv.URL + "/counter"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			pids := processTree(b.current().driverPid)
-			if len(pids) < 3 {
-				t.Fatalf("expected a driver, a browser and its helpers, found %v", pids)
-			}
-			// Close twice, concurrently, as the contract allows.
-			errs := make(chan error, 2)
-			go func() { errs <- b.Close() }()
-			go func() { errs <- b.Close() }()
-			for range 2 {
-				if err := <-errs; err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			}
-			time.Sleep(200 * time.Millisecond)
-			var left []int
-			for _, pid := range pids {
-				if alive(pid) {
-					left = append(left, pid)
-				}
-			}
-			if len(left) > 0 {
-				t.Errorf("processes outlived Close: %v of %v", left, pids)
-			}
-			waitDone(t, s, time.Second)
-			waitDone(t, named, time.Second)
-			_, err := b.Open(ctxFor(t, 5*time.Second), "")
-			wantCode(t, err, executor.CodeNoBackend)
-		})
+// checkCloseLeavesNothing records the driver and every browser process,
+// closes the backend (twice, concurrently, as the contract allows) and
+// checks that none of them is left and that the executor is done.
+func checkCloseLeavesNothing(t *testing.T, b *Backend, ex *Session) {
+	t.Helper()
+	named := openSession(t, b, "other")
+	if _, err := named.Navigate(ctxFor(t, 20*time.Second), executor.NavigateParams{URL: srv.URL + "/counter"}); err != nil {
+		t.Fatal(err)
 	}
+	pids := processTree(b.current().driverPid)
+	if len(pids) < 3 {
+		t.Fatalf("expected a driver, a browser and its helpers, found %v", pids)
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- b.Close() }()
+	go func() { errs <- b.Close() }()
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	var left []int
+	for _, pid := range pids {
+		if alive(pid) {
+			left = append(left, pid)
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("processes outlived Close: %v of %v", left, pids)
+	}
+	waitDone(t, ex, time.Second)
+	waitDone(t, named, time.Second)
+	_, err := b.Open(ctxFor(t, 5*time.Second), "")
+	wantCode(t, err, executor.CodeNoBackend)
 }
 
-// TestPersistentProfile: cookies survive a restart; a stale profile lock
-// is cleared; a live one is refused.
+// TestPersistentProfile: cookies survive a restart, Close leaves no process,
+// a stale profile lock is cleared and a live one is refused.
 func TestPersistentProfile(t *testing.T) {
 	needBrowser(t)
 	t.Parallel()
@@ -191,33 +176,31 @@ func TestPersistentProfile(t *testing.T) {
 	if st, _ := s.Status(ctxFor(t, time.Second)); st.Profile != profile {
 		t.Errorf("profile %q, want %q", st.Profile, profile)
 	}
-	// Closing the default executor closes the browser (it owns it).
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	checkCloseLeavesNothing(t, b1, s)
 
-	host, _ := os.Hostname()
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
+	// A lock left by a Chromium on another host (a profile on a shared
+	// home) is stale; clearStaleLock's other cases are unit-tested.
+	plantLock(t, profile, "otherhost-99999")
+	b2 := newBackend(t, func(o *Options) { o.DataDir = opts.DataDir; o.BrowserArgs = opts.BrowserArgs })
+	s2 := openSession(t, b2, "")
+	cs, err := s2.Cookies(ctxFor(t, 10*time.Second), executor.CookiesParams{URLs: []string{srv.URL}})
+	if err != nil || len(cs) != 1 || cs[0].Value != "me" {
+		t.Errorf("cookies after a restart: %v, %v", cs, err)
+	}
+	// Closing the default executor closes the browser it owns.
+	if err := s2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, lock := range []string{"otherhost-99999", fmt.Sprintf("%s-%d", host, dead.Process.Pid)} {
-		plantLock(t, profile, lock)
-		b := newBackend(t, func(o *Options) { o.DataDir = opts.DataDir; o.BrowserArgs = opts.BrowserArgs })
-		s := openSession(t, b, "")
-		cs, err := s.Cookies(ctxFor(t, 10*time.Second), executor.CookiesParams{URLs: []string{srv.URL}})
-		if err != nil || len(cs) != 1 || cs[0].Value != "me" {
-			t.Errorf("lock %s: cookies after restart: %v, %v", lock, cs, err)
-		}
-		if err := b.Close(); err != nil {
-			t.Fatal(err)
-		}
+	waitDone(t, s2, time.Second)
+	if in := b2.current(); in != nil && !in.dead() {
+		t.Error("closing the default executor left its browser running")
+	}
+	if err := b2.Close(); err != nil {
+		t.Fatal(err)
 	}
 
 	// A lock held by a live Chromium-looking process.
+	host, _ := os.Hostname()
 	holder := exec.Command("/bin/sleep", "30")
 	holder.Args[0] = "chromium-holding-the-profile"
 	if err := holder.Start(); err != nil {
@@ -229,6 +212,60 @@ func TestPersistentProfile(t *testing.T) {
 	_, err = b.Open(ctxFor(t, 30*time.Second), "")
 	if e := wantCode(t, err, executor.CodeLaunchFailed); !strings.Contains(e.Message, "in use") || !strings.Contains(e.Hint, "--isolated") {
 		t.Errorf("live lock: %v", e)
+	}
+}
+
+func TestClearStaleLock(t *testing.T) {
+	t.Parallel()
+	host, _ := os.Hostname()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	notChrome := exec.Command("/bin/sleep", "30") // a recycled pid
+	if err := notChrome.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = notChrome.Process.Kill(); _ = notChrome.Wait() }()
+	chrome := exec.Command("/bin/sleep", "30")
+	chrome.Args[0] = "/usr/lib/chromium/chromium"
+	if err := chrome.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = chrome.Process.Kill(); _ = chrome.Wait() }()
+
+	tests := []struct {
+		name     string
+		lock     string // "" = no lock
+		removed  bool
+		inUseErr bool
+	}{
+		{"no lock", "", false, false},
+		{"other host", "otherhost-99999", true, false},
+		{"dead pid", fmt.Sprintf("%s-%d", host, dead.Process.Pid), true, false},
+		{"recycled pid", fmt.Sprintf("%s-%d", host, notChrome.Process.Pid), true, false},
+		{"hyphenated host", "my-other-host-1", true, false},
+		{"garbage", "garbage", true, false},
+		{"live chromium", fmt.Sprintf("%s-%d", host, chrome.Process.Pid), false, true},
+	}
+	for _, tc := range tests {
+		profile := t.TempDir()
+		if tc.lock != "" {
+			plantLock(t, profile, tc.lock)
+		}
+		removed, err := clearStaleLock(profile, discardLogger)
+		if tc.inUseErr {
+			wantCode(t, err, executor.CodeLaunchFailed)
+		} else if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if removed != tc.removed {
+			t.Errorf("%s: removed = %v", tc.name, removed)
+		}
+		_, lerr := os.Lstat(filepath.Join(profile, "SingletonLock"))
+		if gone := os.IsNotExist(lerr); gone != (tc.lock == "" || tc.removed) {
+			t.Errorf("%s: lock still there = %v", tc.name, !gone)
+		}
 	}
 }
 
@@ -347,6 +384,19 @@ func TestOpenFailures(t *testing.T) {
 			t.Errorf("%s: hint %q lacks %q", tc.name, e.Hint, tc.hint)
 		}
 		_ = b.Close()
+	}
+	// A browser that exits at once: its own words reach the message.
+	if integration == "" {
+		fake := filepath.Join(t.TempDir(), "chromium")
+		script := "#!/bin/sh\necho 'Missing X server or $DISPLAY' >&2\nexit 1\n"
+		if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b := newBackend(t, func(o *Options) { o.ExecutablePath = fake })
+		_, err := b.Open(ctxFor(t, 30*time.Second), "")
+		if e := wantCode(t, err, executor.CodeLaunchFailed); !strings.Contains(e.Message, "Missing X server") || !strings.Contains(e.Hint, "xvfb-run") {
+			t.Errorf("browser that exits: %v", e)
+		}
 	}
 	for _, bad := range []Options{
 		{MaxDownloadBytes: -1},
