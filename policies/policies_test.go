@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -139,7 +140,7 @@ func TestREADMEPolicyAndTestRun(t *testing.T) {
 	if err != nil || failed != 0 || passed != 1 {
 		t.Fatalf("README policy: %d passed, %d failed, %v:\n%s", passed, failed, err, out.String())
 	}
-	e, err := policy.New(t.Context(), policy.WithDir(dir))
+	e, err := policy.New(t.Context(), policy.WithDir(dir), policy.WithTimeout(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,14 +240,17 @@ func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
 		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
 	}
 	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true}
+	// Probe: a policy that fails on the simplest input is broken. (One
+	// that has no decision for it may mean to: it is left to Decide.) The
+	// probe's deadline is generous so that a busy machine does not fail a
+	// load; only a policy that runs away fails it.
+	probe := Input{Version: InputVersion, Phase: PhaseList, Tool: "chrome_status", Action: ActionStatus, ReadOnly: true}
+	if _, err := st.evaluate(ctx, probe, max(e.cfg.timeout, probeTimeout)); err != nil && !errors.Is(err, errUndefined) {
+		return nil, &LoadError{Source: e.cfg.src.name, Problems: []Problem{{Message: "evaluating a chrome_status listing: " + err.Error()}}}
+	}
 	if st.allDomains {
 		e.cfg.log.Warn("policy: all_domains is on: every public host is allowed (local and private addresses still need listing)",
 			"source", e.cfg.src.name)
-	}
-	// Probe: a policy that fails on the simplest input is broken.
-	probe := Input{Version: InputVersion, Phase: PhaseList, Tool: "chrome_status", Action: ActionStatus, ReadOnly: true}
-	if d := st.decide(ctx, probe, e.cfg.timeout); strings.HasPrefix(firstReason(d), policyErrorPrefix) && !strings.Contains(firstReason(d), "undefined") {
-		return nil, &LoadError{Source: e.cfg.src.name, Problems: []Problem{{Message: "evaluating a chrome_status listing: " + firstReason(d)}}}
 	}
 	return st, nil
 }
@@ -288,6 +291,9 @@ func prepare(ctx context.Context, modules map[string]*ast.Module, data map[strin
 }
 
 const policyErrorPrefix = "policy error: "
+
+// probeTimeout bounds the trial evaluation of a policy being loaded.
+const probeTimeout = 5 * time.Second
 
 func denyError(format string, args ...any) Decision {
 	return Decision{Reasons: []string{policyErrorPrefix + fmt.Sprintf(format, args...)}}
@@ -331,18 +337,30 @@ func (e *Engine) logged(start time.Time, in Input, d Decision) Decision {
 	return d
 }
 
-func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) (d Decision) {
+func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) Decision {
+	d, err := st.evaluate(ctx, in, timeout)
+	if err != nil {
+		return Decision{Reasons: []string{policyErrorPrefix + err.Error()}}
+	}
+	return d
+}
+
+// errUndefined is a policy that has no decision for an input.
+var errUndefined = errors.New(DecisionQuery + " is undefined for this input")
+
+// evaluate returns the policy's decision, or why there is none.
+func (st *state) evaluate(ctx context.Context, in Input, timeout time.Duration) (d Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			d = denyError("evaluation panicked: %v", r)
+			d, err = Decision{}, fmt.Errorf("evaluation panicked: %v", r)
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return denyError("evaluation cancelled: %v", err)
+		return Decision{}, fmt.Errorf("evaluation cancelled: %w", err)
 	}
 	v, err := in.astValue()
 	if err != nil {
-		return denyError("input: %v", err)
+		return Decision{}, fmt.Errorf("input: %w", err)
 	}
 	// The deadline cancels through a timer rather than a context: rego
 	// would otherwise start a goroutine per evaluation to watch ctx.
@@ -361,38 +379,38 @@ func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) (d
 	if err != nil {
 		switch {
 		case timedOut.Load():
-			return denyError("evaluation ran out of time (%v)", timeout)
+			return Decision{}, fmt.Errorf("evaluation ran out of time (%v)", timeout)
 		case ctx.Err() != nil:
-			return denyError("evaluation cancelled: %v", ctx.Err())
+			return Decision{}, fmt.Errorf("evaluation cancelled: %w", ctx.Err())
 		}
-		return denyError("%v", err)
+		return Decision{}, err
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
-		return denyError("%s is undefined for this input", DecisionQuery)
+		return Decision{}, errUndefined
 	}
 	if len(rs) > 1 || len(rs[0].Expressions) > 1 {
-		return denyError("%s has more than one value", DecisionQuery)
+		return Decision{}, errors.New(DecisionQuery + " has more than one value")
 	}
 	obj, ok := rs[0].Expressions[0].Value.(map[string]any)
 	if !ok {
-		return denyError("%s is not an object", DecisionQuery)
+		return Decision{}, errors.New(DecisionQuery + " is not an object")
 	}
 	allow, ok := obj["allow"].(bool)
 	if !ok {
-		return denyError("%s.allow is not a boolean", DecisionQuery)
+		return Decision{}, errors.New(DecisionQuery + ".allow is not a boolean")
 	}
 	reasons, err := stringList(obj["reasons"])
 	if err != nil {
-		return denyError("%s.reasons %v", DecisionQuery, err)
+		return Decision{}, fmt.Errorf("%s.reasons %w", DecisionQuery, err)
 	}
 	hints, err := stringList(obj["hints"])
 	if err != nil {
-		return denyError("%s.hints %v", DecisionQuery, err)
+		return Decision{}, fmt.Errorf("%s.hints %w", DecisionQuery, err)
 	}
 	if !allow && len(reasons) == 0 {
 		reasons = []string{"denied by policy"}
 	}
-	return Decision{Allow: allow, Reasons: reasons, Hints: hints}
+	return Decision{Allow: allow, Reasons: reasons, Hints: hints}, nil
 }
 
 func stringList(v any) ([]string, error) {

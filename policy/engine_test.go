@@ -38,9 +38,12 @@ func readInput(t testing.TB, tool, page string) Input {
 	return in
 }
 
+// newEngine builds an engine whose deadline is a minute unless opts set
+// one: on a loaded machine a 100ms wall-clock deadline turns a starved
+// evaluation into a denial, which only the timeout test wants.
 func newEngine(t testing.TB, opts ...Option) *Engine {
 	t.Helper()
-	e, err := New(context.Background(), opts...)
+	e, err := New(context.Background(), append([]Option{WithTimeout(time.Minute)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,10 +263,10 @@ func TestConcurrentDecisions(t *testing.T) {
 		"p.rego":    "package chromegate\n\ndecision := {\"allow\": input.tool in data.tools, \"reasons\": [data.version]}\n",
 		"data.json": `{"version": "v1", "tools": ["navigate", "get_text"]}`,
 	})
-	// The deadline is generous: this test is about whole decisions, and
-	// under -race with a reload loop beside it one evaluation can take
-	// longer than the default 100ms of wall time.
-	e := newEngine(t, WithDir(dir), WithTimeout(time.Minute))
+	// newEngine's deadline is generous: this test is about whole
+	// decisions, and under -race with a reload loop beside it one
+	// evaluation can take longer than the default 100ms of wall time.
+	e := newEngine(t, WithDir(dir))
 	ctx := t.Context()
 	nav, read, click := navInput(t, "https://example.com/"), readInput(t, "get_text", "https://example.com/"), readInput(t, "click", "https://example.com/")
 
