@@ -328,6 +328,27 @@ func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	return e.logged(start, in, d)
 }
 
+// DecideDocument evaluates the policy with doc, any JSON-shaped value, as
+// the input, exactly as given: for `chromegate policy eval --input FILE`,
+// where the document may be hand-written or older than this version. It
+// fails closed like Decide and writes no decision log.
+func (e *Engine) DecideDocument(ctx context.Context, doc any) Decision {
+	if e == nil {
+		return denyError("no policy engine")
+	}
+	start := time.Now()
+	v, err := ast.InterfaceToValue(doc)
+	if err != nil {
+		return denyError("input: %v", err)
+	}
+	d, err := e.cur.Load().evaluateValue(ctx, v, e.cfg.timeout)
+	if err != nil {
+		d = Decision{Reasons: []string{policyErrorPrefix + err.Error()}}
+	}
+	d.EvalMicros = time.Since(start).Microseconds()
+	return d
+}
+
 func (e *Engine) logged(start time.Time, in Input, d Decision) Decision {
 	if e.dlog != nil {
 		if err := e.dlog.write(start, in, d); err != nil {
@@ -349,7 +370,15 @@ func (st *state) decide(ctx context.Context, in Input, timeout time.Duration) De
 var errUndefined = errors.New(DecisionQuery + " is undefined for this input")
 
 // evaluate returns the policy's decision, or why there is none.
-func (st *state) evaluate(ctx context.Context, in Input, timeout time.Duration) (d Decision, err error) {
+func (st *state) evaluate(ctx context.Context, in Input, timeout time.Duration) (Decision, error) {
+	v, err := in.astValue()
+	if err != nil {
+		return Decision{}, fmt.Errorf("input: %w", err)
+	}
+	return st.evaluateValue(ctx, v, timeout)
+}
+
+func (st *state) evaluateValue(ctx context.Context, v ast.Value, timeout time.Duration) (d Decision, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = Decision{}, fmt.Errorf("evaluation panicked: %v", r)
@@ -357,10 +386,6 @@ func (st *state) evaluate(ctx context.Context, in Input, timeout time.Duration) 
 	}()
 	if err := ctx.Err(); err != nil {
 		return Decision{}, fmt.Errorf("evaluation cancelled: %w", err)
-	}
-	v, err := in.astValue()
-	if err != nil {
-		return Decision{}, fmt.Errorf("input: %w", err)
 	}
 	// The deadline cancels through a timer rather than a context: rego
 	// would otherwise start a goroutine per evaluation to watch ctx.

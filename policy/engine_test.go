@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -474,3 +475,20 @@ func TestHintAndDeniedError(t *testing.T) {
 }
 
 func fsSub(fsys fs.FS, dir string) (fs.FS, error) { return fs.Sub(fsys, dir) }
+
+func TestDecideDocument(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, WithData(map[string]any{"allow_domains": []string{"example.com"}}))
+	var doc any
+	b, _ := json.Marshal(navInput(t, "https://example.com/"))
+	_ = json.Unmarshal(b, &doc)
+	if d := e.DecideDocument(t.Context(), doc); !d.Allow {
+		t.Errorf("document of an allowed navigation: %+v", d)
+	}
+	if d := e.DecideDocument(t.Context(), map[string]any{"version": 1}); d.Allow || len(d.Reasons) == 0 {
+		t.Errorf("partial document: %+v", d)
+	}
+	wantPolicyError(t, e.DecideDocument(t.Context(), map[string]any{"x": make(chan int)}), "input")
+	var nilEngine *Engine
+	wantPolicyError(t, nilEngine.DecideDocument(t.Context(), doc), "no policy engine")
+}
