@@ -16,6 +16,10 @@ import (
 // defaultCallTimeout applies when the caller's context has no deadline.
 const defaultCallTimeout = 30 * time.Second
 
+// resultGrace is how long a call whose context ended still waits for an
+// error already on its way (see await).
+const resultGrace = 100 * time.Millisecond
+
 // titleTimeout bounds the title read that ends most calls: a page whose main
 // thread is busy must not hold the result.
 const titleTimeout = time.Second
@@ -54,6 +58,17 @@ func await[T any](ctx context.Context, s *Session, what string, fn func() (T, er
 	case r := <-ch:
 		return r.v, r.err
 	case <-ctx.Done():
+		// The Playwright timeout ends fn just before ctx does; on a loaded
+		// machine its (more precise) error may be a moment late. And a call
+		// that did finish must not be reported as not done: the caller
+		// would repeat it.
+		grace := time.NewTimer(resultGrace)
+		defer grace.Stop()
+		select {
+		case r := <-ch:
+			return r.v, r.err
+		case <-grace.C:
+		}
 		return zero, timeoutErr(ctx, what, time.Since(start))
 	case <-s.done:
 		select {
@@ -94,8 +109,10 @@ func pwTimeout(ctx context.Context) float64 {
 		return float64(defaultCallTimeout.Milliseconds())
 	}
 	left := time.Until(dl)
-	// The margin also covers the reply's trip back on a loaded machine.
-	margin := min(left/5, time.Second)
+	// The margin also covers the reply's trip back on a loaded machine:
+	// a fifth of the time left, at least half a second when there is a
+	// second, at most a second.
+	margin := min(max(left/5, min(left/2, 500*time.Millisecond)), time.Second)
 	return float64(max((left - margin).Milliseconds(), 1))
 }
 

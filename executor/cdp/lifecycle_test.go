@@ -289,14 +289,18 @@ func TestAttach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	userDir := t.TempDir()
+	userDir := testOptions(t, nil).DataDir // under testRoot: TestMain sees leftovers
 	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the browser and its helpers
+		_ = cmd.Wait()
+	}()
 	var port string
 	deadline := time.Now().Add(20 * time.Second)
 	for port == "" {

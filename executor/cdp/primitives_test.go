@@ -154,12 +154,12 @@ func TestClick(t *testing.T) {
 		}
 		for _, tc := range cases {
 			start := time.Now()
-			_, err := s.Click(ctxFor(t, 1500*time.Millisecond), tc.p)
+			_, err := s.Click(ctxFor(t, 3*time.Second), tc.p)
 			e := wantCode(t, err, tc.code)
 			if !strings.Contains(e.Message, tc.msg) {
 				t.Errorf("%s: message %q lacks %q", tc.name, e.Message, tc.msg)
 			}
-			promptly(t, tc.name, start, 1500*time.Millisecond)
+			promptly(t, tc.name, start, 3*time.Second)
 		}
 	})
 }
@@ -262,11 +262,11 @@ func TestHoverScrollDrag(t *testing.T) {
 	if got := evalJSON(t, s, drag, "dst.textContent"); got != `"dropped"` {
 		t.Errorf("drag: %s", got)
 	}
-	_, err = s.Drag(ctxFor(t, time.Second), executor.DragParams{TabID: drag, From: executor.Target{Selector: "#src"}, To: executor.Target{Selector: "#nowhere"}})
+	_, err = s.Drag(ctxFor(t, 3*time.Second), executor.DragParams{TabID: drag, From: executor.Target{Selector: "#src"}, To: executor.Target{Selector: "#nowhere"}})
 	if e := wantCode(t, err, executor.CodeSelectorNotFound); !strings.Contains(e.Message, "#nowhere") {
 		t.Errorf("drag to nowhere: %v", e)
 	}
-	_, err = s.Drag(ctxFor(t, time.Second), executor.DragParams{TabID: drag, From: executor.Target{Selector: "#nothing"}, To: executor.Target{Selector: "#dst"}})
+	_, err = s.Drag(ctxFor(t, 3*time.Second), executor.DragParams{TabID: drag, From: executor.Target{Selector: "#nothing"}, To: executor.Target{Selector: "#dst"}})
 	if e := wantCode(t, err, executor.CodeSelectorNotFound); !strings.Contains(e.Message, "#nothing") {
 		t.Errorf("drag from nothing: %v", e)
 	}
@@ -329,7 +329,7 @@ func TestReads(t *testing.T) {
 	if err != nil || r.Text != "+1" {
 		t.Errorf("element text: %q, %v", r.Text, err)
 	}
-	_, err = s.Text(ctxFor(t, time.Second), executor.TextParams{TabID: tab, Target: executor.Target{Selector: "#nope"}})
+	_, err = s.Text(ctxFor(t, 3*time.Second), executor.TextParams{TabID: tab, Target: executor.Target{Selector: "#nope"}})
 	wantCode(t, err, executor.CodeSelectorNotFound)
 
 	for _, tc := range []struct {
@@ -468,9 +468,9 @@ func TestEval(t *testing.T) {
 	}
 	// A promise that never settles must not hold the call.
 	start := time.Now()
-	_, err := s.Eval(ctxFor(t, 1500*time.Millisecond), executor.EvalParams{TabID: tab, Expression: "new Promise(() => {})", AwaitPromise: true})
+	_, err := s.Eval(ctxFor(t, 3*time.Second), executor.EvalParams{TabID: tab, Expression: "new Promise(() => {})", AwaitPromise: true})
 	wantCode(t, err, executor.CodeTimeout)
-	promptly(t, "eval of a never-settling promise", start, 1500*time.Millisecond)
+	promptly(t, "eval of a never-settling promise", start, 3*time.Second)
 	_, err = s.Eval(ctxFor(t, time.Second), executor.EvalParams{TabID: tab, Expression: "  "})
 	wantCode(t, err, executor.CodeBadArgs)
 }
@@ -524,12 +524,12 @@ func TestWaitFor(t *testing.T) {
 	}
 	for _, tc := range errs {
 		start := time.Now()
-		_, err := s.WaitFor(ctxFor(t, time.Second), tc.p)
+		_, err := s.WaitFor(ctxFor(t, 3*time.Second), tc.p)
 		e := wantCode(t, err, tc.code)
 		if !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s: %q lacks %q", tc.name, e.Message, tc.msg)
 		}
-		promptly(t, tc.name, start, time.Second)
+		promptly(t, tc.name, start, 3*time.Second)
 	}
 }
 

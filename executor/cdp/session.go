@@ -270,7 +270,7 @@ func (s *Session) resolveTab(id string) (*tab, error) {
 		t := s.tabs[raw]
 		s.mu.Unlock()
 		if t == nil || t.page.IsClosed() {
-			return nil, executor.Errorf(executor.CodeTabNotFound, "no open tab %q (it was closed)", id).
+			return nil, executor.Errorf(executor.CodeTabNotFound, "there is no open tab %q (closed, or never opened)", id).
 				WithHint("call tabs_list to see the open tabs")
 		}
 		return t, nil

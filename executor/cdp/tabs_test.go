@@ -233,7 +233,7 @@ func TestDownload(t *testing.T) {
 	if data, _ := os.ReadFile(r.Path); string(data) != "hello report" || !strings.HasSuffix(r.Filename, "pa_ss_wd.txt") || strings.ContainsAny(r.Filename, `/\`) || r.SHA256 != sum("hello report") {
 		t.Errorf("click download: %+v", r)
 	}
-	_, err = s.Download(ctxFor(t, 1500*time.Millisecond), executor.DownloadParams{TabID: tab, Target: executor.Target{Selector: "#nodl"}})
+	_, err = s.Download(ctxFor(t, 3*time.Second), executor.DownloadParams{TabID: tab, Target: executor.Target{Selector: "#nodl"}})
 	wantCode(t, err, executor.CodeDownloadFailed)
 
 	// Cookies of the session go with the request, and come back.
