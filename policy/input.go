@@ -475,7 +475,9 @@ func strTerm(s string) *ast.Term {
 // astValue builds the input as a Rego value directly, without a JSON round
 // trip: this is on the path of every decision.
 func (in Input) astValue() (ast.Value, error) {
-	args := ast.NewObject()
+	// The interned empty values are shared and never modified, by OPA or
+	// by us.
+	args := ast.InternedEmptyObjectValue.(ast.Object)
 	if len(in.Args) > 0 {
 		v, err := ast.InterfaceToValue(in.Args)
 		if err != nil {
@@ -502,7 +504,7 @@ func (in Input) astValue() (ast.Value, error) {
 	}
 	pageTool := ast.InternedNullTerm
 	if in.PageTool != nil {
-		ann := ast.NewObject()
+		ann := ast.InternedEmptyObjectValue.(ast.Object)
 		if len(in.PageTool.Annotations) > 0 {
 			v, err := ast.InterfaceToValue(in.PageTool.Annotations)
 			if err != nil {
