@@ -12,8 +12,9 @@
 // Engine.Decide, and on a denial returns DeniedError as the tool's isError
 // result without touching the browser. A navigation is decided twice:
 // before, on the requested URL, and after, on where the tab landed
-// (Input.WithTarget); a tab that lands outside policy is sent back to
-// about:blank and nothing of it is read. tools/list is filtered by a
+// (Input.Landed) — as is any call after which the tab shows another URL,
+// such as a click on a link; a tab that lands outside policy is sent back
+// to about:blank and nothing of it is read. tools/list is filtered by a
 // PhaseList decision per tool, and a filtered tool is still decided at call
 // time.
 //

@@ -236,14 +236,20 @@ func NewInput(phase, tool string, args map[string]any) (Input, error) {
 	return in, nil
 }
 
-// WithTarget returns a copy of in whose target is rawURL: the second check
-// of a navigation, where the tab actually landed after redirects and
-// client-side navigation.
-func (in Input) WithTarget(rawURL string) (Input, error) {
+// Landed returns the input for the second check of a call after which the
+// tab shows another URL: a navigation after redirects and client-side
+// navigation, back/forward/reload, or an interaction that navigated (a
+// click on a link). It keeps the tool, principal and page, and decides a
+// navigation (action "navigate") to rawURL, so a policy checks the landing
+// as it checks any navigation. An unparsable URL is an error: the tab must
+// then be treated as landed outside policy.
+func (in Input) Landed(rawURL string) (Input, error) {
 	t, err := ParseTarget(rawURL)
 	if err != nil {
 		return in, err
 	}
+	in.Action = ActionNavigate
+	in.ReadOnly = false
 	in.Target = &t
 	return in, nil
 }

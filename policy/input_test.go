@@ -144,15 +144,39 @@ func TestReadOnlyHints(t *testing.T) {
 	}
 }
 
-func TestWithTarget(t *testing.T) {
+func TestLanded(t *testing.T) {
 	t.Parallel()
 	in, _ := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://allowed.test/"})
-	landed, err := in.WithTarget("https://other.test/after-redirect")
-	if err != nil || landed.Target.Host != "other.test" || in.Target.Host != "allowed.test" {
-		t.Errorf("WithTarget = %+v, %v (original %+v)", landed.Target, err, in.Target)
+	landed, err := in.Landed("https://other.test/after-redirect")
+	if err != nil || landed.Target.Host != "other.test" || in.Target.Host != "allowed.test" || landed.Tool != "navigate" {
+		t.Errorf("Landed = %+v, %v (original %+v)", landed.Target, err, in.Target)
 	}
-	if _, err := in.WithTarget("::"); err == nil {
-		t.Error("WithTarget of an invalid URL: no error")
+	click, _ := NewInput(PhaseCall, "click", map[string]any{"selector": "a"})
+	click.Page = NewPage("https://allowed.test/")
+	landed, _ = click.Landed("https://other.test/")
+	if landed.Action != ActionNavigate || landed.Tool != "click" || landed.Page.Host != "allowed.test" {
+		t.Errorf("click landed = %+v", landed)
+	}
+	if _, err := in.Landed("::"); err == nil {
+		t.Error("Landed on an invalid URL: no error")
+	}
+}
+
+func TestLandingIsDecidedLikeANavigation(t *testing.T) {
+	t.Parallel()
+	e := newEngine(t, WithData(map[string]any{"allow_domains": []string{"allowed.test"}, "enable_mutations": true}))
+	for _, tool := range []string{"navigate", "back", "reload", "click"} {
+		in, _ := NewInput(PhaseCall, tool, map[string]any{"url": "https://allowed.test/"})
+		in.Page = NewPage("https://allowed.test/")
+		ok, _ := in.Landed("https://allowed.test/next")
+		bad, _ := in.Landed("https://other.test/")
+		if d := e.Decide(t.Context(), ok); !d.Allow {
+			t.Errorf("%s landing on allowed.test: %+v", tool, d)
+		}
+		d := e.Decide(t.Context(), bad)
+		if d.Allow || !strings.Contains(strings.Join(d.Reasons, ";"), "navigation to other.test is not allowed") {
+			t.Errorf("%s landing on other.test: %+v", tool, d)
+		}
 	}
 }
 
