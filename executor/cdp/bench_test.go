@@ -134,12 +134,42 @@ func BenchmarkDirectEvaluate(b *testing.B) {
 	}
 }
 
-// benchTab opens a tab in the shared executor for one benchmark.
+var (
+	benchOnce sync.Once
+	benchExec *Session
+	benchErr  error
+)
+
+// benchTab returns an executor on an isolated browser of its own, like the
+// direct benchmarks' one, with its one tab on path.
 func benchTab(b *testing.B, path string) (*Session, string) {
 	b.Helper()
-	s := shared(b)
-	tab := tabAt(b, s, path)
-	return s, tab
+	needBrowser(b)
+	benchOnce.Do(func() {
+		be, err := New(Options{Isolated: true, DataDir: filepath.Join(testRoot, "bench"),
+			BrowserArgs: []string{"--chromegate-test=" + filepath.Join(testRoot, "bench")}})
+		if err != nil {
+			benchErr = err
+			return
+		}
+		cleanups = append(cleanups, func() { _ = be.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		ex, err := be.Open(ctx, "")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		benchExec = ex.(*Session)
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	r, err := benchExec.Navigate(benchCtx(b), executor.NavigateParams{URL: srv.URL + path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchExec, r.TabID
 }
 
 func benchCtx(b *testing.B) context.Context {

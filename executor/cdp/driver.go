@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -291,6 +292,19 @@ func InstallDriver(ctx context.Context, dir string, progress io.Writer) error {
 // file; it never downloads (a missing cli.js would make it download, which
 // the callers rule out first).
 func patchDriver(dir string) error {
+	runMu.Lock() // playwright.Install sets playwright-go's package logger
+	defer runMu.Unlock()
+	return patchDriverLocked(dir)
+}
+
+// needsPatch reports whether the driver's bundle still has the code
+// playwright-go patches (a page error without a location crashes it).
+func needsPatch(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "package", "lib", "coreBundle.js"))
+	return err == nil && bytes.Contains(data, []byte("pageError.location.url"))
+}
+
+func patchDriverLocked(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "package", "cli.js")); err != nil {
 		return fmt.Errorf("install driver: refusing to let playwright-go download a driver: %w", err)
 	}

@@ -226,3 +226,30 @@ func TestDriverVersionPinned(t *testing.T) {
 		t.Errorf("playwright-go pins %s, DriverVersion is %s", d.Version, DriverVersion)
 	}
 }
+
+func TestNeedsPatch(t *testing.T) {
+	dir := writeDriver(t, DriverVersion)
+	if needsPatch(dir) {
+		t.Error("a driver without a bundle needs no patch")
+	}
+	lib := filepath.Join(dir, "package", "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(lib, "coreBundle.js")
+	for content, want := range map[string]bool{
+		"x = pageError.location.url;":        true,
+		`x = pageError.location?.url || "";`: false,
+		"nothing to see":                     false,
+	} {
+		if err := os.WriteFile(bundle, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := needsPatch(dir); got != want {
+			t.Errorf("needsPatch(%q) = %v", content, got)
+		}
+	}
+	if d, err := FindDriver(""); err == nil && needsPatch(d.Dir) {
+		t.Errorf("the installed driver in %s is not patched", d.Dir)
+	}
+}

@@ -465,6 +465,14 @@ func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
 	}
 	restore := setenv("PLAYWRIGHT_NODEJS_PATH", node)
 	defer restore()
+	if needsPatch(d.Dir) {
+		// A driver installed by other means than InstallDriver lacks
+		// playwright-go's fix to the bundle; apply it (best effort: the
+		// directory may be read-only).
+		if err := patchDriverLocked(d.Dir); err != nil {
+			log.Warn("could not patch the Playwright driver bundle", "dir", d.Dir, "err", err)
+		}
+	}
 	return playwright.Run(&playwright.RunOptions{
 		DriverDirectory:     d.Dir,
 		SkipInstallBrowsers: true,

@@ -335,6 +335,8 @@ func testSite() http.Handler {
 	page("/dialogs", "Dialogs", `
 <button id="go" onclick="alert('hello'); const ok = confirm('sure?'); const name = prompt('name?', 'anon'); document.getElementById('out').textContent = ok + ' ' + name;">go</button>
 <div id="out"></div>`)
+	page("/alertonload", "Alerting", `<script>alert('loading')</script><p>after</p>`)
+	page("/leave", "Leave", `<input id="i"><script>addEventListener('beforeunload', (e) => { e.preventDefault(); e.returnValue = ''; });</script>`)
 	page("/late", "Late", `
 <div id="gone">going</div><div id="shy" style="display:none">shy</div>
 <script>

@@ -554,6 +554,22 @@ func TestDialogs(t *testing.T) {
 	if err != nil || string(e.Value) != `"true anon"` || len(e.Dialogs) != 0 {
 		t.Errorf("after the dialogs: %s, dialogs %v, %v", e.Value, e.Dialogs, err)
 	}
+	// A dialog while the page loads is part of the navigation's result.
+	n, err := s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/alertonload"})
+	if err != nil || len(n.Dialogs) != 1 || n.Dialogs[0].Message != "loading" || n.Title != "Alerting" {
+		t.Errorf("alert on load: %+v, %v", n, err)
+	}
+	// beforeunload (armed by a real keystroke) does not keep the page.
+	if _, err := s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/leave"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Type(ctxFor(t, 10*time.Second), executor.TypeParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#i"}}, Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	n, err = s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/dialogs"})
+	if err != nil || n.Title != "Dialogs" || len(n.Dialogs) != 1 || n.Dialogs[0].Type != "beforeunload" {
+		t.Errorf("beforeunload: %+v, %v", n, err)
+	}
 	// A dialog raised by eval itself never hangs the call.
 	e, err = s.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{TabID: tab, Expression: "alert('from eval'), 42"})
 	if err != nil || string(e.Value) != "42" || len(e.Dialogs) != 1 || e.Dialogs[0].Message != "from eval" {
