@@ -132,6 +132,12 @@ func packageVersion(path string) (string, error) {
 // PATH (Open then points playwright-go at it).
 func findNode(dir string) (string, error) {
 	if p := os.Getenv("PLAYWRIGHT_NODEJS_PATH"); p != "" {
+		// While a driver starts, the variable briefly names this process's
+		// version shim (see runDriver): see through it, or shims would wrap
+		// shims.
+		if real, ok := shimTargets.Load(p); ok {
+			p = real.(string)
+		}
 		if isExecutable(p) {
 			return p, nil
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -251,5 +252,33 @@ func TestNeedsPatch(t *testing.T) {
 	}
 	if d, err := FindDriver(""); err == nil && needsPatch(d.Dir) {
 		t.Errorf("the installed driver in %s is not patched", d.Dir)
+	}
+}
+
+// TestShimIsNotWrapped: a FindDriver that runs while a driver starts (and
+// PLAYWRIGHT_NODEJS_PATH names the version shim) still finds the real node.
+func TestShimIsNotWrapped(t *testing.T) {
+	t.Setenv("CHROMEGATE_CACHE_DIR", t.TempDir())
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", "")
+	dir := writeDriver(t, DriverVersion)
+	d, err := FindDriver(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, err := versionShim(d)
+	if err != nil {
+		t.Skip("no shim on this system:", err)
+	}
+	t.Setenv("PLAYWRIGHT_NODEJS_PATH", shim)
+	again, err := FindDriver(dir)
+	if err != nil || again.Node != d.Node {
+		t.Errorf("with the shim in the environment: node %q, %v; want %q", again.Node, err, d.Node)
+	}
+	if shim2, _ := versionShim(again); shim2 != shim {
+		t.Errorf("a second shim %q wraps the first %q", shim2, shim)
+	}
+	out, err := exec.Command(shim, filepath.Join(dir, "package", "cli.js"), "--version").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "Version "+DriverVersion {
+		t.Errorf("the shim answered %q, %v", out, err)
 	}
 }

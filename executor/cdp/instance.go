@@ -507,6 +507,9 @@ fi
 exec %s "$@"
 `
 
+// shimTargets maps the shims this process wrote to the node each execs.
+var shimTargets sync.Map
+
 // versionShim writes (once) the shim for d under the cache directory and
 // returns its path.
 func versionShim(d Driver) (string, error) {
@@ -520,6 +523,7 @@ func versionShim(d Driver) (string, error) {
 	sum := sha256.Sum256([]byte(script))
 	dir := filepath.Join(DefaultCacheDir(), "bin")
 	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
+	shimTargets.Store(path, d.Node)
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == script && isExecutable(path) {
 		return path, nil
 	}
