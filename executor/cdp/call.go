@@ -125,10 +125,11 @@ type call struct {
 	timeout float64 // ms, for every Playwright option
 	start   time.Time
 	title   *string // set when the primitive already read the title
+	fromURL string  // the tab's URL when the call began
 }
 
 func (s *Session) newCall(ctx context.Context, t *tab) *call {
-	return &call{s: s, t: t, page: t.page, ctx: ctx, timeout: pwTimeout(ctx), start: time.Now()}
+	return &call{s: s, t: t, page: t.page, ctx: ctx, timeout: pwTimeout(ctx), start: time.Now(), fromURL: t.page.URL()}
 }
 
 func (c *call) to() *float64 { return playwright.Float(c.timeout) }
@@ -152,14 +153,19 @@ func (s *Session) onTab(ctx context.Context, tabID, what string, fn func(c *call
 	})
 }
 
-// state reads the tab's URL (local) and title (one bounded round trip,
-// skipped when the primitive already read it) and drains its dialogs.
+// state reads the tab's URL (local) and title and drains its dialogs. The
+// title costs one bounded round trip, skipped when the primitive already
+// read it, or when the call stayed on the same URL and the title is known
+// (a click or a read seldom renames the page; a navigation always re-reads).
 func (c *call) state() executor.PageState {
 	st := executor.PageState{TabID: c.s.ids.Stamp(c.t.raw), URL: c.page.URL()}
-	if c.title != nil {
-		st.Title = *c.title
-	} else {
-		st.Title = boundedTitle(c.ctx, c.page)
+	switch known := c.t.lastTitle(); {
+	case c.title != nil:
+		st.Title = c.t.seenTitle(*c.title)
+	case st.URL == c.fromURL && known != "":
+		st.Title = known
+	default:
+		st.Title = c.t.seenTitle(boundedTitle(c.ctx, c.page))
 	}
 	st.Dialogs = c.t.drainDialogs()
 	return st

@@ -82,6 +82,7 @@ func (s *Session) Navigate(ctx context.Context, p executor.NavigateParams) (exec
 	}
 	var status int
 	st, err := s.onTab(ctx, p.TabID, "navigate", func(c *call) error {
+		c.fromURL = "" // a navigation always re-reads the title
 		var err error
 		status, err = c.gotoURL(p.URL, p.WaitUntil)
 		return err
@@ -101,6 +102,7 @@ func (s *Session) history(ctx context.Context, what string, p executor.HistoryPa
 	}
 	var status int
 	st, err := s.onTab(ctx, p.TabID, what, func(c *call) error {
+		c.fromURL = "" // a navigation always re-reads the title
 		resp, err := fn(c)
 		if err != nil {
 			return c.navErr(what, "of "+c.page.URL(), p.WaitUntil, err)

@@ -65,6 +65,21 @@ type tab struct {
 
 	dmu     sync.Mutex
 	dialogs []executor.Dialog
+	title   string // the last title read, for TabInfo (guarded by dmu)
+}
+
+// seenTitle remembers title as the tab's latest and returns it.
+func (t *tab) seenTitle(title string) string {
+	t.dmu.Lock()
+	t.title = title
+	t.dmu.Unlock()
+	return title
+}
+
+func (t *tab) lastTitle() string {
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	return t.title
 }
 
 // maxDialogs bounds the dialogs remembered per tab between two calls.
@@ -329,7 +344,7 @@ func (s *Session) Tabs(ctx context.Context) ([]executor.Tab, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				titles[i] = boundedTitle(ctx, t.page)
+				titles[i] = t.seenTitle(boundedTitle(ctx, t.page))
 			}()
 		}
 		wg.Wait()
@@ -350,7 +365,10 @@ func (s *Session) TabInfo(ctx context.Context, tabID string) (executor.Tab, erro
 		if err != nil {
 			return executor.Tab{}, err
 		}
-		return s.tabInfo(t, boundedTitle(ctx, t.page)), nil
+		// The URL is tracked locally from the browser's navigation events;
+		// the title is the last one read. No round trip: the policy gate
+		// asks for this on every call.
+		return s.tabInfo(t, t.lastTitle()), nil
 	})
 }
 
@@ -368,7 +386,7 @@ func (s *Session) SelectTab(ctx context.Context, tabID string) (executor.Tab, er
 		if err := t.page.BringToFront(); err != nil {
 			return executor.Tab{}, s.mapErr("tab_select", err)
 		}
-		return s.tabInfo(t, boundedTitle(ctx, t.page)), nil
+		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
 	})
 }
 
@@ -398,7 +416,7 @@ func (s *Session) NewTab(ctx context.Context, p executor.NewTabParams) (executor
 				return executor.Tab{}, err
 			}
 		}
-		return s.tabInfo(t, boundedTitle(ctx, t.page)), nil
+		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
 	})
 }
 
