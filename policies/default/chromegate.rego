@@ -16,7 +16,10 @@ package chromegate
 
 default allow_domains := []
 
-allow_domains := data.allow_domains if is_array(data.allow_domains)
+allow_domains := d if {
+	d := data.allow_domains
+	is_array(d)
+}
 
 enable_mutations if data.enable_mutations == true
 
@@ -128,16 +131,14 @@ about_blank(t) if {
 	regex.match(`^about:blank([?#].*)?$`, t.url)
 }
 
-# url_ok: a URL a tab may go to, or show while it is read.
+# url_ok: a URL a tab may go to, or show while it is read. (The common case
+# comes first: evaluation stops at the first clause that holds.)
+url_ok(t) if web_url_ok(t)
+
 url_ok(t) if about_blank(t)
 
-url_ok(t) if {
-	t.scheme in web_schemes
-	host_allowed(t)
-}
-
 web_url_ok(t) if {
-	t.scheme in web_schemes
+	t.scheme in {"http", "https"}
 	host_allowed(t)
 }
 
@@ -204,8 +205,7 @@ call_allowed if {
 
 call_allowed if {
 	input.action == "navigate"
-	target != null
-	url_ok(target)
+	url_ok(input.target)
 }
 
 # back, forward and reload go where the tab's history says; they are checked
@@ -262,14 +262,12 @@ call_allowed if {
 # page of an allowed host.
 page_ok if {
 	input.action == "read"
-	page != null
-	url_ok(page)
+	url_ok(input.page)
 }
 
 page_ok if {
 	input.action != "read"
-	page != null
-	web_url_ok(page)
+	web_url_ok(input.page)
 }
 
 needs_page if {
