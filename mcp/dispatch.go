@@ -62,7 +62,7 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	var out *Result
 	run := func(ctx context.Context, ex executor.Executor) error {
 		c.ex = ex
-		c.Page = pageFunc(ex, c.TabID())
+		c.Page = c.pageFunc(ex)
 		if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
 			return err
 		}
@@ -72,6 +72,9 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		}
 		if r == nil {
 			return executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
+		}
+		if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
+			r.Landed = r.Page // the interaction navigated the tab
 		}
 		if r.Landed != nil {
 			if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {

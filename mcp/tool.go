@@ -137,8 +137,9 @@ type Call struct {
 	// (NoBrowser tools) or the tab does not exist.
 	Page func(ctx context.Context) (executor.Tab, error)
 
-	ex  executor.Executor
-	srv *Server
+	ex     executor.Executor
+	srv    *Server
+	before *executor.Tab // what Page returned, if the Gate asked
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the
@@ -177,13 +178,15 @@ func argString(args map[string]any, name string) string {
 	return s
 }
 
-// pageFunc memoises one TabInfo read per call.
-func pageFunc(ex executor.Executor, tabID string) func(context.Context) (executor.Tab, error) {
+// pageFunc memoises one TabInfo read per call, and keeps it so dispatch
+// can tell whether the call moved the tab to another page.
+func (c *Call) pageFunc(ex executor.Executor) func(context.Context) (executor.Tab, error) {
 	var (
 		once sync.Once
 		tab  executor.Tab
 		err  error
 	)
+	tabID := c.TabID()
 	return func(ctx context.Context) (executor.Tab, error) {
 		once.Do(func() {
 			if ex == nil {
@@ -191,6 +194,9 @@ func pageFunc(ex executor.Executor, tabID string) func(context.Context) (executo
 				return
 			}
 			tab, err = ex.TabInfo(ctx, tabID)
+			if err == nil {
+				c.before = &tab
+			}
 		})
 		return tab, err
 	}
@@ -213,6 +219,10 @@ type Result struct {
 	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
 	// about it before anything of the page is returned.
 	Landed *executor.PageState
+	// Page is the page an interaction left the tab on. When its URL is not
+	// the one the call started on (a click followed a link, a form
+	// posted), dispatch treats it as a landing too.
+	Page *executor.PageState
 }
 
 // Image is an encoded image result.

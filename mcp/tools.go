@@ -338,7 +338,7 @@ func tabsOf(ts []executor.Tab) []tabOut {
 // pageResult reports a page after an action. Dialog messages are free text
 // a page wrote, so a result that carries any is marked untrusted.
 func pageResult(v any, ps executor.PageState) *Result {
-	return &Result{Value: v, Untrusted: len(ps.Dialogs) > 0}
+	return &Result{Value: v, Untrusted: len(ps.Dialogs) > 0, Page: &ps}
 }
 
 // Arguments. Field tags are the schema's property names; timeout_ms is
