@@ -5,6 +5,7 @@
 //	chromegate setup     install the pinned Playwright driver from npm
 //	chromegate doctor    check node, driver, Chromium and the data dir
 //	chromegate demo      a scripted agent session against a built-in demo site
+//	chromegate policy    test, evaluate and write out Rego policies
 //	chromegate version   print versions
 package main
 
@@ -28,6 +29,7 @@ commands:
   setup     install the pinned Playwright driver (playwright-core) from npm; never downloads a browser
   doctor    check node, the driver, Chromium and the data dir, and print a fix for each problem
   demo      run a scripted agent session against a built-in demo site
+  policy    test, evaluate and start your own Rego policies (chromegate policy -h)
   version   print chromegate's and its components' versions
 
 Run 'chromegate <command> -h' for a command's flags.
@@ -56,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdDoctor(ctx, rest, stdout, stderr)
 	case "demo":
 		err = cmdDemo(ctx, rest, stdout, stderr)
+	case "policy":
+		err = cmdPolicy(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		printVersion(stdout)
 	case "help", "-h", "--help":
