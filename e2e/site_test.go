@@ -88,7 +88,7 @@ func site(t testing.TB) string {
 		http.Redirect(w, r, "/other", http.StatusFound)
 	})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,3 +97,7 @@ func site(t testing.TB) string {
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
 }
+
+// listenLoopback listens on a free port of 127.0.0.1: tests talk only to
+// this machine.
+func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
