@@ -42,6 +42,15 @@ vet:
 
 test: deps vet
 	$(GO) test -race -count=1 -timeout 40m ./...
+	$(MAKE) --no-print-directory fuzz
+
+# Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./policy/
+	$(GO) test -run '^$$' -fuzz '^FuzzHostMatch$$' -fuzztime $(FUZZTIME) ./policy/
+	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./executor/
+	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/

@@ -73,6 +73,7 @@ type server struct {
 	mark    string // an environment marker inherited by every process it starts
 	log     *syncBuffer
 	dataDir string
+	called  map[string]bool // tools called successfully or not, by name
 }
 
 type syncBuffer struct {
@@ -157,6 +158,10 @@ func (s *server) try(tool string, args map[string]any) *sdk.CallToolResult {
 	if args == nil {
 		args = map[string]any{}
 	}
+	if s.called == nil {
+		s.called = map[string]bool{}
+	}
+	s.called[tool] = true
 	res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
 		s.t.Fatalf("%s %v: protocol error: %v", tool, args, err)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	_ "image/jpeg"
@@ -294,6 +295,19 @@ func TestEveryTool(t *testing.T) {
 		s.call("wait_for", map[string]any{"text": "Form"})
 		if n := len(tabIDs(s)); n != 2 {
 			t.Fatalf("a popup tab is not listed: %d tabs", n)
+		}
+	})
+	t.Cleanup(func() {
+		// Every tool the server lists was called at least once above.
+		res, err := s.session.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, tool := range res.Tools {
+			if !s.called[tool.Name] {
+				t.Errorf("TestEveryTool never calls %s", tool.Name)
+			}
 		}
 	})
 	step("chrome_status", func(t *testing.T) {

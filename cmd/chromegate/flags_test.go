@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFlagsFromEnvironment(t *testing.T) {
+	t.Setenv("CHROMEGATE_EXECUTABLE_PATH", "/from/env")
+	t.Setenv("CHROMEGATE_HEADED", "true")
+	t.Setenv("CHROMEGATE_ALLOW_DOMAIN", "a.test, *.b.test,")
+	t.Setenv("CHROMEGATE_MAX_RESULT_CHARS", "500")
+
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.browser.register(fs)
+	cfg.policy.register(fs)
+	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100, "")
+	// The command line wins over the environment.
+	if err := parseFlags(fs, []string{"--executable-path=/from/flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.browser.executablePath != "/from/flag" || !cfg.browser.headed || cfg.maxResultChars != 500 {
+		t.Fatalf("parsed %+v, max %d", cfg.browser, cfg.maxResultChars)
+	}
+	if diff := cmp.Diff([]string{"a.test", "*.b.test"}, []string(cfg.policy.allowDomains)); diff != "" {
+		t.Fatalf("allow-domain from the environment (-want +got):\n%s", diff)
+	}
+	want := map[string]any{"allow_domains": []string{"a.test", "*.b.test"}}
+	if diff := cmp.Diff(want, cfg.policy.data()); diff != "" {
+		t.Fatalf("policy data (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlagsBadEnvironmentValue(t *testing.T) {
+	t.Setenv("CHROMEGATE_HEADED", "maybe")
+	var b browserFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	b.register(fs)
+	err := parseFlags(fs, nil)
+	if err == nil || !strings.Contains(err.Error(), "CHROMEGATE_HEADED") {
+		t.Fatalf("a bad value in the environment: %v", err)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"nonsense"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "unknown command") {
+		t.Fatalf("unknown command: code %d, %q", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"version"}, nil, &out, &errb); code != 0 || !strings.Contains(out.String(), "playwright-core 1.60.0") {
+		t.Fatalf("version: code %d, %q", code, out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"serve", "--no-such-flag"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "no-such-flag") {
+		t.Fatalf("bad flag: code %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"serve", "--log-level=loud"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "--log-level") {
+		t.Fatalf("bad log level: code %d, %q", code, errb.String())
+	}
+}
