@@ -208,3 +208,35 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestMissingBrowser: with no usable browser, calls fail with LAUNCH_FAILED
+// and the fix, and the server keeps serving.
+func TestMissingBrowser(t *testing.T) {
+	s := startServer(t, "--executable-path=/nonexistent/chromium", "--allow-domain=127.0.0.1")
+	txt := s.fail("LAUNCH_FAILED", "navigate", map[string]any{"url": "http://127.0.0.1:1/"})
+	if !strings.Contains(txt, "/nonexistent/chromium") || !strings.Contains(txt, "apt-get install -y chromium") {
+		t.Fatalf("the error should name the missing browser and the fix: %s", txt)
+	}
+	if txt := resultText(s.call("chrome_status", nil)); !strings.Contains(txt, `"live":false`) {
+		t.Fatalf("chrome_status: %s", txt)
+	}
+	s.fail("LAUNCH_FAILED", "tabs_list", nil)
+}
+
+// TestDoctor: each problem is reported with the command that fixes it.
+func TestDoctor(t *testing.T) {
+	needBrowser(t)
+	out, err := exec.Command(binary, "doctor", "--launch=false", "--driver-path="+t.TempDir(), "--executable-path=/nonexistent/chromium").CombinedOutput()
+	if err == nil {
+		t.Fatalf("doctor passed with no driver and no browser:\n%s", out)
+	}
+	for _, want := range []string{"FAIL playwright driver", "chromegate setup", "FAIL chromium", "apt-get install -y chromium", "ok   node"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = exec.Command(binary, "doctor").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok   launch") {
+		t.Fatalf("doctor on a working machine: %v\n%s", err, out)
+	}
+}
