@@ -39,6 +39,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong argument type", "navigate", map[string]any{"url": 42}, "BAD_ARGS", "url"},
 		{"unknown argument", "navigate", map[string]any{"url": base + "/form", "urll": "x"}, "BAD_ARGS", "urll"},
 		{"missing file", "set_files", map[string]any{"selector": "#files", "paths": []string{"/nonexistent/file.txt"}}, "BAD_ARGS", "/nonexistent/file.txt"},
+		{"file outside the upload dirs", "set_files", map[string]any{"selector": "#files", "paths": []string{"/etc/passwd"}}, "BAD_ARGS", "outside the upload directories"},
 		{"eval that throws", "eval", map[string]any{"expression": "throw new Error('boom')"}, "", "boom"},
 	}
 	for _, c := range cases {

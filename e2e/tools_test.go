@@ -137,7 +137,11 @@ func TestEveryTool(t *testing.T) {
 		}
 	})
 	step("set_files", func(t *testing.T) {
-		f := filepath.Join(t.TempDir(), "upload.txt")
+		// Uploads come only from the data dir's uploads directory.
+		f := filepath.Join(s.dataDir, "uploads", "upload.txt")
+		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(f, []byte("hello"), 0o600); err != nil {
 			t.Fatal(err)
 		}

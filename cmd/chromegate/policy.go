@@ -23,6 +23,7 @@ type policyFlags struct {
 	dir             string
 	dataFile        string
 	decisionLog     string
+	timeout         time.Duration
 }
 
 func (p *policyFlags) register(fs *flag.FlagSet) {
@@ -34,6 +35,10 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.dir, "policy", "", "directory with your own Rego policy; it replaces the default")
 	fs.StringVar(&p.dataFile, "data", "", "JSON or YAML file laid over the policy's data")
 	fs.StringVar(&p.decisionLog, "decision-log", "", "append one JSON line per decision to this file (mode 0600, no secrets)")
+	// A decision takes tens of microseconds; the deadline is for a policy
+	// that loops. It is wall time, so it is generous enough that a loaded
+	// machine does not turn slow decisions into denials.
+	fs.DurationVar(&p.timeout, "policy-timeout", time.Second, "deadline of one policy decision; a decision that runs out of time denies")
 }
 
 // data is what the flags tell the policy: only what the user set, so a data
@@ -61,7 +66,7 @@ func (p *policyFlags) data() map[string]any {
 // gate loads the policy and returns the gate every call passes. The engine
 // reloads a policy directory or data file when it changes, until ctx ends.
 func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGate, func(), error) {
-	opts := []policy.Option{policy.WithLogger(log), policy.WithData(p.data())}
+	opts := []policy.Option{policy.WithLogger(log), policy.WithData(p.data()), policy.WithTimeout(p.timeout)}
 	if p.dir != "" {
 		opts = append(opts, policy.WithDir(p.dir))
 	}

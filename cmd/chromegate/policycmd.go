@@ -146,7 +146,7 @@ func policyEval(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("input %s is not JSON: %w", *input, err)
 	}
-	opts := []policy.Option{policy.WithData(pf.data())}
+	opts := []policy.Option{policy.WithData(pf.data()), policy.WithTimeout(pf.timeout)}
 	if pf.dir != "" {
 		opts = append(opts, policy.WithDir(pf.dir))
 	}

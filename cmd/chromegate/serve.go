@@ -24,6 +24,7 @@ type browserFlags struct {
 	headed         bool
 	isolated       bool
 	browserArgs    listFlag
+	uploadDirs     listFlag
 }
 
 func (b *browserFlags) register(fs *flag.FlagSet) {
@@ -34,6 +35,7 @@ func (b *browserFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&b.headed, "headed", false, "show the browser window (default: headless)")
 	fs.BoolVar(&b.isolated, "isolated", false, "use an in-memory profile that is thrown away on exit, instead of the persistent one in the data dir")
 	fs.Var(&b.browserArgs, "browser-arg", "extra Chromium flag (repeatable), e.g. --browser-arg=--lang=de")
+	fs.Var(&b.uploadDirs, "upload-dir", "directory set_files may take files from (repeatable; default: the data dir's uploads and downloads)")
 }
 
 func (b *browserFlags) options(log *slog.Logger) cdp.Options {
@@ -45,6 +47,7 @@ func (b *browserFlags) options(log *slog.Logger) cdp.Options {
 		DataDir:        b.dataDir,
 		BrowserArgs:    b.browserArgs,
 		CDPEndpoint:    b.cdpEndpoint,
+		UploadDirs:     b.uploadDirs,
 		Logger:         log,
 	}
 }

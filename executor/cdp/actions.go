@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -233,21 +231,9 @@ func toStrings(v any) []string {
 // SetFiles sets the files of an <input type=file>. Every path must exist on
 // the server; an empty list clears the input.
 func (s *Session) SetFiles(ctx context.Context, p executor.SetFilesParams) (executor.ActionResult, error) {
-	paths := make([]string, 0, len(p.Paths))
-	for _, f := range p.Paths {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "bad path %q: %v", f, err)
-		}
-		st, err := os.Stat(abs)
-		if err != nil {
-			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "file %q does not exist on the server", f).
-				WithHint("pass paths of files that exist on the machine chromegate runs on")
-		}
-		if st.IsDir() {
-			return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "%q is a directory, not a file", f)
-		}
-		paths = append(paths, abs)
+	paths, err := executor.ConfinePaths(s.b.opts.UploadDirs, p.Paths)
+	if err != nil {
+		return executor.ActionResult{}, err
 	}
 	return s.act(ctx, p.TabID, p.Target, "set_files", func(c *call, loc playwright.Locator) error {
 		return loc.SetInputFiles(paths, playwright.LocatorSetInputFilesOptions{Timeout: c.to()})

@@ -25,6 +25,10 @@ type Options struct {
 	// ws://...) instead of launching one. chromegate never closes that
 	// browser nor anything in it that it did not open.
 	CDPEndpoint         string
+	// UploadDirs are the only directories set_files may take files from
+	// (default: DataDir/uploads and DataDir/downloads), so a page can never
+	// be handed an arbitrary file of the server.
+	UploadDirs          []string
 	MaxDownloadBytes    int64 // default 100 MiB
 	MaxScreenshotHeight int   // full-page cap in CSS px, default 8000
 	ViewportWidth       int   // default 1280
@@ -104,6 +108,10 @@ func New(opts Options) (*Backend, error) {
 		opts.DataDir = abs
 	}
 	opts.BrowserArgs = append([]string(nil), opts.BrowserArgs...)
+	if len(opts.UploadDirs) == 0 {
+		opts.UploadDirs = []string{filepath.Join(opts.DataDir, "uploads"), filepath.Join(opts.DataDir, "downloads")}
+	}
+	opts.UploadDirs = append([]string(nil), opts.UploadDirs...)
 	log := opts.Logger
 	if log == nil {
 		log = discardLogger

@@ -301,7 +301,11 @@ func TestSelectAndFiles(t *testing.T) {
 		t.Errorf("select on an input: %v", e)
 	}
 
-	file := filepath.Join(t.TempDir(), "upload.txt")
+	uploads := s.b.opts.UploadDirs[0]
+	if err := os.MkdirAll(uploads, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(uploads, "upload.txt")
 	if err := os.WriteFile(file, []byte("data"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -314,6 +318,11 @@ func TestSelectAndFiles(t *testing.T) {
 	}
 	_, err = s.SetFiles(ctx, executor.SetFilesParams{TargetParams: fileInput, Paths: []string{file + ".missing"}})
 	wantCode(t, err, executor.CodeBadArgs)
+	// Files outside the upload directories never reach a page.
+	_, err = s.SetFiles(ctx, executor.SetFilesParams{TargetParams: fileInput, Paths: []string{"/etc/passwd"}})
+	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Message, "outside the upload directories") {
+		t.Errorf("/etc/passwd: %v", e)
+	}
 }
 
 func TestReads(t *testing.T) {
