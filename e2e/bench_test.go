@@ -14,6 +14,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // BenchmarkColdStart measures spawning `chromegate serve` until the first
@@ -144,4 +145,43 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkPolicyShare measures, in one run, a get_text through chromegate
+// and one decision of the default policy for the same call, and reports the
+// decision's share of the call.
+func BenchmarkPolicyShare(b *testing.B) {
+	needBrowser(b)
+	base := site(b)
+	s := startServer(b, permissive...)
+	s.call("navigate", map[string]any{"url": base + "/form"})
+	eng, err := policy.New(context.Background(), policy.WithData(map[string]any{"allow_domains": []string{"127.0.0.1"}}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, err := policy.NewInput(policy.PhaseCall, "get_text", map[string]any{"selector": "#para"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in.Page = policy.NewPage(base + "/form")
+	in.Principal = policy.Principal{Name: "local", Roles: []string{}, Transport: "stdio"}
+	var calls, decisions []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		s.call("get_text", map[string]any{"selector": "#para"})
+		calls = append(calls, time.Since(t0))
+		for range 10 {
+			t1 := time.Now()
+			if d := eng.Decide(context.Background(), in); !d.Allow {
+				b.Fatalf("denied: %v", d.Reasons)
+			}
+			decisions = append(decisions, time.Since(t1))
+		}
+	}
+	slices.Sort(decisions)
+	call, dec := median(calls), median(decisions)
+	b.ReportMetric(float64(call.Microseconds()), "call-µs")
+	b.ReportMetric(float64(dec.Microseconds()), "decision-p50-µs")
+	b.ReportMetric(float64(decisions[len(decisions)*99/100].Microseconds()), "decision-p99-µs")
+	b.ReportMetric(100*float64(dec)/float64(call), "share-%")
 }

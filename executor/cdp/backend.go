@@ -24,7 +24,7 @@ type Options struct {
 	// CDPEndpoint attaches to a running browser (http://host:port or
 	// ws://...) instead of launching one. chromegate never closes that
 	// browser nor anything in it that it did not open.
-	CDPEndpoint         string
+	CDPEndpoint string
 	// UploadDirs are the only directories set_files may take files from
 	// (default: DataDir/uploads and DataDir/downloads), so a page can never
 	// be handed an arbitrary file of the server.
