@@ -22,7 +22,8 @@
 //
 // Decide never returns an error: an evaluation error, an undefined
 // decision, a non-object decision, a non-boolean allow, a deadline passed
-// (100ms by default) or a panic is a denial whose reason starts with
+// (WithTimeout: 100ms by default; chromegate serve uses --policy-timeout,
+// 1s) or a panic is a denial whose reason starts with
 // "policy error:". Builtins that reach the network or the host
 // (RemovedBuiltins: http.send, net.lookup_ip_addr, opa.runtime, ...) are not
 // in the capabilities, so a policy that calls one fails to load, naming the
