@@ -53,7 +53,13 @@ type Manager struct {
 
 	mu     sync.Mutex
 	live   map[string]Executor // key: backend + "\x00" + session
+	gone   map[Executor]doneCtx // cancelled by watch when the executor dies
 	closed bool
+}
+
+type doneCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewManager returns a Manager over the given backends.
@@ -68,7 +74,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{opts: opts, log: log, live: map[string]Executor{}}
+	return &Manager{opts: opts, log: log, live: map[string]Executor{}, gone: map[Executor]doneCtx{}}
 }
 
 // ErrManagerClosed is returned by calls after Close.
@@ -175,13 +181,17 @@ func (m *Manager) Do(ctx context.Context, session string, fn func(context.Contex
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go func() {
-		select {
-		case <-ex.Done():
-			cancel(errExecutorGone)
-		case <-cctx.Done():
-		}
-	}()
+	// The watcher of ex cancels gone when ex dies; AfterFunc costs no
+	// goroutine per call until then.
+	m.mu.Lock()
+	gone := m.gone[ex].ctx
+	m.mu.Unlock()
+	if gone == nil {
+		return Errorf(CodeTargetGone, "the browser went away before the call started").
+			WithHint("retry: the next call relaunches or reconnects it")
+	}
+	stop := context.AfterFunc(gone, func() { cancel(errExecutorGone) })
+	defer stop()
 	err = fn(cctx, ex)
 	if err != nil && (context.Cause(cctx) == errExecutorGone || isDone(ex)) {
 		return &Error{Code: CodeTargetGone, Message: "the browser went away during the call",
@@ -276,6 +286,10 @@ func (m *Manager) store(key string, ex Executor) bool {
 		return false
 	}
 	m.live[key] = ex
+	if _, ok := m.gone[ex]; !ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		m.gone[ex] = doneCtx{ctx, cancel}
+	}
 	return true
 }
 
@@ -291,6 +305,10 @@ func (m *Manager) drop(key string, ex Executor) {
 func (m *Manager) watch(key string, ex Executor) {
 	<-ex.Done()
 	m.mu.Lock()
+	if d, ok := m.gone[ex]; ok {
+		d.cancel() // fails the calls in flight on ex
+		delete(m.gone, ex)
+	}
 	gone := m.live[key] == ex
 	if gone {
 		delete(m.live, key)
