@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // binary is the chromegate executable built once for the whole package.
@@ -220,11 +221,11 @@ func (s *server) evalString(expr string) string {
 	}
 }
 
-// jsonPart drops the untrusted-content banner and anything before the first
-// JSON value.
+// jsonPart takes the page content out of its fence and drops anything
+// before the first JSON value.
 func jsonPart(s string) string {
-	if strings.HasPrefix(s, "[untrusted") {
-		_, s, _ = strings.Cut(s, "\n")
+	if content, _, ok := mcp.Unfence(s); ok {
+		s = content
 	}
 	if i := strings.IndexAny(s, "{["); i >= 0 {
 		return s[i:]

@@ -257,14 +257,17 @@ func TestHugeOutputIsTruncated(t *testing.T) {
 		return executor.TextResult{PageState: executor.PageState{TabID: "fake:s1:1", URL: "about:blank"}, Text: huge}, nil
 	})
 	text := textOf(h.call("get_text", nil))
-	body := strings.TrimPrefix(text, untrustedMarker+"\n")
+	body, after, ok := Unfence(text)
+	if !ok {
+		t.Fatalf("page text is not fenced: %.200s", text)
+	}
 	head := `{"tab_id":"fake:s1:1","url":"about:blank","chars":250000}` + "\n"
 	total := utf8.RuneCountInString(head) + 250_000
-	marker := fmt.Sprintf("\n…[truncated: showed %d of %d characters; narrow the selector or use get_text on a smaller element]", DefaultMaxResultChars, total)
-	if !strings.HasSuffix(body, marker) {
-		t.Fatalf("no truncation marker; ends with %q", body[len(body)-200:])
+	marker := fmt.Sprintf("…[truncated: showed %d of %d characters; narrow the selector or use get_text on a smaller element]", DefaultMaxResultChars, total)
+	if after != marker {
+		t.Fatalf("the truncation marker should follow the page block; after it: %q", after)
 	}
-	if n := utf8.RuneCountInString(strings.TrimSuffix(body, marker)); n != DefaultMaxResultChars {
+	if n := utf8.RuneCountInString(body); n != DefaultMaxResultChars {
 		t.Errorf("kept %d characters, want %d", n, DefaultMaxResultChars)
 	}
 	if !utf8.ValidString(text) {

@@ -100,10 +100,24 @@ func textOf(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-// jsonOf decodes the JSON line of a result (after any untrusted marker).
+// fenced reports whether text is one page-content block (see fence).
+func fenced(text string) bool {
+	_, _, ok := Unfence(text)
+	return ok
+}
+
+// unfenced returns the page content of a fenced text, or text as it is.
+func unfenced(text string) string {
+	if content, _, ok := Unfence(text); ok {
+		return content
+	}
+	return text
+}
+
+// jsonOf decodes the JSON line of a result (inside the page fence, if any).
 func jsonOf(t testing.TB, res *sdk.CallToolResult) map[string]any {
 	t.Helper()
-	text := strings.TrimPrefix(textOf(res), untrustedMarker+"\n")
+	text := unfenced(textOf(res))
 	line, _, _ := strings.Cut(text, "\n")
 	var m map[string]any
 	if err := json.Unmarshal([]byte(line), &m); err != nil {

@@ -214,7 +214,7 @@ type Result struct {
 	// Image, if set, is sent as an MCP image after the text.
 	Image *Image
 	// Untrusted marks a result carrying free-form text that a page wrote
-	// (see untrustedMarker).
+	// (see fence).
 	Untrusted bool
 	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
 	// about it before anything of the page is returned.

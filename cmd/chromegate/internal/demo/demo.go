@@ -20,6 +20,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/mcp"
 )
 
 //go:embed site
@@ -164,10 +166,10 @@ func (a *agent) call(tool string, args map[string]any) (*sdk.CallToolResult, err
 		return nil, fmt.Errorf("%s failed: %s", tool, text(res))
 	}
 	fmt.Fprintf(a.out, "  ✓ %v  %s\n", d.Round(100*time.Microsecond), short(text(res), 160))
-	if tool == "get_text" {
+	if content, _, ok := mcp.Unfence(text(res)); ok && tool == "get_text" {
 		// What the page said, after the one-line JSON header.
-		if _, body, ok := strings.Cut(strings.TrimPrefix(text(res), untrustedBanner(text(res))), "\n"); ok {
-			fmt.Fprintf(a.out, "    page text: %s\n", short(body, 300))
+		if _, body, ok := strings.Cut(content, "\n"); ok {
+			fmt.Fprintf(a.out, "    page text (fenced as untrusted): %s\n", short(body, 300))
 		}
 	}
 	return res, nil
@@ -226,13 +228,4 @@ func saveImage(res *sdk.CallToolResult, dir, name string, out io.Writer) error {
 		return nil
 	}
 	return errors.New("screenshot returned no image")
-}
-
-// untrustedBanner returns the first line of s when it is the marker chromegate
-// puts before page content, so the narration can show the page's words.
-func untrustedBanner(s string) string {
-	if first, _, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(first, "[untrusted") {
-		return first + "\n"
-	}
-	return ""
 }
