@@ -54,6 +54,10 @@ type Executor interface {
 	Screenshot(ctx context.Context, p ScreenshotParams) (Screenshot, error)
 	Eval(ctx context.Context, p EvalParams) (EvalResult, error)
 	WaitFor(ctx context.Context, p WaitParams) (WaitResult, error)
+	// RunScript runs one of chromegate's own page scripts (never a
+	// caller's code) in an isolated world named "chromegate" of the tab's
+	// main frame; see ScriptParams.
+	RunScript(ctx context.Context, p ScriptParams) (ScriptResult, error)
 
 	Cookies(ctx context.Context, p CookiesParams) ([]Cookie, error)
 	SetCookies(ctx context.Context, p SetCookiesParams) error
@@ -307,6 +311,37 @@ type EvalResult struct {
 	OK    bool            `json:"ok"`
 	Value json.RawMessage `json:"value,omitempty"`
 	Error string          `json:"error,omitempty"`
+}
+
+// ScriptParams runs one of chromegate's own scripts in a tab.
+//
+// Source is a JavaScript expression that evaluates to a function; the
+// backend calls it as fn(arg, env) in an isolated world named "chromegate"
+// of the tab's main frame, where page scripts can neither see nor change
+// its globals, and returns its JSON-serialisable result (a promise is
+// awaited). Arg is JSON (null when empty).
+//
+// The isolated world's globalThis lasts as long as the document: every
+// script run in one document sees the same globalThis, and the first
+// script of a new document sees a fresh one. env.doc is a short token of
+// lowercase letters that the backend offers to no other document of the
+// session; a script that needs a per-document identity (the ref registry)
+// adopts the token it is first offered and keeps it on globalThis.
+//
+// Source must come from chromegate itself (an embedded .js file): the
+// isolated world has the same DOM access as the page, and what it keeps
+// (refs) must stay out of the page's and the caller's reach.
+type ScriptParams struct {
+	TabID  string          `json:"tabId,omitempty"`
+	Source string          `json:"source"`
+	Arg    json.RawMessage `json:"arg,omitempty"`
+}
+
+// ScriptResult is the JSON value a script returned (null for undefined).
+// An exception the script threw is an EVAL_FAILED error.
+type ScriptResult struct {
+	PageState
+	Value json.RawMessage `json:"value"`
 }
 
 // WaitParams waits, by polling, for a selector to appear (or, with Gone, to

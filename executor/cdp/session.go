@@ -66,6 +66,8 @@ type tab struct {
 	dmu     sync.Mutex
 	dialogs []executor.Dialog
 	title   string // the last title read, for TabInfo (guarded by dmu)
+
+	w world // chromegate's isolated world in the main frame
 }
 
 // seenTitle remembers title as the tab's latest and returns it.
@@ -207,6 +209,7 @@ func (s *Session) unregister(t *tab) {
 	}
 	delete(s.tabs, t.raw)
 	delete(s.byPage, t.page)
+	t.w.cur.Store(nil)
 	s.order = slices.DeleteFunc(s.order, func(o *tab) bool { return o == t })
 	if s.selected == t {
 		s.selected = nil

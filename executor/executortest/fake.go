@@ -507,6 +507,15 @@ func (f *Fake) WaitFor(ctx context.Context, p executor.WaitParams) (executor.Wai
 	})
 }
 
+// RunScript implements executor.Executor. The built-in script runs nothing
+// and returns null; script a result with Handle("RunScript", ...).
+func (f *Fake) RunScript(ctx context.Context, p executor.ScriptParams) (executor.ScriptResult, error) {
+	return run(f, ctx, "RunScript", p, func() (executor.ScriptResult, error) {
+		ps, err := f.pageOf(p.TabID)
+		return executor.ScriptResult{PageState: ps, Value: json.RawMessage("null")}, err
+	})
+}
+
 // Cookies implements executor.Executor. URL filtering is not modelled: every
 // cookie is returned.
 func (f *Fake) Cookies(ctx context.Context, p executor.CookiesParams) ([]executor.Cookie, error) {

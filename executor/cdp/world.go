@@ -1,0 +1,248 @@
+package cdp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/playwright-community/playwright-go"
+)
+
+// worldName is the isolated world chromegate's own scripts run in. Page
+// scripts run in the main world and cannot reach its globals.
+const worldName = "chromegate"
+
+// world is a tab's link to chromegate's isolated world in its main frame:
+// a CDP session of its own and the execution context of the current
+// document, created on first use and again after the tab navigates.
+type world struct {
+	// mu serialises setting up the session and the context (two contexts
+	// for one document would split the ref registry). No event handler
+	// takes it, so holding it across a CDP call cannot deadlock.
+	mu      sync.Mutex
+	sess    playwright.CDPSession
+	frameID string
+	cur     atomic.Pointer[worldCtx] // nil: none for the current document
+}
+
+// worldCtx is one document's execution context in the isolated world, and
+// the document token offered to scripts run in it (see
+// executor.ScriptParams).
+type worldCtx struct {
+	id  int
+	doc string
+}
+
+// docTokens hands out document tokens: lowercase letters, unique within a
+// process, from a random start so tokens of an earlier run seldom repeat.
+var docTokens = func() *atomic.Uint64 {
+	var n atomic.Uint64
+	n.Store(rand.Uint64N(26 * 26))
+	return &n
+}()
+
+// docToken spells n in base 26 with letters, at least two of them.
+func docToken(n uint64) string {
+	var b []byte
+	for n > 0 || len(b) < 2 {
+		b = append(b, byte('a'+n%26))
+		n /= 26
+	}
+	for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+		b[i], b[j] = b[j], b[i]
+	}
+	return string(b)
+}
+
+// context returns the isolated world's context for the tab's current
+// document, creating the session and the world as needed.
+func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
+	if wc := w.cur.Load(); wc != nil {
+		w.mu.Lock()
+		sess := w.sess
+		w.mu.Unlock()
+		if sess != nil {
+			return wc, sess, nil
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sess == nil {
+		sess, err := c.page.Context().NewCDPSession(c.page)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A cross-document navigation of the main frame ends the
+		// document's context; Page events say so without Runtime.enable
+		// (which pages can detect).
+		sess.On("Page.frameNavigated", func(params map[string]any) {
+			f, _ := params["frame"].(map[string]any)
+			if parent, _ := f["parentId"].(string); parent == "" {
+				w.cur.Store(nil)
+			}
+		})
+		if _, err := sess.Send("Page.enable", nil); err != nil {
+			_ = sess.Detach()
+			return nil, nil, err
+		}
+		tree, err := sess.Send("Page.getFrameTree", nil)
+		if err != nil {
+			_ = sess.Detach()
+			return nil, nil, err
+		}
+		id, _ := dig(tree, "frameTree", "frame", "id").(string)
+		if id == "" {
+			_ = sess.Detach()
+			return nil, nil, fmt.Errorf("Page.getFrameTree gave no main frame: %v", tree)
+		}
+		w.sess, w.frameID = sess, id
+		sess.OnClose(func(playwright.CDPSession) { w.cur.Store(nil) })
+	}
+	if wc := w.cur.Load(); wc != nil {
+		return wc, w.sess, nil
+	}
+	res, err := w.sess.Send("Page.createIsolatedWorld", map[string]any{"frameId": w.frameID, "worldName": worldName})
+	if err != nil {
+		return nil, nil, err
+	}
+	id, ok := dig(res, "executionContextId").(float64)
+	if !ok {
+		return nil, nil, fmt.Errorf("Page.createIsolatedWorld gave no context: %v", res)
+	}
+	wc := &worldCtx{id: int(id), doc: docToken(docTokens.Add(1))}
+	w.cur.Store(wc)
+	return wc, w.sess, nil
+}
+
+// forget drops the context wc, after the browser said it is gone.
+func (w *world) forget(wc *worldCtx) { w.cur.CompareAndSwap(wc, nil) }
+
+func dig(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+// contextGone recognises the protocol's errors for a context that no longer
+// exists (the document it belonged to was replaced).
+func contextGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find default execution context") || strings.Contains(s, "Inspected target navigated or closed")
+}
+
+// inWorld calls fn (a JavaScript function declaration) with args in the
+// isolated world of the tab's current document. byValue returns the
+// result as JSON; otherwise the result is a remote object (its objectId
+// is in "objectId"). The document token is appended to args. A context
+// that vanished under the call (a navigation) is recreated once.
+func (c *call) inWorld(fn string, byValue bool, args ...any) (map[string]any, error) {
+	w := &c.t.w
+	for attempt := 0; ; attempt++ {
+		wc, sess, err := w.context(c)
+		if err != nil {
+			if attempt == 0 && c.page.IsClosed() {
+				return nil, playwright.ErrTargetClosed
+			}
+			return nil, err
+		}
+		callArgs := make([]map[string]any, 0, len(args)+1)
+		for _, a := range args {
+			callArgs = append(callArgs, map[string]any{"value": a})
+		}
+		callArgs = append(callArgs, map[string]any{"value": map[string]any{"doc": wc.doc}})
+		res, err := sess.Send("Runtime.callFunctionOn", map[string]any{
+			"functionDeclaration": fn,
+			"executionContextId":  wc.id,
+			"arguments":           callArgs,
+			"returnByValue":       byValue,
+			"awaitPromise":        true,
+		})
+		if err != nil {
+			if contextGone(err) && attempt == 0 {
+				w.forget(wc)
+				continue
+			}
+			if c.page.IsClosed() {
+				return nil, playwright.ErrTargetClosed
+			}
+			return nil, err
+		}
+		m, _ := res.(map[string]any)
+		if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+			return nil, executor.Errorf(executor.CodeEvalFailed, "a chromegate page script failed: %s", exceptionText(ex))
+		}
+		r, _ := m["result"].(map[string]any)
+		if r == nil {
+			return nil, fmt.Errorf("Runtime.callFunctionOn gave no result: %v", res)
+		}
+		return r, nil
+	}
+}
+
+func exceptionText(ex map[string]any) string {
+	if d, ok := dig(ex, "exception", "description").(string); ok && d != "" {
+		if i := strings.IndexByte(d, '\n'); i >= 0 {
+			d = d[:i]
+		}
+		return d
+	}
+	t, _ := ex["text"].(string)
+	return t
+}
+
+// scriptFunction wraps a script source (an expression whose value is a
+// function) as a function declaration called with (arg, env).
+func scriptFunction(source string) string {
+	return "function (arg, env) { return (\n" + source + "\n)(arg, env); }"
+}
+
+// runValue runs a script source in the isolated world and returns its
+// JSON result.
+func (c *call) runValue(source string, arg any) (json.RawMessage, error) {
+	r, err := c.inWorld(scriptFunction(source), true, arg)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := r["value"]
+	if !ok {
+		// undefined, or a value that has no JSON form
+		return json.RawMessage("null"), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeEvalFailed, "a chromegate page script returned no JSON: %v", err)
+	}
+	return b, nil
+}
+
+// RunScript runs one of chromegate's own scripts in the isolated world
+// "chromegate" of the tab's main frame.
+func (s *Session) RunScript(ctx context.Context, p executor.ScriptParams) (executor.ScriptResult, error) {
+	if strings.TrimSpace(p.Source) == "" {
+		return executor.ScriptResult{}, executor.Errorf(executor.CodeBadArgs, "the script source is empty")
+	}
+	var arg any
+	if len(p.Arg) > 0 {
+		if err := json.Unmarshal(p.Arg, &arg); err != nil {
+			return executor.ScriptResult{}, executor.Errorf(executor.CodeBadArgs, "the script argument is not JSON: %v", err)
+		}
+	}
+	var value json.RawMessage
+	st, err := s.onTab(ctx, p.TabID, "run_script", func(c *call) error {
+		var err error
+		value, err = c.runValue(p.Source, arg)
+		return err
+	})
+	if err != nil {
+		return executor.ScriptResult{}, err
+	}
+	return executor.ScriptResult{PageState: st, Value: value}, nil
+}
