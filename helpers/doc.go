@@ -1,5 +1,22 @@
-// Package helpers holds the higher-level tools (extract_links,
-// read_as_markdown, fill_form, the page snapshot) composed only from
-// executor.Executor primitives, so they work unchanged on every backend and
-// every primitive they use passes the policy gate. The reading issue fills it.
+// Package helpers holds the higher-level reading and form tools —
+// ExtractLinks, ReadAsMarkdown and FillForm — composed only from
+// executor.Executor primitives, so they work unchanged on every backend.
+//
+// # The policy gate
+//
+// A helper runs inside the one gated tool call that invoked it, on the
+// executor that call got: the Gate already decided the call on the page the
+// helper acts on. None of these helpers navigates or reads a URL other than
+// the tab's current page, so none re-enters the Gate. A helper that ever does
+// (following a link, fetching a second page) must go back through the Gate
+// for each new URL; it cannot do so from here, which is why such steps
+// belong in mcp, not in this package. An interaction a helper performs that
+// moves the tab (a form submission) is reported in the result's page state,
+// and dispatch checks that landing like any other.
+//
+// # Page scripts
+//
+// Page-side logic lives in scripts/*.js, embedded, never in Go string
+// literals. Scripts take their arguments as JSON, so a selector or a value
+// is data, never code.
 package helpers
