@@ -20,7 +20,7 @@ var surface = []string{
 	"tabs_list", "tab_select", "tab_new", "tab_close",
 	"navigate", "back", "forward", "reload",
 	"click", "type", "fill", "press", "hover", "scroll", "select_option", "set_files", "drag",
-	"get_text", "get_html", "screenshot", "wait_for",
+	"snapshot", "query", "get_text", "get_html", "screenshot", "wait_for",
 	"eval",
 	"cookies_get", "cookies_set", "clipboard_write", "download_file",
 	"chrome_status",
@@ -158,8 +158,9 @@ func TestNoStraySnapshots(t *testing.T) {
 
 // toolsListBudget is the size the whole tools/list reply must stay under.
 // Playwright MCP's is 20,876 characters for 25 tools; every character is
-// read by the model on every session.
-const toolsListBudget = 10_000
+// read by the model on every session. It grew from 10,000 with the reading
+// tools (snapshot, query and the helpers).
+const toolsListBudget = 12_000
 
 func TestToolsListSize(t *testing.T) {
 	// A release version string is longer than the tests' "test"; the reply

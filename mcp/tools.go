@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
 )
 
 func yes() *bool { t := true; return &t }
@@ -29,7 +30,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withTimeouts(toolTable())
+	return withTimeouts(append(toolTable(), helperTools()...))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -195,6 +196,27 @@ func toolTable() []*Tool {
 		},
 
 		// reading
+		{
+			Name: "snapshot", Title: "Snapshot",
+			Description: "Page outline to act on: landmarks, headings, short text, every control with a ref for other tools. Refs expire on navigation.",
+			InputSchema: object(nil, props(targetProps(""), []prop{
+				{"interactive_only", boolean("")},
+				{"max_chars", integer("")},
+				{"offset", integer("")},
+				tabIDProp(),
+			})...),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Targets: []TargetArg{{}},
+			Handler: snapshot,
+		},
+		{
+			Name: "query", Title: "Query elements",
+			Description: "Elements matching a CSS selector: tag, role, name, text, attributes, ref.",
+			InputSchema: object([]string{"selector"}, prop{"selector", str("")},
+				prop{"limit", intRange("", 1, 500)}, tabIDProp()),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Handler: query,
+		},
 		{
 			Name: "get_text", Title: "Get text",
 			Description: "Visible text of an element, or of the whole page.",
@@ -612,6 +634,51 @@ func getHTML(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	return textResult(c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer}))
+}
+
+func snapshot(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		InteractiveOnly bool `json:"interactive_only"`
+		MaxChars        int  `json:"max_chars"`
+		Offset          int  `json:"offset"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	sr, err := helpers.Snapshot(ctx, c.Executor(), helpers.SnapshotParams{
+		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		pageOut
+		Lines int `json:"lines"`
+		Next  int `json:"next,omitempty"`
+	}{pageOf(sr.PageState), sr.Lines, sr.Next}
+	return &Result{Value: out, Text: sr.Text, Untrusted: true, Page: &sr.PageState}, nil
+}
+
+func query(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID    string `json:"tab_id"`
+		Selector string `json:"selector"`
+		Limit    int    `json:"limit"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	qr, err := helpers.Query(ctx, c.Executor(), helpers.QueryParams{TabID: a.TabID, Selector: a.Selector, Limit: a.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		pageOut
+		Showing string              `json:"showing"`
+		Items   []helpers.QueryItem `json:"items"`
+	}{pageOf(qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
+	return &Result{Value: out, Untrusted: true, Page: &qr.PageState}, nil
 }
 
 func checkScreenshot(args map[string]any) error {

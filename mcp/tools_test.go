@@ -17,6 +17,9 @@ import (
 
 // Every tool, called through a real SDK client, reaches the executor with
 // its arguments translated exactly, and its result reads as documented.
+// scriptCall is the RunScript a helper tool is expected to make.
+type scriptCall struct{ tabID, arg string }
+
 func TestEveryToolThroughTheClient(t *testing.T) {
 	const tab = "fake:s1:1" // the first tab of the first fake browser
 	sel := executor.Target{Selector: "#x"}
@@ -59,6 +62,12 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			executor.SetFilesParams{TargetParams: tp, Paths: []string{"/tmp/a.txt"}}, nil},
 		{"drag", map[string]any{"from_selector": "#a", "to_ref": "e3", "tab_id": tab}, "Drag",
 			executor.DragParams{TabID: tab, From: executor.Target{Selector: "#a"}, To: executor.Target{Ref: "e3"}}, nil},
+		{"snapshot", map[string]any{"ref": "ab3", "interactive_only": true, "max_chars": 500, "offset": 7, "tab_id": tab}, "RunScript",
+			scriptCall{tab, `{"interactiveOnly":true,"maxChars":500,"offset":7,"op":"snapshot","scope":{"ref":"ab3"}}`},
+			[]string{"\n«page-", `"lines":0}` + "\n(nothing visible)\n«/page-"}},
+		{"snapshot", nil, "RunScript", scriptCall{"", `{"interactiveOnly":false,"maxChars":40000,"offset":0,"op":"snapshot","scope":{}}`}, nil},
+		{"query", map[string]any{"selector": "a.x", "limit": 5}, "RunScript",
+			scriptCall{"", `{"limit":5,"op":"query","selector":"a.x"}`}, []string{`"showing":"0 of 0","items":[]`}},
 		{"get_text", map[string]any{"selector": "#x", "tab_id": tab}, "Text", executor.TextParams{TabID: tab, Target: sel},
 			[]string{"\n«page-", "\n" + `{"tab_id":"fake:s1:1","url":"about:blank","chars":19}` + "\ntext of selector #x\n«/page-"}},
 		{"get_text", nil, "Text", executor.TextParams{}, []string{"\ntext of about:blank"}},
@@ -108,7 +117,14 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			if last.Method != tt.method {
 				t.Fatalf("last executor call %q, want %q (all: %v)", last.Method, tt.method, f.Methods())
 			}
-			if diff := cmp.Diff(tt.params, last.Params); diff != "" {
+			if sc, ok := tt.params.(scriptCall); ok {
+				// The source is the embedded script; the tab and the
+				// argument are what the call decided.
+				sp, _ := last.Params.(executor.ScriptParams)
+				if sp.TabID != sc.tabID || string(sp.Arg) != sc.arg || sp.Source == "" {
+					t.Errorf("RunScript tab %q arg %s (source %d bytes), want tab %q arg %s", sp.TabID, sp.Arg, len(sp.Source), sc.tabID, sc.arg)
+				}
+			} else if diff := cmp.Diff(tt.params, last.Params); diff != "" {
 				t.Errorf("%s params (-want +got):\n%s", tt.method, diff)
 			}
 			for _, w := range tt.want {

@@ -1,0 +1,56 @@
+package executor
+
+import (
+	_ "embed"
+	"regexp"
+	"strings"
+)
+
+// refsScript is the ref registry every backend's scripts share (see
+// scripts/refs.js), without its leading comment.
+//
+//go:embed scripts/refs.js
+var refsScript string
+
+// WithRefs composes a page script (an expression whose value is a
+// function, as ScriptParams.Source) with the ref registry: inside it,
+// chromegateRefs(env) returns the document's registry, with refFor(el),
+// lookup(ref) and prune().
+func WithRefs(source string) string {
+	return "(() => {\n" + stripComments(refsScript) + "\nreturn (\n" + source + "\n);\n})()"
+}
+
+// stripComments drops a script's leading comment lines, which would
+// otherwise travel with every call.
+func stripComments(src string) string {
+	lines := strings.Split(src, "\n")
+	for len(lines) > 0 && strings.HasPrefix(strings.TrimSpace(lines[0]), "//") {
+		lines = lines[1:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+var refPattern = regexp.MustCompile(`^[a-z]+[0-9]+$`)
+
+// ValidRef reports whether ref has the shape of a ref (letters, then
+// digits: "kq12"), so a malformed one is refused before any browser call.
+func ValidRef(ref string) bool { return refPattern.MatchString(ref) }
+
+// RefError turns a registry lookup failure ("malformed", "expired" with
+// why "navigated" or "removed", "unknown") into the contract's error.
+func RefError(ref, failure, why string) *Error {
+	switch failure {
+	case "expired":
+		if why == "removed" {
+			return Errorf(CodeRefExpired, "ref %s: its element was removed from the page", ref).
+				WithHint("the page changed; take a new snapshot and use a current ref")
+		}
+		return Errorf(CodeRefExpired, "ref %s is from an earlier page: the tab navigated since it was issued", ref).
+			WithHint("take a new snapshot and use a current ref")
+	case "unknown":
+		return Errorf(CodeBadArgs, "ref %s was never issued on this page", ref).
+			WithHint("take a new snapshot and use a ref from it")
+	}
+	return Errorf(CodeBadArgs, "%q is not a ref (refs look like kq12)", ref).
+		WithHint("take a new snapshot and use a ref from it, or pass a selector")
+}

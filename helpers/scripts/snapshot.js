@@ -1,0 +1,404 @@
+// The page snapshot and query: a compact outline of a page for acting on
+// it, and the elements matching a CSS selector. Runs in chromegate's
+// isolated world through executor.RunScript on every backend, composed
+// with the ref registry (executor.WithRefs), so chromegateRefs is in scope.
+//
+// arg.op "snapshot": {scope: {selector|ref}, interactiveOnly, maxChars,
+// offset} -> {lines, total, offset, next, text} or {error}.
+// arg.op "query": {selector, limit} -> {total, items} or {error}.
+//
+// Outline lines, indented two spaces per level:
+//   - navigation "Main"                      landmarks, for orientation
+//   - heading "Pricing" level=2
+//   - text: First words of a paragraph…      short runs of visible text
+//   - link "Docs" [ref=kq3]                  every interactive element
+//   - textbox "Email" value="a@b.c" required [ref=kq7]
+//   - iframe "Checkout"                      same-origin frames, contents indented
+(arg, env) => {
+  const reg = chromegateRefs(env);
+  const MAX_NAME = 80;
+  const MAX_TEXT = 80;
+  const MAX_VALUE = 40;
+  const MAX_OPTIONS = 8;
+  // Text lines in a row before the rest are only counted: the snapshot is
+  // for acting; get_text and read_as_markdown are for reading.
+  const TEXT_RUN = 3;
+
+  const LANDMARKS = new Set(['banner', 'navigation', 'main', 'complementary', 'contentinfo',
+    'search', 'form', 'region', 'dialog', 'alertdialog']);
+  const INTERACTIVE = new Set(['link', 'button', 'checkbox', 'radio', 'textbox', 'searchbox',
+    'combobox', 'listbox', 'slider', 'spinbutton', 'switch', 'tab', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'file', 'clickable']);
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE']);
+  const TEXTY = new Set(['', 'text', 'email', 'tel', 'url', 'password']);
+
+  const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const quote = (s) => JSON.stringify(s);
+
+  // textOf: the visible words of an element, images by their alt text,
+  // open shadow roots included, bounded.
+  function textOf(node, budget) {
+    let out = '';
+    const walk = (n) => {
+      if (out.length > budget) return;
+      if (n.nodeType === 3) { out += n.data; return; }
+      if (n.nodeType !== 1 && n.nodeType !== 11) return;
+      if (n.nodeType === 1) {
+        if (SKIP.has(n.tagName) || n.getAttribute('aria-hidden') === 'true' || n.hidden) return;
+        if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
+        if (n.tagName === 'SLOT') { for (const c of n.assignedNodes({ flatten: true })) walk(c); return; }
+      }
+      const kids = n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes;
+      for (const c of kids) walk(c);
+      if (n.nodeType === 1 && n.tagName === 'BR') out += ' ';
+    };
+    walk(node);
+    return norm(out);
+  }
+
+  function byId(el, id) {
+    const root = el.getRootNode();
+    return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+  }
+
+  function roleOf(el) {
+    const explicit = norm(el.getAttribute('role')).split(' ')[0];
+    if (explicit && explicit !== 'presentation' && explicit !== 'none' && explicit !== 'generic') return explicit;
+    const tag = el.tagName;
+    switch (tag) {
+      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : '';
+      case 'BUTTON': return 'button';
+      case 'SUMMARY': return 'button';
+      case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'TEXTAREA': return 'textbox';
+      case 'INPUT': {
+        const t = (el.getAttribute('type') || '').toLowerCase();
+        if (t === 'hidden') return '';
+        if (['button', 'submit', 'reset', 'image'].includes(t)) return 'button';
+        if (t === 'checkbox') return el.getAttribute('switch') !== null ? 'switch' : 'checkbox';
+        if (t === 'radio') return 'radio';
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return el.list ? 'combobox' : 'searchbox';
+        if (t === 'file') return 'file';
+        if (t === 'color') return 'button';
+        return el.list ? 'combobox' : 'textbox';
+      }
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6': return 'heading';
+      case 'NAV': return 'navigation';
+      case 'MAIN': return 'main';
+      case 'ASIDE': return 'complementary';
+      case 'SEARCH': return 'search';
+      case 'DIALOG': return 'dialog';
+      case 'FORM': return accName(el, '') ? 'form' : '';
+      case 'SECTION': return accName(el, '') ? 'region' : '';
+      case 'HEADER': case 'FOOTER':
+        if (el.closest('article, aside, main, nav, section')) return '';
+        return tag === 'HEADER' ? 'banner' : 'contentinfo';
+      case 'IFRAME': return 'iframe';
+      case 'IMG': return 'img';
+    }
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'textbox';
+    return '';
+  }
+
+  // accName: a sensible accessible name, in the order of the ARIA name
+  // computation's most common steps.
+  function accName(el, role) {
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      const s = norm(lb.split(/\s+/).map((id) => { const r = byId(el, id); return r ? textOf(r, 200) : ''; }).join(' '));
+      if (s) return s;
+    }
+    const al = norm(el.getAttribute('aria-label'));
+    if (al) return al;
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'METER' || tag === 'PROGRESS' || tag === 'OUTPUT') {
+      const t = (el.type || '').toLowerCase();
+      if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(t)) {
+        return norm(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
+      }
+      if (tag === 'INPUT' && t === 'image') return norm(el.alt) || norm(el.title) || 'Submit';
+      if (el.labels && el.labels.length) {
+        const s = norm(Array.from(el.labels, (l) => labelText(l, el)).join(' '));
+        if (s) return s;
+      }
+      return norm(el.getAttribute('placeholder')) || norm(el.title);
+    }
+    if (tag === 'IMG' || tag === 'AREA') return norm(el.getAttribute('alt')) || norm(el.title);
+    if (tag === 'IFRAME') return norm(el.title) || norm(el.name);
+    if (tag === 'FIELDSET') { const lg = el.querySelector(':scope > legend'); if (lg) return textOf(lg, 200); }
+    if (role && nameFromContent(role, el)) {
+      const s = textOf(el, 200);
+      if (s) return s;
+    }
+    return norm(el.title) || norm(el.getAttribute('placeholder'));
+  }
+
+  // A label's words without the control's own text (a select's options).
+  function labelText(label, control) {
+    if (!label.contains(control) || control.tagName === 'INPUT') return textOf(label, 200);
+    const c = label.cloneNode(true);
+    for (const x of c.querySelectorAll('select, textarea')) x.remove();
+    return textOf(c, 200);
+  }
+
+  function nameFromContent(role, el) {
+    return ['link', 'button', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
+      'option', 'treeitem', 'checkbox', 'radio', 'switch', 'clickable', 'cell', 'row'].includes(role) ||
+      el.tagName === 'SUMMARY';
+  }
+
+  function isDisabled(el) {
+    if (el.disabled) return true;
+    if (el.getAttribute('aria-disabled') === 'true') return true;
+    const fs = el.closest('fieldset[disabled]');
+    return !!(fs && !fs.querySelector(':scope > legend')?.contains(el) && 'disabled' in el);
+  }
+
+  // states: the words after the name: value, checked, disabled, ...
+  function states(el, role) {
+    const out = [];
+    const tag = el.tagName;
+    const t = (el.type || '').toLowerCase();
+    if (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(t)) {
+      if (!TEXTY.has(t) && t !== 'search' && t !== 'number' && t !== 'range') out.push('type=' + t);
+      if (el.value) out.push('value=' + (t === 'password' ? '"••••"' : quote(cut(el.value, MAX_VALUE))));
+    } else if (tag === 'TEXTAREA') {
+      if (el.value) out.push('value=' + quote(cut(norm(el.value), MAX_VALUE)));
+    } else if (tag === 'INPUT' && t === 'file') {
+      if (el.files && el.files.length) out.push('files=' + quote(cut(Array.from(el.files, (f) => f.name).join(', '), MAX_VALUE)));
+    } else if (tag === 'SELECT') {
+      const sel = Array.from(el.selectedOptions, (o) => norm(o.label || o.text));
+      if (sel.length) out.push('value=' + quote(cut(sel.join(', '), MAX_VALUE)));
+      const opts = Array.from(el.options);
+      const shown = opts.slice(0, MAX_OPTIONS).map((o) => cut(norm(o.label || o.text), 30));
+      if (opts.length > MAX_OPTIONS) shown.push('+' + (opts.length - MAX_OPTIONS) + ' more');
+      out.push('options=[' + shown.join(', ') + ']');
+    } else if (role === 'textbox' && el.isContentEditable) {
+      const v = textOf(el, MAX_VALUE + 10);
+      if (v) out.push('value=' + quote(cut(v, MAX_VALUE)));
+    }
+    if (tag === 'INPUT' && (t === 'checkbox' || t === 'radio')) {
+      if (el.indeterminate) out.push('mixed'); else if (el.checked) out.push('checked');
+    } else {
+      const ac = el.getAttribute('aria-checked');
+      if (ac === 'true') out.push('checked'); else if (ac === 'mixed') out.push('mixed');
+    }
+    if (el.getAttribute('aria-pressed') === 'true') out.push('pressed');
+    if (el.getAttribute('aria-selected') === 'true' && role !== 'option') out.push('selected');
+    if (role === 'option' && (el.selected || el.getAttribute('aria-selected') === 'true')) out.push('selected');
+    const ex = el.getAttribute('aria-expanded');
+    if (ex === 'true') out.push('expanded'); else if (ex === 'false') out.push('collapsed');
+    if (isDisabled(el)) out.push('disabled');
+    if (el.required || el.getAttribute('aria-required') === 'true') out.push('required');
+    if (el.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) out.push('readonly');
+    if (role === 'heading') {
+      const m = /^H([1-6])$/.exec(tag);
+      out.push('level=' + (m ? m[1] : (el.getAttribute('aria-level') || '2')));
+    }
+    return out;
+  }
+
+  // clickable: a focusable or pointer-cursor element that has no role but
+  // is evidently meant to be clicked.
+  function clickable(el, style, parentCursor) {
+    if (el.hasAttribute('onclick')) return true;
+    const ti = el.getAttribute('tabindex');
+    if (ti !== null && Number(ti) >= 0) return true;
+    return style.cursor === 'pointer' && parentCursor !== 'pointer' && el.tagName !== 'LABEL' &&
+      el.tagName !== 'IMG' && el.tagName !== 'svg';
+  }
+
+  function hasBox(el, style) {
+    if (style.display === 'contents') return true;
+    const r = el.getBoundingClientRect();
+    return r.width > 0 || r.height > 0;
+  }
+
+  function sameOriginDoc(frame) {
+    try {
+      const d = frame.contentDocument;
+      return d && d.documentElement ? d : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  // --- query -----------------------------------------------------------
+  if (arg.op === 'query') {
+    let list;
+    try {
+      list = document.querySelectorAll(arg.selector);
+    } catch (e) {
+      return { error: 'invalid selector: ' + e.message };
+    }
+    const limit = arg.limit > 0 ? arg.limit : 50;
+    const items = [];
+    for (const el of Array.from(list).slice(0, limit)) {
+      const role = roleOf(el);
+      const style = el.ownerDocument.defaultView.getComputedStyle(el);
+      const item = { tag: el.tagName.toLowerCase() };
+      if (role) item.role = role;
+      const name = cut(accName(el, role || 'clickable'), MAX_NAME);
+      if (name) item.name = name;
+      const text = cut(textOf(el, 300), 120);
+      if (text && text !== name) item.text = text;
+      const attrs = {};
+      for (const a of el.attributes) {
+        if (['id', 'name', 'type', 'href', 'placeholder', 'for', 'title', 'alt', 'src', 'action'].includes(a.name) || a.name.startsWith('aria-')) {
+          attrs[a.name] = cut(a.value, 200);
+        }
+      }
+      if ('value' in el && typeof el.value === 'string' && el.value && el.type !== 'password') attrs.value = cut(el.value, 200);
+      if (Object.keys(attrs).length) item.attrs = attrs;
+      if (style.display === 'none' || style.visibility === 'hidden' || !hasBox(el, style)) item.hidden = true;
+      item.ref = reg.refFor(el);
+      items.push(item);
+    }
+    return { total: list.length, items };
+  }
+
+  // --- snapshot --------------------------------------------------------
+  let root = document.body || document.documentElement;
+  const scope = arg.scope || {};
+  if (scope.ref) {
+    const found = reg.lookup(scope.ref);
+    if (found.error) return { error: found.error, why: found.why || '' };
+    root = found.el;
+  } else if (scope.selector) {
+    try {
+      root = document.querySelector(scope.selector);
+    } catch (e) {
+      return { error: 'invalid selector: ' + e.message };
+    }
+    if (!root) return { error: 'notfound' };
+  }
+  reg.prune();
+
+  const interactiveOnly = !!arg.interactiveOnly;
+  const lines = [];
+  let textRun = 0;
+  let textSkipped = 0;
+  let pending = '';
+  let pendingDepth = 0;
+  let mute = 0; // > 0 inside an element already named: its words are not text lines
+
+  const emit = (depth, s) => {
+    flushText();
+    if (textSkipped) {
+      lines.push('  '.repeat(pendingDepth) + '- text: (' + textSkipped + ' more)');
+      textSkipped = 0;
+    }
+    textRun = 0;
+    lines.push('  '.repeat(depth) + '- ' + s);
+  };
+  function flushText() {
+    const t = norm(pending);
+    pending = '';
+    // Separators between links (",", "·", "›") carry nothing.
+    if (!t || interactiveOnly || !/[\p{L}\p{N}]/u.test(t)) return;
+    if (textRun >= TEXT_RUN) { textSkipped++; return; }
+    textRun++;
+    lines.push('  '.repeat(pendingDepth) + '- text: ' + cut(t, MAX_TEXT));
+  }
+  const addText = (depth, s) => {
+    if (interactiveOnly || mute) return;
+    if (!pending.trim()) pendingDepth = depth;
+    pending += s;
+  };
+
+  const BLOCK = /^(block|flex|grid|table|list-item|table-row|table-cell|flow-root|table-caption)/;
+
+  function walk(node, depth, parentCursor, hiddenByVisibility) {
+    if (node.nodeType === 3) {
+      if (!hiddenByVisibility) addText(depth, node.data);
+      return;
+    }
+    if (node.nodeType === 11) { // a shadow root
+      for (const c of node.childNodes) walk(c, depth, parentCursor, hiddenByVisibility);
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const el = node;
+    if (SKIP.has(el.tagName)) return;
+    if (el.getAttribute('aria-hidden') === 'true') return;
+    const style = el.ownerDocument.defaultView.getComputedStyle(el);
+    if (style.display === 'none') return;
+    const invisible = style.visibility === 'hidden' || style.visibility === 'collapse';
+    const block = BLOCK.test(style.display);
+    if (block) flushText();
+
+    let role = roleOf(el);
+    if (!role && !invisible && clickable(el, style, parentCursor)) role = 'clickable';
+    let childDepth = depth;
+    const seen = !invisible && hasBox(el, style);
+
+    if (el.tagName === 'SLOT') {
+      for (const c of el.assignedNodes({ flatten: true })) walk(c, depth, parentCursor, invisible);
+      return;
+    }
+    if (role === 'iframe') {
+      const doc = seen ? sameOriginDoc(el) : null;
+      const name = cut(accName(el, role), MAX_NAME);
+      emit(depth, 'iframe' + (name ? ' ' + quote(name) : '') + (doc ? '' : ' (cross-origin, not shown)'));
+      if (doc && doc.body) walk(doc.body, depth + 1, '', false);
+      return;
+    }
+    if (INTERACTIVE.has(role) && seen) {
+      const name = cut(accName(el, role), MAX_NAME);
+      const st = states(el, role);
+      emit(depth, role + (name ? ' ' + quote(name) : '') + (st.length ? ' ' + st.join(' ') : '') + ' [ref=' + reg.refFor(el) + ']');
+      // Nested controls stay addressable; the element's own words were
+      // its name.
+      if (el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'INPUT') {
+        walkChildren(el, depth + 1, style.cursor, invisible, true);
+      }
+      return;
+    }
+    if (!interactiveOnly && seen) {
+      if (role === 'heading') {
+        const name = cut(accName(el, role), MAX_NAME);
+        emit(depth, 'heading ' + quote(name) + ' ' + states(el, role).join(' '));
+        walkChildren(el, depth + 1, style.cursor, invisible, true);
+        return;
+      }
+      if (LANDMARKS.has(role)) {
+        const name = cut(accName(el, ''), MAX_NAME);
+        emit(depth, role + (name ? ' ' + quote(name) : ''));
+        childDepth = depth + 1;
+      }
+    }
+    // A label's words are its control's name already.
+    walkChildren(el, childDepth, style.cursor, invisible, el.tagName === 'LABEL' && !!el.control);
+    if (block) flushText();
+  }
+
+  // walkChildren walks el's composed children. controlsOnly: inside an
+  // element already named, only nested controls are of interest.
+  function walkChildren(el, depth, cursor, invisible, controlsOnly) {
+    const kids = el.shadowRoot ? [el.shadowRoot] : el.childNodes;
+    if (controlsOnly) mute++;
+    for (const c of kids) walk(c, depth, cursor, invisible);
+    if (controlsOnly) mute--;
+  }
+
+  walk(root, 0, '', false);
+  flushText();
+  if (textSkipped) lines.push('  '.repeat(pendingDepth) + '- text: (' + textSkipped + ' more)');
+
+  // Paging by line: offset is the first line shown, next the line to pass
+  // as offset to continue (0 when everything was shown).
+  const total = lines.length;
+  const offset = Math.max(0, Math.min(arg.offset || 0, total));
+  const max = arg.maxChars > 0 ? arg.maxChars : Infinity;
+  let used = 0;
+  let end = offset;
+  while (end < total && used + lines[end].length + 1 <= max) {
+    used += lines[end].length + 1;
+    end++;
+  }
+  if (end === offset && end < total) end++; // always make progress
+  return { text: lines.slice(offset, end).join('\n'), total, offset, next: end < total ? end : 0 };
+}

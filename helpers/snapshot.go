@@ -1,0 +1,188 @@
+package helpers
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+//go:embed scripts/snapshot.js
+var snapshotJS string
+
+// snapshotSource is snapshot.js composed with the ref registry, once.
+var snapshotSource = executor.WithRefs(stripLeadingComments(snapshotJS))
+
+// DefaultSnapshotChars is the snapshot's size when the caller sets no
+// max_chars: enough for a large page's every control, well inside the
+// result cap.
+const DefaultSnapshotChars = 40_000
+
+// SnapshotParams selects what Snapshot outlines.
+type SnapshotParams struct {
+	TabID string `json:"tabId,omitempty"`
+	// Scope, if set, outlines only this element (a selector or a ref).
+	Scope executor.Target `json:"scope,omitzero"`
+	// InteractiveOnly leaves out landmarks, headings and text.
+	InteractiveOnly bool `json:"interactiveOnly,omitempty"`
+	// MaxChars caps the outline (DefaultSnapshotChars when 0); the cut is at
+	// a line, and Next says where to continue.
+	MaxChars int `json:"maxChars,omitempty"`
+	// Offset is the first line to show: the Next of an earlier, cut
+	// snapshot.
+	Offset int `json:"offset,omitempty"`
+}
+
+// SnapshotResult is the outline. Text is page content: untrusted.
+type SnapshotResult struct {
+	executor.PageState
+	Text string `json:"text"`
+	// Lines is the outline's length in lines; Offset the first shown;
+	// Next the offset to pass to continue, 0 when nothing is left.
+	Lines  int `json:"lines"`
+	Offset int `json:"offset"`
+	Next   int `json:"next"`
+}
+
+// Snapshot outlines a page for acting on it: landmarks and headings for
+// orientation, every interactive element with a ref, short runs of text.
+// Refs stay the same for the same element while the document lives, and
+// expire when the tab navigates.
+func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (SnapshotResult, error) {
+	if !p.Scope.IsZero() {
+		if err := p.Scope.Validate(); err != nil {
+			return SnapshotResult{}, err
+		}
+		if p.Scope.Ref != "" && !executor.ValidRef(p.Scope.Ref) {
+			return SnapshotResult{}, executor.RefError(p.Scope.Ref, "malformed", "")
+		}
+	}
+	if p.MaxChars < 0 || p.Offset < 0 {
+		return SnapshotResult{}, executor.Errorf(executor.CodeBadArgs, "max_chars and offset must not be negative")
+	}
+	if p.MaxChars == 0 {
+		p.MaxChars = DefaultSnapshotChars
+	}
+	arg, _ := json.Marshal(map[string]any{
+		"op": "snapshot", "scope": p.Scope, "interactiveOnly": p.InteractiveOnly,
+		"maxChars": p.MaxChars, "offset": p.Offset,
+	})
+	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: p.TabID, Source: snapshotSource, Arg: arg})
+	if err != nil {
+		return SnapshotResult{}, err
+	}
+	var out struct {
+		scriptError
+		Text   string `json:"text"`
+		Total  int    `json:"total"`
+		Offset int    `json:"offset"`
+		Next   int    `json:"next"`
+	}
+	if err := json.Unmarshal(r.Value, &out); err != nil {
+		return SnapshotResult{}, executor.Errorf(executor.CodeInternal, "snapshot: unexpected result: %v", err)
+	}
+	if err := out.err("snapshot", p.Scope); err != nil {
+		return SnapshotResult{}, err
+	}
+	text := out.Text
+	if out.Next > 0 {
+		text += fmt.Sprintf("\n[cut at line %d of %d: call snapshot with offset=%d for the rest]", out.Next, out.Total, out.Next)
+	}
+	if out.Total == 0 {
+		text = "(nothing visible)"
+	}
+	return SnapshotResult{PageState: r.PageState, Text: text, Lines: out.Total, Offset: out.Offset, Next: out.Next}, nil
+}
+
+// DefaultQueryLimit is how many elements Query describes when the caller
+// sets no limit.
+const DefaultQueryLimit = 50
+
+// QueryParams selects elements by CSS selector.
+type QueryParams struct {
+	TabID    string `json:"tabId,omitempty"`
+	Selector string `json:"selector"`
+	Limit    int    `json:"limit,omitempty"`
+}
+
+// QueryItem describes one element. Name, Text and Attrs are page content.
+type QueryItem struct {
+	Tag    string            `json:"tag"`
+	Role   string            `json:"role,omitempty"`
+	Name   string            `json:"name,omitempty"`
+	Text   string            `json:"text,omitempty"`
+	Attrs  map[string]string `json:"attrs,omitempty"`
+	Hidden bool              `json:"hidden,omitempty"`
+	Ref    string            `json:"ref"`
+}
+
+// QueryResult lists the first Limit matches of Total, in document order.
+type QueryResult struct {
+	executor.PageState
+	Total int         `json:"total"`
+	Items []QueryItem `json:"items"`
+}
+
+// Query describes the elements matching a CSS selector, each with a ref in
+// the same registry as the snapshot's.
+func Query(ctx context.Context, ex executor.Executor, p QueryParams) (QueryResult, error) {
+	if strings.TrimSpace(p.Selector) == "" {
+		return QueryResult{}, executor.Errorf(executor.CodeBadArgs, "selector is empty")
+	}
+	if p.Limit < 0 {
+		return QueryResult{}, executor.Errorf(executor.CodeBadArgs, "limit must not be negative")
+	}
+	if p.Limit == 0 {
+		p.Limit = DefaultQueryLimit
+	}
+	arg, _ := json.Marshal(map[string]any{"op": "query", "selector": p.Selector, "limit": p.Limit})
+	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: p.TabID, Source: snapshotSource, Arg: arg})
+	if err != nil {
+		return QueryResult{}, err
+	}
+	var out struct {
+		scriptError
+		Total int         `json:"total"`
+		Items []QueryItem `json:"items"`
+	}
+	if err := json.Unmarshal(r.Value, &out); err != nil {
+		return QueryResult{}, executor.Errorf(executor.CodeInternal, "query: unexpected result: %v", err)
+	}
+	if err := out.err("query", executor.Target{Selector: p.Selector}); err != nil {
+		return QueryResult{}, err
+	}
+	if out.Items == nil {
+		out.Items = []QueryItem{}
+	}
+	return QueryResult{PageState: r.PageState, Total: out.Total, Items: out.Items}, nil
+}
+
+// scriptError is how snapshot.js reports a failure.
+type scriptError struct {
+	Error string `json:"error"`
+	Why   string `json:"why"`
+}
+
+func (e scriptError) err(what string, t executor.Target) error {
+	switch {
+	case e.Error == "":
+		return nil
+	case e.Error == "notfound":
+		return executor.Errorf(executor.CodeSelectorNotFound, "%s: nothing matches %s", what, t).
+			WithHint("check the selector, or take a snapshot without a scope")
+	case strings.HasPrefix(e.Error, "invalid selector"):
+		return executor.Errorf(executor.CodeBadArgs, "%s: %s", what, e.Error).WithHint("pass a CSS selector")
+	}
+	return executor.RefError(t.Ref, e.Error, e.Why)
+}
+
+func stripLeadingComments(src string) string {
+	lines := strings.Split(src, "\n")
+	for len(lines) > 0 && strings.HasPrefix(strings.TrimSpace(lines[0]), "//") {
+		lines = lines[1:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
