@@ -21,7 +21,8 @@ var (
 	//go:embed scripts/formsubmit.js
 	formSubmitJS string
 
-	formProbeSource  = withoutComments(formProbeJS)
+	// The probe finds fields by ref too, so it carries the ref registry.
+	formProbeSource  = executor.WithRefs(withoutComments(formProbeJS))
 	formSubmitSource = withoutComments(formSubmitJS)
 )
 
@@ -197,7 +198,7 @@ func FillForm(ctx context.Context, ex executor.Executor, p FormParams) (FormResu
 		case pf.Queryable != nil && !*pf.Queryable:
 			pf = probeMarkup(ctx, ex, p.TabID, f.Target, fieldTimeout)
 		case !pf.Found && pf.RefError != "":
-			pf.readErr = refReason(f.Ref, pf.RefError, pf.Why)
+			pf.readErr = executor.RefError(f.Ref, pf.RefError, pf.Why).Message
 		case !pf.Found:
 			// document.querySelector does not see into shadow roots; the
 			// backend's selector engine may. A short look costs a missing
@@ -279,9 +280,11 @@ func probeFields(ctx context.Context, ex executor.Executor, p FormParams) (*prob
 	if err == nil && len(res.Fields) == len(p.Fields) {
 		return &res, nil
 	}
-	switch executor.AsError(err).Code {
-	case executor.CodeTimeout, executor.CodeTargetGone, executor.CodeTabNotFound, executor.CodeStaleTab, executor.CodeDetached:
-		return nil, err
+	if err != nil {
+		switch executor.AsError(err).Code {
+		case executor.CodeTimeout, executor.CodeTargetGone, executor.CodeTabNotFound, executor.CodeStaleTab, executor.CodeDetached:
+			return nil, err
+		}
 	}
 	// The script did not run (a backend without isolated worlds): read
 	// each field's markup instead.
@@ -592,17 +595,4 @@ func choices(opts []option) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// refReason says why a ref did not resolve, as the registry reported it.
-func refReason(ref, failure, why string) string {
-	switch {
-	case failure == "expired" && why == "removed":
-		return "ref " + ref + ": its element was removed from the page (take a new snapshot)"
-	case failure == "expired":
-		return "ref " + ref + " is from an earlier page: the tab navigated since it was issued (take a new snapshot)"
-	case failure == "unknown":
-		return "ref " + ref + " was never issued on this page (take a new snapshot)"
-	}
-	return fmt.Sprintf("%q is not a ref (take a new snapshot, or pass a selector)", ref)
 }

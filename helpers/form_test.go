@@ -244,6 +244,20 @@ func TestFillFormExpiredRef(t *testing.T) {
 	}
 }
 
+// A backend whose RunScript returns nothing useful still gets every field
+// looked at, through its markup.
+func TestFillFormProbeReturnsNothing(t *testing.T) {
+	t.Parallel()
+	f := executortest.New("fake", "s")
+	r, err := FillForm(t.Context(), f, FormParams{Fields: []FormField{{executor.Target{Selector: "#x"}, "v"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"selector #x other rejected"}, statuses(r)); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+}
+
 func TestFillFormBadArgs(t *testing.T) {
 	t.Parallel()
 	f := fakeForm(t, `{"fields":[]}`, nil)

@@ -100,6 +100,9 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			[]string{`"filename":"f.pdf"`, `"sha256":"039058c6`}},
 		{"download_file", map[string]any{"selector": "#x"}, "Download", executor.DownloadParams{Target: sel}, nil},
 		{"chrome_status", nil, "Status", nil, []string{`"backends":["fake"]`, `"live":true`}},
+		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{"\n«page-", `"total":0,"shown":0}`}},
+		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
+		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
