@@ -12,6 +12,14 @@ import (
 //go:embed scripts/refs.js
 var refsScript string
 
+//go:embed scripts/element.js
+var elementScript string
+
+// ElementScript acts on the element a ref names, for a backend (see
+// scripts/element.js for its operations). It is composed with the
+// registry, ready for ScriptParams.Source.
+var ElementScript = WithRefs(stripComments(elementScript))
+
 // WithRefs composes a page script (an expression whose value is a
 // function, as ScriptParams.Source) with the ref registry: inside it,
 // chromegateRefs(env) returns the document's registry, with refFor(el),
@@ -48,7 +56,7 @@ func RefError(ref, failure, why string) *Error {
 		return Errorf(CodeRefExpired, "ref %s is from an earlier page: the tab navigated since it was issued", ref).
 			WithHint("take a new snapshot and use a current ref")
 	case "unknown":
-		return Errorf(CodeBadArgs, "ref %s was never issued on this page", ref).
+		return Errorf(CodeBadArgs, "ref %s was never issued on this page (refs come from snapshot or query)", ref).
 			WithHint("take a new snapshot and use a ref from it")
 	}
 	return Errorf(CodeBadArgs, "%q is not a ref (refs look like kq12)", ref).

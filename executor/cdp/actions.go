@@ -11,13 +11,17 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-// act runs an interaction on one target of a tab.
+// act runs an interaction on one target of a tab: fn on the selector's
+// Locator, or byRef on a ref (see refs.go).
 func (s *Session) act(ctx context.Context, tabID string, target executor.Target, what string,
-	fn func(c *call, loc playwright.Locator) error) (executor.ActionResult, error) {
+	fn func(c *call, loc playwright.Locator) error, byRef func(c *call, ref string) error) (executor.ActionResult, error) {
 	if err := target.Validate(); err != nil {
 		return executor.ActionResult{}, err
 	}
 	st, err := s.onTab(ctx, tabID, what+" on "+target.String(), func(c *call) error {
+		if target.Ref != "" {
+			return byRef(c, target.Ref)
+		}
 		loc, err := c.resolve(target)
 		if err != nil {
 			return err
@@ -56,6 +60,8 @@ func (s *Session) Click(ctx context.Context, p executor.ClickParams) (executor.A
 			opts.ClickCount = playwright.Int(p.Count)
 		}
 		return loc.Click(opts)
+	}, func(c *call, ref string) error {
+		return c.refClick(ref, button, p.Count)
 	})
 }
 
@@ -77,6 +83,24 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 			return loc.Press("Enter", playwright.LocatorPressOptions{Timeout: c.to()})
 		}
 		return nil
+	}, func(c *call, ref string) error {
+		if p.Clear {
+			if err := c.refFill("type", ref, ""); err != nil {
+				return err
+			}
+		} else if err := c.refFocus("type", ref); err != nil {
+			return err
+		}
+		kb := c.page.Keyboard()
+		if p.Text != "" {
+			if err := kb.Type(p.Text); err != nil {
+				return err
+			}
+		}
+		if p.PressEnter {
+			return kb.Press("Enter")
+		}
+		return nil
 	})
 }
 
@@ -84,6 +108,8 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 func (s *Session) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "fill", func(c *call, loc playwright.Locator) error {
 		return loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()})
+	}, func(c *call, ref string) error {
+		return c.refFill("fill", ref, p.Value)
 	})
 }
 
@@ -129,6 +155,11 @@ func (s *Session) Press(ctx context.Context, p executor.PressParams) (executor.A
 	if !p.Target.IsZero() {
 		return s.act(ctx, p.TabID, p.Target, "press", func(c *call, loc playwright.Locator) error {
 			return loc.Press(combo, playwright.LocatorPressOptions{Timeout: c.to()})
+		}, func(c *call, ref string) error {
+			if err := c.refFocus("press", ref); err != nil {
+				return err
+			}
+			return c.page.Keyboard().Press(combo)
 		})
 	}
 	st, err := s.onTab(ctx, p.TabID, "press", func(c *call) error {
@@ -144,6 +175,12 @@ func (s *Session) Press(ctx context.Context, p executor.PressParams) (executor.A
 func (s *Session) Hover(ctx context.Context, p executor.TargetParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "hover", func(c *call, loc playwright.Locator) error {
 		return loc.Hover(playwright.LocatorHoverOptions{Timeout: c.to()})
+	}, func(c *call, ref string) error {
+		p, err := c.refPoint("hover", ref, false)
+		if err != nil {
+			return err
+		}
+		return c.page.Mouse().Move(p.X, p.Y)
 	})
 }
 
@@ -153,6 +190,8 @@ func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor
 	if !p.Target.IsZero() {
 		return s.act(ctx, p.TabID, p.Target, "scroll", func(c *call, loc playwright.Locator) error {
 			return loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: c.to()})
+		}, func(c *call, ref string) error {
+			return c.refOp("scroll", ref, "scroll", nil, nil)
 		})
 	}
 	if p.DX == 0 && p.DY == 0 {
@@ -193,6 +232,10 @@ func (s *Session) SelectOption(ctx context.Context, p executor.SelectParams) (ex
 		}
 		selected, err = loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &p.Values},
 			playwright.LocatorSelectOptionOptions{Timeout: c.to()})
+		return err
+	}, func(c *call, ref string) error {
+		var err error
+		selected, err = c.refSelect(ref, p.Values)
 		return err
 	})
 	if err != nil {
@@ -237,6 +280,8 @@ func (s *Session) SetFiles(ctx context.Context, p executor.SetFilesParams) (exec
 	}
 	return s.act(ctx, p.TabID, p.Target, "set_files", func(c *call, loc playwright.Locator) error {
 		return loc.SetInputFiles(paths, playwright.LocatorSetInputFilesOptions{Timeout: c.to()})
+	}, func(c *call, ref string) error {
+		return c.refSetFiles(ref, paths)
 	})
 }
 
@@ -249,6 +294,17 @@ func (s *Session) Drag(ctx context.Context, p executor.DragParams) (executor.Act
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "to: %s", executor.AsError(err).Message).WithHint(executor.AsError(err).Hint)
 	}
 	st, err := s.onTab(ctx, p.TabID, "drag", func(c *call) error {
+		if p.From.Ref != "" || p.To.Ref != "" {
+			from, err := c.targetPoint("drag (from)", p.From)
+			if err != nil {
+				return err
+			}
+			to, err := c.targetPoint("drag (to)", p.To)
+			if err != nil {
+				return err
+			}
+			return c.dragPoints(from, to)
+		}
 		from, err := c.resolve(p.From)
 		if err != nil {
 			return err

@@ -199,6 +199,33 @@ func BenchmarkExecutorClick(b *testing.B) {
 	}
 }
 
+// BenchmarkExecutorClickRef is BenchmarkExecutorClick by ref: the
+// isolated world checks the element and gives its point, and the click is
+// trusted mouse input there, instead of a Locator's actionability round
+// trips.
+func BenchmarkExecutorClickRef(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	p := executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Ref: refFor(b, s, tab, "#inc")}}}
+	for b.Loop() {
+		if _, err := s.Click(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExecutorRunScript is one round trip into the isolated world.
+func BenchmarkExecutorRunScript(b *testing.B) {
+	s, tab := benchTab(b, "/counter")
+	ctx := benchCtx(b)
+	p := executor.ScriptParams{TabID: tab, Source: "() => 1"}
+	for b.Loop() {
+		if _, err := s.RunScript(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkExecutorType(b *testing.B) {
 	s, tab := benchTab(b, "/form")
 	ctx := benchCtx(b)

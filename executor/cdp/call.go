@@ -190,15 +190,16 @@ func boundedTitle(ctx context.Context, p playwright.Page) string {
 	return ""
 }
 
-// resolve turns a target into a Locator. It is the one place that knows
-// what a target can be: refs will be resolved here.
+// resolve turns a selector target into a Locator. A ref has no Locator:
+// its element lives in the isolated world's registry, and every primitive
+// acts on it there and with trusted input at its point (refs.go), before
+// it would call resolve.
 func (c *call) resolve(t executor.Target) (playwright.Locator, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
 	if t.Ref != "" {
-		return nil, executor.Errorf(executor.CodeBadArgs, "refs are not supported yet by the cdp backend; pass a selector").
-			WithHint("use a CSS selector, or a Playwright selector such as text=Sign in")
+		return nil, executor.Errorf(executor.CodeInternal, "a ref reached the selector path")
 	}
 	return c.page.Locator(t.Selector).First(), nil
 }

@@ -142,16 +142,26 @@ func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, 
 	limit := s.b.opts.MaxDownloadBytes
 	var res executor.DownloadResult
 	_, err := s.onTab(ctx, p.TabID, "download_file", func(c *call) error {
-		loc, err := c.resolve(p.Target)
-		if err != nil {
-			return err
+		var loc playwright.Locator
+		if p.Target.Ref == "" {
+			var err error
+			if loc, err = c.resolve(p.Target); err != nil {
+				return err
+			}
 		}
 		var clickErr error
 		dl, err := c.page.ExpectDownload(func() error {
-			clickErr = loc.Click(playwright.LocatorClickOptions{Timeout: c.to()})
+			if loc == nil {
+				clickErr = c.refClick(p.Target.Ref, nil, 1)
+			} else {
+				clickErr = loc.Click(playwright.LocatorClickOptions{Timeout: c.to()})
+			}
 			return clickErr
 		}, playwright.PageExpectDownloadOptions{Timeout: c.to()})
 		if err != nil {
+			if clickErr != nil && loc == nil {
+				return c.s.mapErr("download_file", clickErr)
+			}
 			if clickErr != nil {
 				return c.targetErr(loc, p.Target, "download_file", clickErr)
 			}

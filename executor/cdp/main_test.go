@@ -357,6 +357,15 @@ func testSite() http.Handler {
 </script>`)
 	page("/popup", "Popup", `<a id="blank" href="/" target="_blank">new window</a>`)
 	page("/webmcp", "WebMCP", `<p>webmcp</p>`)
+	page("/refs", "Refs", `
+<button id="go" onclick="document.getElementById('out').textContent = 'go ' + event.isTrusted">go</button><div id="out"></div>
+<div style="position:relative;width:200px"><button id="under">under</button><div style="position:absolute;inset:0;background:rgba(0,0,0,.1)"></div></div>
+<button id="dis" disabled>disabled</button>
+<input id="d" type="date"><input id="num" type="number">
+<div id="gone">will go</div>
+<div id="ce" contenteditable="true">old text</div>
+<p id="para">Hello <b>world</b></p>
+<iframe id="fr" style="margin-top:1500px" srcdoc="<button id=inner onclick=&quot;parent.document.getElementById('out').textContent='inner ' + event.isTrusted&quot;>inner</button>"></iframe>`)
 	page("/dlpage", "Downloads", `<a id="dl" href="/dl/report" download>report</a><a id="nodl" href="#">nothing</a>`)
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -149,7 +149,7 @@ func TestClick(t *testing.T) {
 			{"bad selector", executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "##x["}}}, executor.CodeBadArgs, "selector"},
 			{"both", executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#inc", Ref: "e1"}}}, executor.CodeBadArgs, "both"},
 			{"neither", executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab}}, executor.CodeBadArgs, "neither"},
-			{"ref", executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Ref: "e1"}}}, executor.CodeBadArgs, "refs"},
+			{"ref", executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Ref: "e1"}}}, executor.CodeBadArgs, "never issued"},
 			{"button", executor.ClickParams{TargetParams: target, Button: "fourth"}, executor.CodeBadArgs, "button"},
 		}
 		for _, tc := range cases {

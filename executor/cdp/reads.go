@@ -38,6 +38,11 @@ func (s *Session) Text(ctx context.Context, p executor.TextParams) (executor.Tex
 			}
 			return nil
 		}
+		if p.Target.Ref != "" {
+			var err error
+			text, err = c.refText("get_text", p.Target.Ref, "text", false)
+			return err
+		}
 		loc, err := c.resolve(p.Target)
 		if err != nil {
 			return err
@@ -58,6 +63,11 @@ func (s *Session) HTML(ctx context.Context, p executor.HTMLParams) (executor.Tex
 		if p.Target.IsZero() {
 			var err error
 			html, err = c.page.Content()
+			return err
+		}
+		if p.Target.Ref != "" {
+			var err error
+			html, err = c.refText("get_html", p.Target.Ref, "html", p.Outer)
 			return err
 		}
 		loc, err := c.resolve(p.Target)
@@ -124,6 +134,13 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 	st, err := s.onTab(ctx, p.TabID, "screenshot", func(c *call) error {
 		var err error
 		switch {
+		case hasTarget && p.Target.Ref != "":
+			clip, rerr := c.refRect("screenshot", p.Target.Ref)
+			if rerr != nil {
+				return rerr
+			}
+			data, err = c.page.Screenshot(playwright.PageScreenshotOptions{Clip: &clip, Type: typ, Quality: quality, Timeout: c.to()})
+			return err
 		case hasTarget:
 			loc, rerr := c.resolve(p.Target)
 			if rerr != nil {
@@ -343,6 +360,21 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 	start := time.Now()
 	st, err := s.onTab(ctx, p.TabID, "wait_for "+desc, func(c *call) error {
 		var loc playwright.Locator
+		if hasTarget && p.Target.Ref != "" {
+			ref := p.Target.Ref
+			return c.pollWait(ctx, start, desc, func() (bool, error) {
+				attached, visible, err := c.refState(ref)
+				switch {
+				case err != nil:
+					return false, err
+				case p.Gone:
+					return !visible, nil
+				case p.Visible:
+					return visible, nil
+				}
+				return attached, nil
+			})
+		}
 		if hasTarget {
 			var err error
 			if loc, err = c.resolve(p.Target); err != nil {
@@ -365,43 +397,48 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 				return n > 0, err
 			}
 		}
-		// End a little before the context does, so the error names what
-		// was waited for.
-		deadline := c.start.Add(time.Duration(c.timeout) * time.Millisecond)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		var lastErr error
-		for {
-			done, err := check()
-			switch {
-			case err == nil && done:
-				return nil
-			case err != nil && fatalWaitErr(c.s, err):
-				return err
-			case err != nil:
-				lastErr = err // e.g. a navigation replaced the document mid-check
-			}
-			if time.Now().After(deadline) {
-				e := executor.Errorf(executor.CodeTimeout, "waited %s for %s", time.Since(start).Round(time.Millisecond), desc).
-					WithHint("retry with a larger timeout_ms, or check the condition with get_text or screenshot")
-				if lastErr != nil {
-					e = e.Wrap(lastErr)
-				}
-				return e
-			}
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
-				return timeoutErr(ctx, "wait_for "+desc, time.Since(start))
-			case <-c.s.done:
-				return c.s.goneErr("wait_for")
-			}
-		}
+		return c.pollWait(ctx, start, desc, check)
 	})
 	if err != nil {
 		return executor.WaitResult{}, err
 	}
 	return executor.WaitResult{PageState: st, ElapsedMs: time.Since(start).Milliseconds()}, nil
+}
+
+// pollWait calls check every 100 ms until it reports done, a fatal error,
+// or the call's deadline (a little before the context's, so the error
+// names what was waited for).
+func (c *call) pollWait(ctx context.Context, start time.Time, desc string, check func() (bool, error)) error {
+	deadline := c.start.Add(time.Duration(c.timeout) * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var lastErr error
+	for {
+		done, err := check()
+		switch {
+		case err == nil && done:
+			return nil
+		case err != nil && fatalWaitErr(c.s, err):
+			return err
+		case err != nil:
+			lastErr = err // e.g. a navigation replaced the document mid-check
+		}
+		if time.Now().After(deadline) {
+			e := executor.Errorf(executor.CodeTimeout, "waited %s for %s", time.Since(start).Round(time.Millisecond), desc).
+				WithHint("retry with a larger timeout_ms, or check the condition with get_text or screenshot")
+			if lastErr != nil {
+				e = e.Wrap(lastErr)
+			}
+			return e
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return timeoutErr(ctx, "wait_for "+desc, time.Since(start))
+		case <-c.s.done:
+			return c.s.goneErr("wait_for")
+		}
+	}
 }
 
 func fatalWaitErr(s *Session, err error) bool {

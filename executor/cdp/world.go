@@ -39,12 +39,33 @@ type worldCtx struct {
 }
 
 // docTokens hands out document tokens: lowercase letters, unique within a
-// process, from a random start so tokens of an earlier run seldom repeat.
-var docTokens = func() *atomic.Uint64 {
-	var n atomic.Uint64
-	n.Store(rand.Uint64N(26 * 26))
-	return &n
-}()
+// process, from a random start (docTokenStart) so tokens of an earlier run
+// seldom repeat.
+var (
+	docTokenStart = rand.Uint64N(26 * 26)
+	docTokens     = func() *atomic.Uint64 {
+		var n atomic.Uint64
+		n.Store(docTokenStart)
+		return &n
+	}()
+)
+
+// issuedToken reports whether tok is a document token this process has
+// handed out: a ref carrying one comes from an earlier document, while
+// any other was never issued at all.
+func issuedToken(tok string) bool {
+	if len(tok) < 2 || len(tok) > 12 {
+		return false
+	}
+	var n uint64
+	for _, r := range tok {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+		n = n*26 + uint64(r-'a')
+	}
+	return n > docTokenStart && n <= docTokens.Load()
+}
 
 // docToken spells n in base 26 with letters, at least two of them.
 func docToken(n uint64) string {

@@ -1,0 +1,241 @@
+// Acting on an element named by a ref, from chromegate's isolated world.
+// Backend-neutral: a backend finds the element here, then acts with
+// trusted input at the point this script returns (the way a user would),
+// or with the element itself where the protocol needs one (files).
+//
+// arg: {op, ref, ...}. Every op first looks the ref up in the registry and
+// returns {error, why} when it cannot: "malformed", "unknown", "expired".
+//
+//   point   {button?: true for clicks: must be enabled, timeoutMs}
+//           -> {x, y} in the top frame's viewport, once the element is
+//           attached, visible, enabled (clicks), still, and the topmost
+//           thing at that point (itself or a descendant); polled until
+//           timeoutMs, then {error: "timeout", why}
+//   focus   -> {ok}: scrolled into view and focused
+//   fill    {value} -> {done} when set directly (date, colour, range...),
+//           {insert} when focused with its content selected for the
+//           backend to insert text, or {error: "notfillable", why}
+//   select  {values} -> {selected} or {missing, available, more} or {error}
+//   scroll  -> {ok}
+//   text    -> {text}; html {outer} -> {text}
+//   rect    -> {x, y, width, height} in the top viewport after scrolling
+//   state   -> {attached, visible}: "removed" is not an error here
+//   element -> the element itself (for a backend that needs a handle)
+(arg, env) => {
+  const reg = chromegateRefs(env);
+  const found = reg.lookup(arg.ref);
+  if (found.error) {
+    if (arg.op === 'state' && found.why === 'removed') return { attached: false, visible: false };
+    return found;
+  }
+  const el = found.el;
+  const win = el.ownerDocument.defaultView;
+
+  function visible(e) {
+    const r = e.getBoundingClientRect();
+    if (r.width <= 0 && r.height <= 0) return false;
+    const st = e.ownerDocument.defaultView.getComputedStyle(e);
+    return st.visibility !== 'hidden' && st.visibility !== 'collapse' && e.checkVisibility();
+  }
+
+  function disabled(e) {
+    if (e.disabled) return true;
+    if (e.closest('[aria-disabled="true"]')) return true;
+    const fs = e.closest('fieldset[disabled]');
+    return !!fs && 'disabled' in e;
+  }
+
+  // offset of e's document in the top frame's viewport
+  function frameOffset(w) {
+    let x = 0;
+    let y = 0;
+    while (w.frameElement) {
+      const f = w.frameElement;
+      const r = f.getBoundingClientRect();
+      const cs = f.ownerDocument.defaultView.getComputedStyle(f);
+      x += r.left + f.clientLeft + parseFloat(cs.paddingLeft);
+      y += r.top + f.clientTop + parseFloat(cs.paddingTop);
+      w = f.ownerDocument.defaultView;
+    }
+    return { x, y };
+  }
+
+  function inView(r, w) {
+    return r.top >= 0 && r.left >= 0 && r.bottom <= w.innerHeight && r.right <= w.innerWidth;
+  }
+
+  function reveal() {
+    const r = el.getBoundingClientRect();
+    if (!inView(r, win)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    // the frames around it, outermost last
+    for (let w = win; w.frameElement; w = w.frameElement.ownerDocument.defaultView) {
+      const f = w.frameElement;
+      if (!inView(f.getBoundingClientRect(), f.ownerDocument.defaultView)) {
+        f.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      }
+    }
+  }
+
+  // topmost element at a top-viewport point, through same-origin frames
+  // and open shadow roots
+  function hitAt(x, y) {
+    let doc = document;
+    let hit = doc.elementFromPoint(x, y);
+    for (;;) {
+      while (hit && hit.shadowRoot) {
+        const inner = hit.shadowRoot.elementFromPoint(x, y);
+        if (!inner || inner === hit) break;
+        hit = inner;
+      }
+      if (!hit || hit.tagName !== 'IFRAME') return hit;
+      let inner;
+      try {
+        inner = hit.contentDocument;
+      } catch (e) {
+        return hit;
+      }
+      if (!inner) return hit;
+      const r = hit.getBoundingClientRect();
+      const cs = hit.ownerDocument.defaultView.getComputedStyle(hit);
+      x -= r.left + hit.clientLeft + parseFloat(cs.paddingLeft);
+      y -= r.top + hit.clientTop + parseFloat(cs.paddingTop);
+      doc = inner;
+      hit = doc.elementFromPoint(x, y);
+    }
+  }
+
+  function within(node, ancestor) {
+    for (let n = node; n; n = n.parentNode || n.host) {
+      if (n === ancestor) return true;
+    }
+    return false;
+  }
+
+  function describe(e) {
+    if (!e) return 'nothing';
+    let s = '<' + e.tagName.toLowerCase();
+    if (e.id) s += ' id="' + e.id + '"';
+    else if (typeof e.className === 'string' && e.className.trim()) s += ' class="' + e.className.trim().slice(0, 40) + '"';
+    return s + '>';
+  }
+
+  const frame = () => new Promise((resolve) => {
+    const t = setTimeout(resolve, 50);
+    requestAnimationFrame(() => { clearTimeout(t); resolve(); });
+  });
+
+  // one actionability check: {x, y} or {why}
+  async function check(needEnabled) {
+    if (!el.isConnected) return { gone: true };
+    if (!visible(el)) return { why: 'the element is not visible' };
+    if (needEnabled && disabled(el)) return { why: 'the element is disabled' };
+    reveal();
+    let r = el.getBoundingClientRect();
+    if (win.document.getAnimations().length || document.getAnimations().length) {
+      await frame();
+      const r2 = el.getBoundingClientRect();
+      if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
+        return { why: 'the element is moving' };
+      }
+      r = r2;
+    }
+    const off = frameOffset(win);
+    // the centre of the first client rect that shows (a wrapped link has several)
+    const rects = Array.from(el.getClientRects()).filter((q) => q.width > 0 && q.height > 0);
+    const q = rects.find((c) => inView(c, win)) || rects[0] || r;
+    const x = off.x + q.left + q.width / 2;
+    const y = off.y + q.top + q.height / 2;
+    const hit = hitAt(x, y);
+    if (!within(hit, el)) return { why: describe(hit) + ' is on top of the element' };
+    return { x, y };
+  }
+
+  switch (arg.op) {
+    case 'point': {
+      return (async () => {
+        const deadline = Date.now() + (arg.timeoutMs || 5000);
+        for (;;) {
+          const c = await check(!!arg.button);
+          if (c.gone) return { error: 'expired', why: 'removed' };
+          if (c.x !== undefined) return c;
+          if (Date.now() >= deadline) return { error: 'timeout', why: c.why };
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      })();
+    }
+    case 'focus':
+      reveal();
+      el.focus();
+      return { ok: true };
+    case 'fill': {
+      const tag = el.tagName;
+      const type = (el.getAttribute('type') || '').toLowerCase();
+      const direct = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+      if (tag === 'INPUT' && ['checkbox', 'radio', 'file', 'button', 'submit', 'reset', 'image', 'hidden'].includes(type)) {
+        return { error: 'notfillable', why: 'an <input type=' + type + '> cannot be filled' };
+      }
+      if (tag !== 'INPUT' && tag !== 'TEXTAREA' && !el.isContentEditable) {
+        return { error: 'notfillable', why: 'the element is a <' + tag.toLowerCase() + '>, not an input, textarea or contenteditable' };
+      }
+      if (disabled(el)) return { error: 'notfillable', why: 'the element is disabled' };
+      if (el.readOnly) return { error: 'notfillable', why: 'the element is read-only' };
+      reveal();
+      el.focus();
+      if (tag === 'INPUT' && direct.includes(type)) {
+        el.value = arg.value;
+        if (arg.value !== '' && el.value !== arg.value) {
+          return { error: 'notfillable', why: 'the value ' + JSON.stringify(arg.value) + ' is not valid for an <input type=' + type + '>' };
+        }
+        el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+        el.dispatchEvent(new Event('change', { bubbles: true }));
+        return { done: true };
+      }
+      if (el.isContentEditable) {
+        const range = el.ownerDocument.createRange();
+        range.selectNodeContents(el);
+        const sel = win.getSelection();
+        sel.removeAllRanges();
+        sel.addRange(range);
+      } else {
+        el.select();
+      }
+      return { insert: true };
+    }
+    case 'select': {
+      const s = el.tagName === 'LABEL' && el.control ? el.control : el;
+      if (s.tagName !== 'SELECT') return { error: 'notselect', why: 'the element is a <' + s.tagName.toLowerCase() + '>, not a <select>' };
+      if (disabled(s)) return { error: 'notselect', why: 'the <select> is disabled' };
+      const options = Array.from(s.options);
+      const matches = (o, w) => o.value === w || o.label === w || o.text.trim() === w;
+      const missing = arg.values.filter((w) => !options.some((o) => matches(o, w)));
+      if (missing.length) {
+        const available = options.slice(0, 30).map((o) => (o.value === o.label ? o.value : o.value + ' (' + o.label + ')'));
+        return { missing, available, more: options.length > 30 };
+      }
+      const chosen = options.filter((o) => arg.values.some((w) => matches(o, w)));
+      const keep = s.multiple ? chosen : chosen.slice(0, 1);
+      for (const o of options) o.selected = keep.includes(o);
+      s.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+      s.dispatchEvent(new Event('change', { bubbles: true }));
+      return { selected: keep.map((o) => o.value) };
+    }
+    case 'scroll':
+      reveal();
+      return { ok: true };
+    case 'text':
+      return { text: el.innerText !== undefined ? el.innerText : el.textContent };
+    case 'html':
+      return { text: arg.outer ? el.outerHTML : el.innerHTML };
+    case 'rect': {
+      reveal();
+      const r = el.getBoundingClientRect();
+      const off = frameOffset(win);
+      return { x: off.x + r.left, y: off.y + r.top, width: r.width, height: r.height };
+    }
+    case 'state':
+      return { attached: true, visible: visible(el) };
+    case 'element':
+      return el;
+  }
+  return { error: 'op', why: String(arg.op) };
+}
