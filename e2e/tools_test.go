@@ -172,6 +172,18 @@ func TestEveryTool(t *testing.T) {
 			t.Fatalf("get_html of the document: %s", short(txt))
 		}
 	})
+	step("helpers", func(t *testing.T) { // e2e/helpers_test.go tests them in depth
+		if txt := resultText(s.call("read_as_markdown", nil)); !strings.Contains(txt, "Hello **world**") {
+			t.Errorf("read_as_markdown: %s", txt)
+		}
+		if txt := resultText(s.call("extract_links", nil)); !strings.Contains(txt, "[open other]("+base+"/other)") {
+			t.Errorf("extract_links: %s", txt)
+		}
+		s.call("fill_form", map[string]any{"fields": []map[string]any{{"selector": "#name", "value": "Grace"}, {"selector": "#plan", "value": "Team"}}})
+		if got := s.evalString(`document.querySelector('#name').value + '/' + document.querySelector('#plan').value`); got != "Grace/team" {
+			t.Errorf("fill_form left %q", got)
+		}
+	})
 	step("screenshot", func(t *testing.T) {
 		cfg, format, _ := image1(t, s.call("screenshot", nil))
 		if format != "png" || cfg.Width != 1280 || cfg.Height != 720 {

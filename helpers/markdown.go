@@ -360,13 +360,17 @@ func bestScored(body *html.Node) *html.Node {
 	if best == nil || bestScore < 5 || best == body {
 		return nil
 	}
-	// A block that holds most of the page's text but is only a little of
-	// its structure is fine; one that leaves out more than half of the
-	// readable text is too narrow (a page of many short sections): take
-	// its ancestors while they add text without adding link lists.
-	total := textLen(body)
-	for best.Parent != nil && best.Parent != body && textLen(best) < total/2 && linkDensity(best.Parent) < 0.5 {
-		best = best.Parent
+	// The best block may be one section of many (a manual page's longest
+	// section): take its ancestors while what they add is prose, not
+	// link lists (a sidebar, a menu) — readability merges good siblings
+	// the same way.
+	for p := best.Parent; p != nil && p != body && p.Type == html.ElementNode; p = p.Parent {
+		text, links := textLen(p), linkTextLen(p)
+		addedText, addedLinks := text-textLen(best), links-linkTextLen(best)
+		if addedText > 0 && float64(addedLinks)/float64(addedText) > 0.4 {
+			break
+		}
+		best = p
 	}
 	return best
 }
@@ -376,13 +380,18 @@ func linkDensity(n *html.Node) float64 {
 	if all == 0 {
 		return 0
 	}
+	return min(float64(linkTextLen(n))/float64(all), 1)
+}
+
+// linkTextLen is the length of the text inside links under n.
+func linkTextLen(n *html.Node) int {
 	links := 0
 	for d := range n.Descendants() {
 		if d.Type == html.ElementNode && d.DataAtom == atom.A {
 			links += textLen(d)
 		}
 	}
-	return min(float64(links)/float64(all), 1)
+	return links
 }
 
 func textOf(n *html.Node) string {
