@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver demo test vet fuzz bench clean
+.PHONY: all build deps chromium node driver demo test vet fuzz bench bench-peers clean
 
 all: build
 
@@ -57,3 +57,9 @@ bench: deps
 
 clean:
 	rm -rf bin demo-out
+
+# chromegate against Playwright MCP and Chrome DevTools MCP (installed from
+# npm into chromegate's cache dir, no browser downloaded), same Chromium,
+# same pages. Not part of `make test`: it takes minutes.
+bench-peers: deps
+	$(GO) test -tags peers -run '^TestPeers$$' -count=1 -timeout 60m -v ./e2e/bench/

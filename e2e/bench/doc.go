@@ -1,0 +1,16 @@
+// Package bench holds the peer benchmark: chromegate against Playwright MCP
+// and Chrome DevTools MCP, each run over stdio by the same MCP Go SDK
+// client, on the same Chromium and the same local pages. It prints the size
+// of each server's page-reading result and the median latency of common
+// calls, with ratios to chromegate.
+//
+// It installs the peers from npm and takes minutes, so it is behind the
+// "peers" build tag and never runs in `go test ./...` or CI:
+//
+//	make bench-peers
+//	go test -tags peers -run TestPeers -count=1 -v ./e2e/bench/
+//
+// Nothing here downloads a browser: the peers are installed with
+// PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD and PUPPETEER_SKIP_DOWNLOAD set, and
+// every server is pointed at the system Chromium.
+package bench
