@@ -173,6 +173,15 @@ func TestExtractLinks(t *testing.T) {
 		if urls[0] != allowed+"/" || urls[3] != allowed+"/pages/items/0.html" {
 			t.Errorf("first links %v: want absolute, in document order", urls[:4])
 		}
+		// Each link comes with a ref the other tools take.
+		_, body := pageContent(t, resultText(s.call("extract_links", map[string]any{"limit": 2})))
+		m := regexp.MustCompile(`\[Article\]\(\S+\) ref=([a-z]+[0-9]+)`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("no ref on the Article link:\n%s", body)
+		}
+		if txt := resultText(s.call("get_text", map[string]any{"ref": m[1]})); !strings.Contains(txt, "Article") {
+			t.Errorf("get_text of the link's ref: %s", txt)
+		}
 		_, all := links(map[string]any{"limit": 1000})
 		seen := map[string]bool{}
 		for _, u := range all {

@@ -2,6 +2,8 @@ package helpers
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -48,9 +50,9 @@ type LinksParams struct {
 type Link struct {
 	URL  string `json:"url"`
 	Text string `json:"text"`
-	// Ref addresses the link's element for target-taking tools. It is left
-	// empty until the snapshot's ref registry can name elements found by
-	// an HTML read.
+	// Ref addresses the link's element (the first with this URL) for
+	// click and the other target-taking tools; empty when the backend
+	// could not name it.
 	Ref string `json:"ref,omitempty"`
 }
 
@@ -74,10 +76,17 @@ func (r LinksResult) Note() string {
 	return fmt.Sprintf("showing %d of %d links; raise limit, or narrow with scope, include, exclude or same_origin_only", len(r.Links), r.Total)
 }
 
+//go:embed scripts/linkrefs.js
+var linkRefsJS string
+
+var linkRefsSource = executor.WithRefs(withoutComments(linkRefsJS))
+
 // ExtractLinks returns the page's links, absolute (resolved against the
-// page's <base>, else its URL), de-duplicated by URL and filtered. It reads
-// the page with one HTML primitive (two with a scope: the scope's markup,
-// then the head for <base>) and parses it in Go.
+// page's <base>, else its URL), de-duplicated by URL and filtered, each
+// with the ref of its element. It reads the page with one HTML primitive
+// (two with a scope: the scope's markup, then the head for <base>) and
+// parses it in Go; one RunScript names the links' elements in the ref
+// registry the snapshot shares.
 func ExtractLinks(ctx context.Context, ex executor.Executor, p LinksParams) (LinksResult, error) {
 	limit := p.Limit
 	switch {
@@ -93,6 +102,7 @@ func ExtractLinks(ctx context.Context, ex executor.Executor, p LinksParams) (Lin
 		}
 	}
 
+	refs := linkRefs(ctx, ex, p.TabID, p.Scope)
 	page, root, base, err := readForLinks(ctx, ex, p.TabID, p.Scope)
 	if err != nil {
 		return LinksResult{}, err
@@ -126,7 +136,7 @@ func ExtractLinks(ctx context.Context, ex executor.Executor, p LinksParams) (Lin
 			continue
 		}
 		seen[abs] = len(all)
-		all = append(all, Link{URL: abs, Text: text})
+		all = append(all, Link{URL: abs, Text: text, Ref: refs[linkKey(u)]})
 	}
 	out.Total = len(all)
 	if len(all) > limit {
@@ -136,6 +146,43 @@ func ExtractLinks(ctx context.Context, ex executor.Executor, p LinksParams) (Lin
 		out.Links = all
 	}
 	return out, nil
+}
+
+// linkRefs maps each link's URL (linkKey) to the ref of its first element.
+// Refs are a convenience: when the script cannot run or find the scope,
+// links come without them.
+func linkRefs(ctx context.Context, ex executor.Executor, tabID string, scope executor.Target) map[string]string {
+	arg, _ := json.Marshal(scope) // a Target always marshals
+	sr, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: linkRefsSource, Arg: arg})
+	if err != nil {
+		return nil
+	}
+	var pairs [][2]string
+	if json.Unmarshal(sr.Value, &pairs) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		u, err := url.Parse(p[0])
+		if err != nil {
+			continue
+		}
+		if k := linkKey(u); out[k] == "" {
+			out[k] = p[1]
+		}
+	}
+	return out
+}
+
+// linkKey is the form in which a URL parsed in Go and one serialised by the
+// browser compare equal: lower-case scheme and host, "/" for an empty path.
+func linkKey(u *url.URL) string {
+	k := *u
+	k.Scheme, k.Host = strings.ToLower(k.Scheme), strings.ToLower(k.Host)
+	if k.Path == "" && k.Opaque == "" && k.Host != "" {
+		k.Path = "/"
+	}
+	return k.String()
 }
 
 // readForLinks reads the markup to search and the base URL links resolve

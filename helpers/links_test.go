@@ -2,6 +2,7 @@ package helpers
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -133,13 +134,31 @@ func TestExtractLinksMailto(t *testing.T) {
 	}
 }
 
-func TestExtractLinksUsesOnlyHTML(t *testing.T) {
+// Links are read from the page's HTML; their refs come from one script in
+// the isolated world, matched by URL.
+func TestExtractLinksRefs(t *testing.T) {
 	t.Parallel()
 	f := fakePage(t, "https://example.com/", linksDoc, nil)
-	if _, err := ExtractLinks(t.Context(), f, LinksParams{}); err != nil {
+	f.Handle("RunScript", func(ctx context.Context, params any) (any, error) {
+		p := params.(executor.ScriptParams)
+		if !strings.Contains(p.Source, "chromegateRefs") || string(p.Arg) != "{}" {
+			t.Errorf("script arg %s, source without the registry: %v", p.Arg, !strings.Contains(p.Source, "chromegateRefs"))
+		}
+		// The browser serialises the host's URL with a "/" path.
+		return executor.ScriptResult{Value: json.RawMessage(`[["https://example.com/","ab1"],["https://example.com/docs/intro.html","ab2"],["https://example.com/docs/intro.html","ab3"],["https://OTHER.org/p?q=1#frag","ab4"]]`)}, nil
+	})
+	r, err := ExtractLinks(t.Context(), f, LinksParams{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"HTML"}, f.Methods()); diff != "" {
+	var got []string
+	for _, l := range r.Links {
+		got = append(got, l.Ref)
+	}
+	if diff := cmp.Diff([]string{"ab1", "ab2", "", "", "ab4", ""}, got); diff != "" {
+		t.Errorf("refs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"RunScript", "HTML"}, f.Methods()); diff != "" {
 		t.Errorf("primitives (-want +got):\n%s", diff)
 	}
 }
