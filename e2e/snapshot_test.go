@@ -58,7 +58,7 @@ func refOf(t testing.TB, outline string, words ...string) string {
 			return m[1]
 		}
 	}
-	t.Fatalf("no line with a ref contains %q in:\n%s", words, outline)
+	t.Fatalf("no line with a ref contains %q in:\n%s", words, short(outline))
 	return ""
 }
 

@@ -172,6 +172,16 @@ func TestEveryTool(t *testing.T) {
 			t.Fatalf("get_html of the document: %s", short(txt))
 		}
 	})
+	step("snapshot and query", func(t *testing.T) { // e2e/snapshot_test.go tests them in depth
+		_, outline := s.snapshotOf(nil)
+		s.call("click", map[string]any{"ref": refOf(t, outline, `button "clicked `)})
+		if got := s.evalString(`document.querySelector('#counter').textContent`); got != "clicked 3" {
+			t.Errorf("click by a snapshot ref: %q", got)
+		}
+		if txt := resultText(s.call("query", map[string]any{"selector": "#para"})); !strings.Contains(txt, `"showing":"1 of 1"`) {
+			t.Errorf("query: %s", txt)
+		}
+	})
 	step("helpers", func(t *testing.T) { // e2e/helpers_test.go tests them in depth
 		if txt := resultText(s.call("read_as_markdown", nil)); !strings.Contains(txt, "Hello **world**") {
 			t.Errorf("read_as_markdown: %s", txt)

@@ -98,19 +98,17 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		// A cross-document navigation of the main frame ends the
-		// document's context; Page events say so without Runtime.enable
-		// (which pages can detect).
-		sess.On("Page.frameNavigated", func(params map[string]any) {
-			f, _ := params["frame"].(map[string]any)
-			if parent, _ := f["parentId"].(string); parent == "" {
+		// A navigation of the main frame may end the document's context:
+		// Playwright's own event says so, so this session needs neither
+		// Runtime.enable (which pages can detect) nor Page.enable (with
+		// which a download crashes the driver). After a same-document
+		// navigation the world asks again and gets the same context.
+		page := c.page
+		page.OnFrameNavigated(func(f playwright.Frame) {
+			if f == page.MainFrame() {
 				w.cur.Store(nil)
 			}
 		})
-		if _, err := sess.Send("Page.enable", nil); err != nil {
-			_ = sess.Detach()
-			return nil, nil, err
-		}
 		tree, err := sess.Send("Page.getFrameTree", nil)
 		if err != nil {
 			_ = sess.Detach()

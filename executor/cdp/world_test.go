@@ -59,6 +59,13 @@ func TestRunScriptIsolatedWorld(t *testing.T) {
 		t.Errorf("document token changed within a document: %s then %s", doc, got)
 	}
 
+	// A same-document navigation keeps the document, its global and its
+	// token.
+	evalJSON(t, s, tab, `(history.pushState({}, '', '#moved'), 1)`)
+	if got := runScript(t, s, tab, `(a, env) => [globalThis.registry.secret, location.hash]`, nil); got != `[42,"#moved"]` {
+		t.Errorf("registry after pushState: %s", got)
+	}
+
 	// A navigation brings a fresh global and a new token.
 	if _, err := s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/form"}); err != nil {
 		t.Fatal(err)
@@ -85,6 +92,22 @@ func TestRunScriptIsolatedWorld(t *testing.T) {
 	}
 	_, err = s.RunScript(ctxFor(t, 5*time.Second), executor.ScriptParams{TabID: tab, Source: `() => 1`, Arg: json.RawMessage(`{`)})
 	wantCode(t, err, executor.CodeBadArgs)
+}
+
+// The world's CDP session must not disturb what Playwright does on the
+// page: a download after a script once crashed the driver (Page.enable on
+// the second session).
+func TestRunScriptThenDownload(t *testing.T) {
+	s := shared(t)
+	t.Parallel()
+	tab := tabAt(t, s, "/dlpage")
+	runScript(t, s, tab, `() => 1`, nil)
+	if _, err := s.Download(ctxFor(t, 10*time.Second), executor.DownloadParams{TabID: tab, Target: executor.Target{Selector: "#dl"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := runScript(t, s, tab, `() => 2`, nil); got != "2" {
+		t.Errorf("script after a download: %s", got)
+	}
 }
 
 func TestDocToken(t *testing.T) {
