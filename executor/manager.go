@@ -52,7 +52,7 @@ type Manager struct {
 	group singleflight.Group
 
 	mu     sync.Mutex
-	live   map[string]Executor // key: backend + "\x00" + session
+	live   map[string]Executor  // key: backend + "\x00" + session
 	gone   map[Executor]doneCtx // cancelled by watch when the executor dies
 	closed bool
 }
