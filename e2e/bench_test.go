@@ -86,21 +86,30 @@ func BenchmarkVsPlaywright(b *testing.B) {
 		tool   string
 		args   map[string]any
 		direct func() error
+		setup  func() map[string]any // args computed after the earlier ops ran (a ref)
 	}{
-		{"navigate", "navigate", map[string]any{"url": base + "/form"}, func() error { _, err := page.Goto(base + "/form"); return err }},
-		{"click", "click", map[string]any{"selector": "#counter"}, func() error { return page.Locator("#counter").Click() }},
+		{"navigate", "navigate", map[string]any{"url": base + "/form"}, func() error { _, err := page.Goto(base + "/form"); return err }, nil},
+		{"click", "click", map[string]any{"selector": "#counter"}, func() error { return page.Locator("#counter").Click() }, nil},
 		{"type", "type", map[string]any{"selector": "#name", "text": "abc", "clear": true}, func() error {
 			if err := page.Locator("#name").Clear(); err != nil {
 				return err
 			}
 			return page.Locator("#name").PressSequentially("abc")
+		}, nil},
+		{"click_ref", "click", nil, func() error { return page.Locator("#counter").Click() }, func() map[string]any {
+			_, outline := s.snapshotOf(nil)
+			return map[string]any{"ref": refOf(b, outline, `button "c`)}
 		}},
-		{"get_text", "get_text", map[string]any{"selector": "#para"}, func() error { _, err := page.Locator("#para").InnerText(); return err }},
-		{"screenshot", "screenshot", map[string]any{}, func() error { _, err := page.Screenshot(); return err }},
-		{"eval", "eval", map[string]any{"expression": "document.title"}, func() error { _, err := page.Evaluate("document.title"); return err }},
+		{"snapshot", "snapshot", map[string]any{}, func() error { _, err := page.Locator("body").AriaSnapshot(); return err }, nil},
+		{"get_text", "get_text", map[string]any{"selector": "#para"}, func() error { _, err := page.Locator("#para").InnerText(); return err }, nil},
+		{"screenshot", "screenshot", map[string]any{}, func() error { _, err := page.Screenshot(); return err }, nil},
+		{"eval", "eval", map[string]any{"expression": "document.title"}, func() error { _, err := page.Evaluate("document.title"); return err }, nil},
 	}
 	for _, op := range ops {
 		b.Run(op.name, func(b *testing.B) {
+			if op.setup != nil {
+				op.args = op.setup()
+			}
 			var viaMCP, direct []time.Duration
 			for b.Loop() {
 				t0 := time.Now()

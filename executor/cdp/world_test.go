@@ -102,7 +102,7 @@ func TestRunScriptThenDownload(t *testing.T) {
 	t.Parallel()
 	tab := tabAt(t, s, "/dlpage")
 	runScript(t, s, tab, `() => 1`, nil)
-	if _, err := s.Download(ctxFor(t, 10*time.Second), executor.DownloadParams{TabID: tab, Target: executor.Target{Selector: "#dl"}}); err != nil {
+	if _, err := s.Download(ctxFor(t, 10*time.Second), executor.DownloadParams{TabID: tab, Target: executor.Target{Selector: "#dl"}, Filename: "after-script.txt"}); err != nil { // its own name: TestDownload checks the default one
 		t.Fatal(err)
 	}
 	if got := runScript(t, s, tab, `() => 2`, nil); got != "2" {
