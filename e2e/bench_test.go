@@ -98,7 +98,7 @@ func BenchmarkVsPlaywright(b *testing.B) {
 		}, nil},
 		{"click_ref", "click", nil, func() error { return page.Locator("#counter").Click() }, func() map[string]any {
 			_, outline := s.snapshotOf(nil)
-			return map[string]any{"ref": refOf(b, outline, `button "c`)}
+			return map[string]any{"ref": refOf(b, outline, `button c`)}
 		}},
 		{"snapshot", "snapshot", map[string]any{}, func() error { _, err := page.Locator("body").AriaSnapshot(); return err }, nil},
 		{"get_text", "get_text", map[string]any{"selector": "#para"}, func() error { _, err := page.Locator("#para").InnerText(); return err }, nil},

@@ -175,7 +175,7 @@ func TestEveryTool(t *testing.T) {
 	})
 	step("snapshot and query", func(t *testing.T) { // e2e/snapshot_test.go tests them in depth
 		_, outline := s.snapshotOf(nil)
-		s.call("click", map[string]any{"ref": refOf(t, outline, `button "clicked `)})
+		s.call("click", map[string]any{"ref": refOf(t, outline, `button clicked `)})
 		if got := s.evalString(`document.querySelector('#counter').textContent`); got != "clicked 3" {
 			t.Errorf("click by a snapshot ref: %q", got)
 		}

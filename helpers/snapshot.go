@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
@@ -51,6 +52,28 @@ type SnapshotResult struct {
 // orientation, every interactive element with a ref, short runs of text.
 // Refs stay the same for the same element while the document lives, and
 // expire when the tab navigates.
+//
+// The outline has a line per thing, indented one space per level of
+// nesting:
+//
+//	kq3 link Docs                          a control: ref, role, name to the end of the line
+//	kq7 textbox "Email" value="a@b.c" required   the name quoted when states follow
+//	nav Main                               a landmark: header, nav, main, aside, footer,
+//	                                       search, form, section, dialog; then its name
+//	## Pricing                             a heading, one # per level
+//	"First words of a paragraph…" (+3)     text: the first line of a run, and how many
+//	                                       more lines it had
+//	links (ref kq+number):                 a run of plain sibling links: each line is
+//	12 Guide one                           a number and a name, the ref is kq12
+//	iframe Checkout                        a same-origin frame, its contents indented
+//
+// Roles are ARIA's (link, button, textbox, checkbox, combobox, …), an
+// input's type where it says more (date, time, color, …), file for a file
+// input and clickable for an element with a click handler and no role.
+// States: value="…", options=[…], checked, mixed, pressed, selected,
+// expanded, collapsed, disabled, required, readonly. A line that starts
+// with a quote is always the page's text; names and text are cut at 80
+// characters. OutlineRefs reads the refs back.
 func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (SnapshotResult, error) {
 	if !p.Scope.IsZero() {
 		if err := p.Scope.Validate(); err != nil {
@@ -95,6 +118,41 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		text = "(nothing visible)"
 	}
 	return SnapshotResult{PageState: r.PageState, Text: text, Lines: out.Total, Offset: out.Offset, Next: out.Next}, nil
+}
+
+// OutlineRef is one control of a snapshot outline: its ref, and its line
+// as "role name states" (a list item as "link name").
+type OutlineRef struct {
+	Ref  string
+	Line string
+}
+
+var (
+	outlineLine = regexp.MustCompile(`^ *([a-z]+[0-9]+) (.*)$`)
+	outlineList = regexp.MustCompile(`^ *links \(ref ([a-z]+)\+number\):$`)
+	outlineItem = regexp.MustCompile(`^( *)([0-9]+)(?: (.*))?$`)
+)
+
+// OutlineRefs returns the refs of a snapshot outline's controls, in
+// order, with their lines: what a client needs to act on an outline.
+func OutlineRefs(outline string) []OutlineRef {
+	var out []OutlineRef
+	list, listPad := "", ""
+	for _, line := range strings.Split(outline, "\n") {
+		if m := outlineList.FindStringSubmatch(line); m != nil {
+			list, listPad = m[1], line[:len(line)-len(strings.TrimLeft(line, " "))]
+			continue
+		}
+		if m := outlineItem.FindStringSubmatch(line); m != nil && list != "" && m[1] == listPad {
+			out = append(out, OutlineRef{Ref: list + m[2], Line: strings.TrimSpace("link " + m[3])})
+			continue
+		}
+		list = ""
+		if m := outlineLine.FindStringSubmatch(line); m != nil {
+			out = append(out, OutlineRef{Ref: m[1], Line: m[2]})
+		}
+	}
+	return out
 }
 
 // DefaultQueryLimit is how many elements Query describes when the caller

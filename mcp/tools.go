@@ -198,7 +198,7 @@ func toolTable() []*Tool {
 		// reading
 		{
 			Name: "snapshot", Title: "Snapshot",
-			Description: "Page outline to act on: landmarks, headings, short text, every control with a ref for other tools. Refs expire on navigation.",
+			Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N lines not shown). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"interactive_only", boolean("")},
 				{"max_chars", integer("")},
@@ -652,11 +652,18 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The header is what the outline does not say: where it is, and how
+	// to continue a cut one. The tab is the one asked for.
 	out := struct {
-		pageOut
-		Lines int `json:"lines"`
-		Next  int `json:"next,omitempty"`
-	}{pageOf(sr.PageState), sr.Lines, sr.Next}
+		URL     string            `json:"url"`
+		Title   string            `json:"title,omitempty"`
+		Dialogs []executor.Dialog `json:"dialogs,omitempty"`
+		Lines   int               `json:"lines,omitempty"`
+		Next    int               `json:"next,omitempty"`
+	}{URL: sr.URL, Title: sr.Title, Dialogs: sr.Dialogs}
+	if sr.Next > 0 || sr.Offset > 0 {
+		out.Lines, out.Next = sr.Lines, sr.Next
+	}
 	return &Result{Value: out, Text: sr.Text, Untrusted: true, Page: &sr.PageState}, nil
 }
 

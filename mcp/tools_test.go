@@ -64,7 +64,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			executor.DragParams{TabID: tab, From: executor.Target{Selector: "#a"}, To: executor.Target{Ref: "e3"}}, nil},
 		{"snapshot", map[string]any{"ref": "ab3", "interactive_only": true, "max_chars": 500, "offset": 7, "tab_id": tab}, "RunScript",
 			scriptCall{tab, `{"interactiveOnly":true,"maxChars":500,"offset":7,"op":"snapshot","scope":{"ref":"ab3"}}`},
-			[]string{"\n«page-", `"lines":0}` + "\n(nothing visible)\n«/page-"}},
+			[]string{"\n«page-", "\n" + `{"url":"about:blank"}` + "\n(nothing visible)\n«/page-"}},
 		{"snapshot", nil, "RunScript", scriptCall{"", `{"interactiveOnly":false,"maxChars":40000,"offset":0,"op":"snapshot","scope":{}}`}, nil},
 		{"query", map[string]any{"selector": "a.x", "limit": 5}, "RunScript",
 			scriptCall{"", `{"limit":5,"op":"query","selector":"a.x"}`}, []string{`"showing":"0 of 0","items":[]`}},

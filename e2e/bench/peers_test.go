@@ -309,7 +309,7 @@ func measure(t *testing.T, sv *server, base string) map[string]time.Duration {
 }
 
 var (
-	cgRef   = regexp.MustCompile(`button "count" \[ref=([a-z]+[0-9]+)\]|\[ref=([a-z]+[0-9]+)\][^\n]*count`)
+	cgRef   = regexp.MustCompile(`(?m)^ *([a-z]+[0-9]+) button count$`)
 	cdmUID  = regexp.MustCompile(`uid=(\S+) button "count"`)
 	cdmText = regexp.MustCompile(`uid=(\S+) textbox "Text"`)
 )
@@ -370,7 +370,7 @@ func configs(cg string, bin map[string]string, chromium string) []*server {
 				if m == nil {
 					s.t.Fatalf("no ref for the button in:\n%s", short(txt))
 				}
-				s.vars["ref"] = m[1] + m[2]
+				s.vars["ref"] = m[1]
 			},
 		},
 		pw("playwright-mcp"),

@@ -4,16 +4,19 @@
 // with the ref registry (executor.WithRefs), so chromegateRefs is in scope.
 //
 // arg.op "snapshot": {scope: {selector|ref}, interactiveOnly, maxChars,
-// offset} -> {lines, total, offset, next, text} or {error}.
+// offset} -> {lines, total, offset, next, text, run} or {error}.
 // arg.op "query": {selector, limit} -> {total, items} or {error}.
 //
-// Outline lines, indented two spaces per level:
-//   - navigation "Main"                      landmarks, for orientation
-//   - heading "Pricing" level=2
-//   - text: First words of a paragraph…      short runs of visible text
-//   - link "Docs" [ref=kq3]                  every interactive element
-//   - textbox "Email" value="a@b.c" required [ref=kq7]
-//   - iframe "Checkout"                      same-origin frames, contents indented
+// Outline lines, indented one space per level (see helpers/snapshot.go):
+//   nav Main                          landmarks (header, nav, main, aside,
+//                                     footer, search, form, section, dialog)
+//   ## Pricing                        headings, # per level
+//   "First words of a paragraph…" (+3)  text: a run's first line, the rest counted
+//   kq3 link Docs                     ref, role, name to the end of the line
+//   kq7 textbox "Email" value="a@b.c" required   name quoted when states follow
+//   links (ref kq+number):            a run of plain links: the number before
+//   12 Guide one                      each name, after the run's ref letters
+//   iframe Checkout                   same-origin frames, contents indented
 (arg, env) => {
   const reg = chromegateRefs(env);
   const MAX_NAME = 80;
@@ -22,7 +25,7 @@
   const MAX_OPTIONS = 8;
   // Text lines in a row before the rest are only counted: the snapshot is
   // for acting; get_text and read_as_markdown are for reading.
-  const TEXT_RUN = 3;
+  const TEXT_RUN = 1;
 
   const LANDMARKS = new Set(['banner', 'navigation', 'main', 'complementary', 'contentinfo',
     'search', 'form', 'region', 'dialog', 'alertdialog']);
@@ -163,7 +166,6 @@
     const tag = el.tagName;
     const t = (el.type || '').toLowerCase();
     if (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(t)) {
-      if (!TEXTY.has(t) && t !== 'search' && t !== 'number' && t !== 'range') out.push('type=' + t);
       if (el.value) out.push('value=' + (t === 'password' ? '"••••"' : quote(cut(el.value, MAX_VALUE))));
     } else if (tag === 'TEXTAREA') {
       if (el.value) out.push('value=' + quote(cut(norm(el.value), MAX_VALUE)));
@@ -194,10 +196,6 @@
     if (isDisabled(el)) out.push('disabled');
     if (el.required || el.getAttribute('aria-required') === 'true') out.push('required');
     if (el.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) out.push('readonly');
-    if (role === 'heading') {
-      const m = /^H([1-6])$/.exec(tag);
-      out.push('level=' + (m ? m[1] : (el.getAttribute('aria-level') || '2')));
-    }
     return out;
   }
 
@@ -277,22 +275,36 @@
   }
   reg.prune();
 
+  // Landmark roles by their HTML names, which are shorter and as familiar.
+  const LANDMARK_WORD = { banner: 'header', navigation: 'nav', complementary: 'aside', contentinfo: 'footer', region: 'section' };
+  // Inputs whose type says more than "textbox": the type is the role word.
+  const TYPED = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
+  // Runs of at least this many plain sibling links are written as a list.
+  const LINK_RUN = 8;
+
   const interactiveOnly = !!arg.interactiveOnly;
-  const lines = [];
+  // recs: the outline's lines before rendering: {d: depth, s: text, k:
+  // kind ('el', 'lm', 'h', 't', 'iframe'), and for a plain link n: its
+  // name, ref: its ref, plain: no states}.
+  const recs = [];
   let textRun = 0;
   let textSkipped = 0;
+  let lastText = -1; // the rec of the current text run's last shown line
   let pending = '';
   let pendingDepth = 0;
   let mute = 0; // > 0 inside an element already named: its words are not text lines
 
-  const emit = (depth, s) => {
-    flushText();
-    if (textSkipped) {
-      lines.push('  '.repeat(pendingDepth) + '- text: (' + textSkipped + ' more)');
-      textSkipped = 0;
-    }
+  const endRun = () => {
+    if (textSkipped && lastText >= 0) recs[lastText].s += ' (+' + textSkipped + ')';
+    textSkipped = 0;
     textRun = 0;
-    lines.push('  '.repeat(depth) + '- ' + s);
+    lastText = -1;
+  };
+  const emit = (depth, rec) => {
+    flushText();
+    endRun();
+    rec.d = depth;
+    recs.push(rec);
   };
   function flushText() {
     const t = norm(pending);
@@ -301,12 +313,19 @@
     if (!t || interactiveOnly || !/[\p{L}\p{N}]/u.test(t)) return;
     if (textRun >= TEXT_RUN) { textSkipped++; return; }
     textRun++;
-    lines.push('  '.repeat(pendingDepth) + '- text: ' + cut(t, MAX_TEXT));
+    lastText = recs.length;
+    recs.push({ d: pendingDepth, k: 't', s: quote(cut(t, MAX_TEXT)) });
   }
   const addText = (depth, s) => {
     if (interactiveOnly || mute) return;
     if (!pending.trim()) pendingDepth = depth;
     pending += s;
+  };
+  // nameThen: a name to the end of the line, or quoted when more follows
+  // (or when it starts with a quote of its own).
+  const nameThen = (name, more) => {
+    if (!name) return more ? ' ' + more : '';
+    return ' ' + (more || name[0] === '"' ? quote(name) + (more ? ' ' + more : '') : name);
   };
 
   const BLOCK = /^(block|flex|grid|table|list-item|table-row|table-cell|flow-root|table-caption)/;
@@ -342,14 +361,17 @@
     if (role === 'iframe') {
       const doc = seen ? sameOriginDoc(el) : null;
       const name = cut(accName(el, role), MAX_NAME);
-      emit(depth, 'iframe' + (name ? ' ' + quote(name) : '') + (doc ? '' : ' (cross-origin, not shown)'));
+      emit(depth, { k: 'iframe', s: 'iframe' + nameThen(name, doc ? '' : '(cross-origin, not shown)') });
       if (doc && doc.body) walk(doc.body, depth + 1, '', false);
       return;
     }
     if (INTERACTIVE.has(role) && seen) {
       const name = cut(accName(el, role), MAX_NAME);
       const st = states(el, role);
-      emit(depth, role + (name ? ' ' + quote(name) : '') + (st.length ? ' ' + st.join(' ') : '') + ' [ref=' + reg.refFor(el) + ']');
+      const t = (el.type || '').toLowerCase();
+      const word = el.tagName === 'INPUT' && TYPED.has(t) ? t : role;
+      const ref = reg.refFor(el);
+      emit(depth, { k: 'el', s: ref + ' ' + word + nameThen(name, st.join(' ')), n: name, ref, plain: role === 'link' && !st.length });
       // Nested controls stay addressable; the element's own words were
       // its name.
       if (el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'INPUT') {
@@ -360,13 +382,15 @@
     if (!interactiveOnly && seen) {
       if (role === 'heading') {
         const name = cut(accName(el, role), MAX_NAME);
-        emit(depth, 'heading ' + quote(name) + ' ' + states(el, role).join(' '));
+        const m = /^H([1-6])$/.exec(el.tagName);
+        const level = Math.min(6, Math.max(1, Number(m ? m[1] : el.getAttribute('aria-level')) || 2));
+        emit(depth, { k: 'h', s: '#'.repeat(level) + (name ? ' ' + name : '') });
         walkChildren(el, depth + 1, style.cursor, invisible, true);
         return;
       }
       if (LANDMARKS.has(role)) {
         const name = cut(accName(el, ''), MAX_NAME);
-        emit(depth, role + (name ? ' ' + quote(name) : ''));
+        emit(depth, { k: 'lm', s: (LANDMARK_WORD[role] || role) + nameThen(name, ''), named: !!name });
         childDepth = depth + 1;
       }
     }
@@ -386,19 +410,70 @@
 
   walk(root, 0, '', false);
   flushText();
-  if (textSkipped) lines.push('  '.repeat(pendingDepth) + '- text: (' + textSkipped + ' more)');
+  endRun();
+
+  // An unnamed landmark that holds nothing, or only another landmark, says
+  // nothing: drop it and lift what it holds.
+  for (let i = recs.length - 1; i >= 0; i--) {
+    const r = recs[i];
+    if (r.k !== 'lm' || r.named) continue;
+    let end = i + 1;
+    while (end < recs.length && recs[end].d > r.d) end++;
+    const only = end > i + 1 && recs[i + 1].k === 'lm' && (() => {
+      let j = i + 2;
+      while (j < end && recs[j].d > r.d + 1) j++;
+      return j === end;
+    })();
+    if (end === i + 1 || only) {
+      for (let j = i + 1; j < end; j++) recs[j].d--;
+      recs.splice(i, 1);
+    }
+  }
+
+  // Runs of plain sibling links (no states, nothing nested) become a list:
+  // a head line with the refs' letters, then "number name" lines.
+  const lines = [];
+  const runOf = []; // for each line in a list, the index of its head line
+  for (let i = 0; i < recs.length;) {
+    const r = recs[i];
+    const plainAt = (j) => recs[j] && recs[j].plain && recs[j].d === r.d && !(recs[j + 1] && recs[j + 1].d > r.d);
+    let j = i;
+    if (r.plain) while (plainAt(j)) j++;
+    const pad = ' '.repeat(r.d);
+    if (j - i >= LINK_RUN) {
+      const head = lines.length;
+      lines.push(pad + 'links (ref ' + reg.doc + '+number):');
+      runOf.push(-1);
+      for (let k = i; k < j; k++) {
+        lines.push(pad + recs[k].ref.slice(reg.doc.length) + (recs[k].n ? ' ' + recs[k].n : ''));
+        runOf.push(head);
+      }
+      i = j;
+      continue;
+    }
+    lines.push(pad + r.s);
+    runOf.push(-1);
+    i++;
+  }
 
   // Paging by line: offset is the first line shown, next the line to pass
-  // as offset to continue (0 when everything was shown).
+  // as offset to continue (0 when everything was shown). A page that
+  // starts inside a list repeats the list's head line first.
   const total = lines.length;
   const offset = Math.max(0, Math.min(arg.offset || 0, total));
   const max = arg.maxChars > 0 ? arg.maxChars : Infinity;
+  const shown = [];
   let used = 0;
+  if (offset < total && runOf[offset] >= 0) {
+    shown.push(lines[runOf[offset]]);
+    used += lines[runOf[offset]].length + 1;
+  }
   let end = offset;
   while (end < total && used + lines[end].length + 1 <= max) {
     used += lines[end].length + 1;
+    shown.push(lines[end]);
     end++;
   }
-  if (end === offset && end < total) end++; // always make progress
-  return { text: lines.slice(offset, end).join('\n'), total, offset, next: end < total ? end : 0 };
+  if (end === offset && end < total) shown.push(lines[end++]); // always make progress
+  return { text: shown.join('\n'), total, offset, next: end < total ? end : 0 };
 }
