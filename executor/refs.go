@@ -59,6 +59,10 @@ func RefError(ref, failure, why string) *Error {
 		return Errorf(CodeBadArgs, "ref %s was never issued on this page (refs come from snapshot or query)", ref).
 			WithHint("take a new snapshot and use a ref from it")
 	}
+	if regexp.MustCompile(`^[0-9]+$`).MatchString(ref) {
+		return Errorf(CodeBadArgs, "%q is not a ref: in a snapshot's \"links (ref kq+number):\" list, the ref is the letters and the number, kq%s", ref, ref).
+			WithHint("put the list's letters before the number")
+	}
 	return Errorf(CodeBadArgs, "%q is not a ref (refs look like kq12)", ref).
 		WithHint("take a new snapshot and use a ref from it, or pass a selector")
 }
