@@ -309,3 +309,29 @@ func (s *server) killBrowser() {
 		s.t.Fatalf("kill chromium %d: %v", pid, err)
 	}
 }
+
+// waitTabAt polls tabs_list until a tab's url (not its title: a loading
+// tab's title already names where it is going) starts with prefix.
+func (s *server) waitTabAt(prefix string) {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list struct {
+			Tabs []struct {
+				URL string `json:"url"`
+			} `json:"tabs"`
+		}
+		if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("tabs_list", nil)))), &list); err != nil {
+			s.t.Fatalf("tabs_list: %v", err)
+		}
+		for _, tab := range list.Tabs {
+			if strings.HasPrefix(tab.URL, prefix) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no tab reached %s within 10 s", prefix)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

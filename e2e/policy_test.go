@@ -119,13 +119,7 @@ func TestDefaultPolicy(t *testing.T) {
 	})
 	t.Run("reads of a page that wandered off are denied", func(t *testing.T) {
 		s.call("navigate", map[string]any{"url": allowed + "/script-to-other"})
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(resultText(s.call("tabs_list", nil)), "other.test") {
-			if time.Now().After(deadline) {
-				t.Fatal("the page never moved to other.test")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		s.waitTabAt("http://other.test:")
 		for _, tool := range []string{"get_text", "get_html", "screenshot", "eval", "click"} {
 			args := map[string]any{}
 			switch tool {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/mcp"
@@ -289,13 +288,7 @@ func TestSnapshotPolicy(t *testing.T) {
 	s.call("query", map[string]any{"selector": "input"})
 
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/wander"})
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(resultText(s.call("tabs_list", nil)), "other.test") {
-		if time.Now().After(deadline) {
-			t.Fatal("the page never moved to other.test")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.waitTabAt("http://other.test:")
 	for _, tool := range []string{"snapshot", "query"} {
 		txt := s.fail("POLICY_DENIED", tool, map[string]any{"selector": "input"})
 		if !strings.Contains(txt, "other.test") || strings.Contains(txt, "Full name") {

@@ -26,9 +26,9 @@ type Executor interface {
 
 	// Tabs lists the open tabs in a stable order.
 	Tabs(ctx context.Context) ([]Tab, error)
-	// TabInfo reports one tab ("" = the selected tab) with its current URL.
-	// It is on the path of every gated call, so it should cost no browser
-	// round trip: Title may be the last title the backend saw.
+	// TabInfo reports one tab ("" = the selected tab) with its current URL,
+	// read from the browser at call time: it must reflect every navigation
+	// the browser committed before the call, since the policy decides on it.
 	TabInfo(ctx context.Context, tabID string) (Tab, error)
 	SelectTab(ctx context.Context, tabID string) (Tab, error)
 	NewTab(ctx context.Context, p NewTabParams) (Tab, error)

@@ -368,10 +368,12 @@ func (s *Session) TabInfo(ctx context.Context, tabID string) (executor.Tab, erro
 		if err != nil {
 			return executor.Tab{}, err
 		}
-		// The URL is tracked locally from the browser's navigation events;
-		// the title is the last one read. No round trip: the policy gate
-		// asks for this on every call.
-		return s.tabInfo(t, t.lastTitle()), nil
+		// page.URL() is tracked from the driver's navigation events, which
+		// may still be on their way: a page that navigated itself a moment
+		// ago would be reported at its old URL, and the policy would decide
+		// on a page the tab has left. One round trip (the title) first
+		// delivers every navigation the browser committed before it.
+		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
 	})
 }
 
