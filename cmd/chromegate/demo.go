@@ -22,11 +22,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&bf.driverPath, "driver-path", "", "Playwright driver directory (as for serve)")
 	fs.BoolVar(&bf.headed, "headed", false, "show the browser window")
 	fs.Var(&bf.browserArgs, "browser-arg", "extra Chromium flag (repeatable)")
-	if err := parseFlags(fs, args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {

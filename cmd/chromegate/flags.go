@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,12 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	return fromEnv(fs)
+}
+
+// fromEnv fills every flag not given on the command line from its
+// CHROMEGATE_* variable.
+func fromEnv(fs *flag.FlagSet) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
@@ -54,6 +61,23 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		}
 	})
 	return err
+}
+
+// parseArgs is parseFlags for a subcommand: -h gives flag.ErrHelp; any
+// other problem is reported on the flag set's output (flag already reports
+// its own) and becomes errUsage, exit status 2.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if err := fromEnv(fs); err != nil {
+		fmt.Fprintf(fs.Output(), "%v\n", err)
+		return errUsage
+	}
+	return nil
 }
 
 // usageFor prints a subcommand's synopsis and flags with their variables.

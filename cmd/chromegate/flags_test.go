@@ -67,3 +67,12 @@ func TestCommandLine(t *testing.T) {
 		t.Fatalf("bad log level: code %d, %q", code, errb.String())
 	}
 }
+
+// A bad value in the environment is reported, not swallowed.
+func TestBadEnvironmentValueIsReported(t *testing.T) {
+	t.Setenv("CHROMEGATE_HEADED", "maybe")
+	var out, errb bytes.Buffer
+	if code := run([]string{"serve"}, nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "CHROMEGATE_HEADED") {
+		t.Fatalf("code %d, stderr %q", code, errb.String())
+	}
+}

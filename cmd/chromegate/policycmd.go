@@ -49,11 +49,8 @@ func policyTest(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	fs.Usage = usageFor(fs, "chromegate policy test [flags] [DIR…]")
 	coverage := fs.Bool("coverage", true, "report the share of policy lines the tests run")
-	if err := parseFlags(fs, args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	var passed, failed int
 	run := func(p, f int, err error) error {
@@ -122,11 +119,8 @@ func policyEval(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Usage = usageFor(fs, "chromegate policy eval --input FILE [flags]")
 	input := fs.String("input", "", "the input document, JSON (- for standard input)")
 	pf.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	if *input == "" {
 		fmt.Fprintln(stderr, "policy eval needs --input FILE")

@@ -19,11 +19,8 @@ func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	fs.Usage = usageFor(fs, "chromegate setup [flags]")
 	dir := fs.String("driver-path", "", "where to install the driver (default: $PLAYWRIGHT_DRIVER_PATH, then "+cdp.DefaultDriverDir()+")")
-	if err := parseFlags(fs, args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	target := *dir
 	if target == "" {
@@ -58,11 +55,8 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Usage = usageFor(fs, "chromegate doctor [flags]")
 	bf.register(fs)
 	launch := fs.Bool("launch", true, "also launch the browser once and open a page")
-	if err := parseFlags(fs, args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return errUsage
+	if err := parseArgs(fs, args); err != nil {
+		return err
 	}
 	var checks []check
 
