@@ -146,6 +146,9 @@ type probeResult struct {
 		Form   string `json:"form"`
 		Button string `json:"button"`
 	} `json:"submit"`
+	// url is the page the fields were probed on: the page the gate
+	// decided the call on.
+	url string
 }
 
 // FillForm fills each field according to its kind, with the executor's
@@ -184,12 +187,20 @@ func FillForm(ctx context.Context, ex executor.Executor, p FormParams) (FormResu
 	}
 	out := FormResult{Fields: make([]FieldOutcome, len(p.Fields))}
 	var page executor.PageState
-	stopped := false
+	stopped, left := false, false
 	lastFound := -1
 	for i, f := range p.Fields {
 		o := &out.Fields[i]
 		*o = FieldOutcome{Index: i, Target: f.Target.String()}
-		if stopped {
+		switch {
+		case left:
+			// The policy decided this call on the page it began on; a
+			// field whose change navigated the tab ends the call, so
+			// nothing is typed into a page nobody decided on.
+			o.Status, o.Reason = StatusSkipped, "an earlier field navigated the tab to another page"
+			out.Failed++
+			continue
+		case stopped:
 			o.Status, o.Reason = StatusSkipped, "an earlier field failed and stop_on_error is set"
 			continue
 		}
@@ -220,6 +231,7 @@ func FillForm(ctx context.Context, ex executor.Executor, p FormParams) (FormResu
 		o.Status, o.Reason = status, reason
 		if ps.TabID != "" {
 			page = ps
+			left = probe.url != "" && ps.URL != probe.url
 		}
 		if status == StatusFilled {
 			out.Filled++
@@ -278,6 +290,7 @@ func probeFields(ctx context.Context, ex executor.Executor, p FormParams) (*prob
 		err = json.Unmarshal(sr.Value, &res)
 	}
 	if err == nil && len(res.Fields) == len(p.Fields) {
+		res.url = sr.URL
 		return &res, nil
 	}
 	if err != nil {
@@ -293,6 +306,11 @@ func probeFields(ctx context.Context, ex executor.Executor, p FormParams) (*prob
 	for i := range res.Fields {
 		res.Fields[i].Queryable = &no
 	}
+	tab, err := ex.TabInfo(ctx, p.TabID)
+	if err != nil {
+		return nil, err
+	}
+	res.url = tab.URL
 	return &res, nil
 }
 

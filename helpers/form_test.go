@@ -290,3 +290,36 @@ func TestCheckboxValue(t *testing.T) {
 		}
 	}
 }
+
+// A field whose change navigates the tab ends the call: the later fields
+// and the submit are skipped, so nothing is done on a page the policy did
+// not decide on.
+func TestFillFormStopsWhenTheTabLeaves(t *testing.T) {
+	t.Parallel()
+	f := fakeForm(t, `{"fields":[{"found":true,"kind":"text","type":"text"},{"found":true,"kind":"text","type":"text"}]}`, nil)
+	f.Handle("Fill", func(ctx context.Context, params any) (any, error) {
+		return executor.ActionResult{PageState: executor.PageState{TabID: f.TabID(0), URL: "https://elsewhere.test/"}}, nil
+	})
+	r, err := FillForm(t.Context(), f, FormParams{Submit: true, Fields: []FormField{
+		{Target: executor.Target{Selector: "#a"}, Value: "x"},
+		{Target: executor.Target{Selector: "#b"}, Value: "y"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Fields[0].Status != StatusFilled || r.Fields[1].Status != StatusSkipped || !strings.Contains(r.Fields[1].Reason, "navigated") {
+		t.Fatalf("fields: %+v", r.Fields)
+	}
+	if r.Submit == nil || r.Submit.Status != "skipped" {
+		t.Fatalf("submit after the tab left: %+v", r.Submit)
+	}
+	fills := 0
+	for _, c := range f.Calls() {
+		if c.Method == "Fill" {
+			fills++
+		}
+	}
+	if fills != 1 {
+		t.Fatalf("%d fills, want 1", fills)
+	}
+}
