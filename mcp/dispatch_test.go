@@ -618,3 +618,41 @@ func BenchmarkDispatchDirect(b *testing.B) {
 		}
 	}
 }
+
+// A page that navigates itself between the Gate's look and the read is
+// caught on the read's result: the read is treated as a landing, and none
+// of the page's text is returned. The same holds for every reading tool.
+func TestReadOfAPageThatMovedIsALanding(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"get_text", "get_html", "eval"} {
+		h := newHarness(t, func(o *Options) {
+			o.Gate = gateFunc{
+				before: func(ctx context.Context, c *Call) error { _, err := c.Page(ctx); return err },
+				landed: func(_ context.Context, c *Call, p executor.PageState) error {
+					if strings.Contains(p.URL, "evil") {
+						return deny("the tab is on evil.test")
+					}
+					return nil
+				},
+			}
+		})
+		moved := executor.PageState{TabID: "fake:s1:1", URL: "https://evil.test/"}
+		h.fake().Handle("Text", func(context.Context, any) (any, error) {
+			return executor.TextResult{PageState: moved, Text: "SECRET PAGE TEXT"}, nil
+		})
+		h.fake().Handle("HTML", func(context.Context, any) (any, error) {
+			return executor.TextResult{PageState: moved, Text: "SECRET PAGE TEXT"}, nil
+		})
+		h.fake().Handle("Eval", func(context.Context, any) (any, error) {
+			return executor.EvalResult{PageState: moved, OK: true, Value: []byte(`"SECRET PAGE TEXT"`)}, nil
+		})
+		args := map[string]any{}
+		if tool == "eval" {
+			args["expression"] = "document.body.innerText"
+		}
+		res := h.call(tool, args)
+		if !res.IsError || strings.Contains(textOf(res), "SECRET") || !strings.Contains(textOf(res), "evil.test") {
+			t.Errorf("%s on a page that moved: %s", tool, textOf(res))
+		}
+	}
+}

@@ -219,9 +219,12 @@ type Result struct {
 	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
 	// about it before anything of the page is returned.
 	Landed *executor.PageState
-	// Page is the page an interaction left the tab on. When its URL is not
-	// the one the call started on (a click followed a link, a form
-	// posted), dispatch treats it as a landing too.
+	// Page is the page a call left the tab on, or read. When its URL is
+	// not the one the Gate decided on (a click followed a link, a form
+	// posted, the page navigated itself while it was read), dispatch
+	// treats it as a landing too, and nothing of a page that lands outside
+	// the policy is returned. Every handler whose executor result carries
+	// a PageState sets it.
 	Page *executor.PageState
 }
 

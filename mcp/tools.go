@@ -618,6 +618,7 @@ func textResult(tr executor.TextResult, err error) (*Result, error) {
 		Value:     textOut{pageOf(tr.PageState), utf8.RuneCountInString(tr.Text)},
 		Text:      tr.Text,
 		Untrusted: true,
+		Page:      &tr.PageState,
 	}, nil
 }
 
@@ -787,7 +788,7 @@ func eval(ctx context.Context, c *Call) (*Result, error) {
 		OK    bool            `json:"ok"`
 		Value json.RawMessage `json:"value,omitempty"`
 		Error string          `json:"error,omitempty"`
-	}{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true}, nil
+	}{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
 }
 
 // cookie is a cookie as tools see it, in and out.

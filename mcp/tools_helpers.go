@@ -103,7 +103,7 @@ func extractLinks(ctx context.Context, c *Call) (*Result, error) {
 		Shown int    `json:"shown"`
 		Note  string `json:"note,omitempty"`
 	}{pageOf(lr.PageState), lr.Total, len(lr.Links), lr.Note()},
-		Text: strings.TrimSuffix(b.String(), "\n"), Untrusted: true}, nil
+		Text: strings.TrimSuffix(b.String(), "\n"), Untrusted: true, Page: &lr.PageState}, nil
 }
 
 var linkTextEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`)
@@ -134,7 +134,7 @@ func readAsMarkdown(ctx context.Context, c *Call) (*Result, error) {
 		Total  int    `json:"total_chars"`
 		Next   int    `json:"next,omitempty"`
 	}{pageOf(mr.PageState), mr.Source, mr.Offset, mr.Total, mr.Next},
-		Text: text, Untrusted: true}, nil
+		Text: text, Untrusted: true, Page: &mr.PageState}, nil
 }
 
 func checkFillForm(args map[string]any) error {
