@@ -8,14 +8,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"io/fs"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
@@ -60,82 +56,8 @@ func (s *Session) downloadURL(ctx context.Context, p executor.DownloadParams, di
 	if s.isDone() {
 		return executor.DownloadResult{}, s.goneErr("download_file")
 	}
-	limit := s.b.opts.MaxDownloadBytes
-	client := &http.Client{
-		Jar: &browserJar{s: s, ctx: ctx},
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) >= 10 {
-				return errors.New("more than 10 redirects")
-			}
-			return nil
-		},
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "bad URL %q: %v", p.URL, err)
-	}
-	if ua := s.userAgent(ctx); ua != "" {
-		req.Header.Set("User-Agent", ua)
-	}
-	req.Header.Set("Accept", "*/*")
-	resp, err := client.Do(req)
-	if err != nil {
-		return executor.DownloadResult{}, fetchErr(ctx, p.URL, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "download of %s failed: the server answered %s", p.URL, resp.Status).
-			WithHint("check the URL, and that the session is logged in if the file needs it")
-	}
-	if resp.ContentLength > limit {
-		return executor.DownloadResult{}, tooBig(p.URL, resp.ContentLength, limit)
-	}
-	name := pickName(p.Filename, contentDispositionName(resp.Header.Get("Content-Disposition")), urlBaseName(resp.Request.URL))
-
-	tmp, err := os.CreateTemp(dir, ".part-")
-	if err != nil {
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot write to the download directory: %v", err).Wrap(err)
-	}
-	h := sha256.New()
-	n, cerr := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(resp.Body, limit+1))
-	if err := errors.Join(cerr, tmp.Close()); err != nil {
-		_ = os.Remove(tmp.Name())
-		return executor.DownloadResult{}, fetchErr(ctx, p.URL, err)
-	}
-	if n > limit {
-		_ = os.Remove(tmp.Name())
-		return executor.DownloadResult{}, tooBig(p.URL, -1, limit)
-	}
-	final, err := placeFile(tmp.Name(), dir, name)
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot store the download: %v", err).Wrap(err)
-	}
-	mimeType := ""
-	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil {
-		mimeType = mt
-	} else {
-		mimeType = mimeByExt(final)
-	}
-	return executor.DownloadResult{Path: final, Filename: filepath.Base(final), Size: n, MIMEType: mimeType,
-		SHA256: hex.EncodeToString(h.Sum(nil)), URL: resp.Request.URL.String()}, nil
-}
-
-func fetchErr(ctx context.Context, u string, err error) error {
-	if ctx.Err() != nil {
-		return timeoutErr(ctx, "download of "+u, 0)
-	}
-	return executor.Errorf(executor.CodeDownloadFailed, "download of %s failed: %v", u, err).
-		WithHint("check the URL; is the server up?").Wrap(err)
-}
-
-func tooBig(u string, size, limit int64) error {
-	what := "more than"
-	if size >= 0 {
-		what = fmt.Sprintf("%d bytes,", size)
-	}
-	return executor.Errorf(executor.CodeDownloadFailed, "download of %s is %s over the limit of %d bytes", u, what, limit).
-		WithHint("the operator can raise the download size limit")
+	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
+		Limit: s.b.opts.MaxDownloadBytes, Jar: &browserJar{s: s, ctx: ctx}, UserAgent: s.userAgent(ctx)})
 }
 
 func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, dir string) (executor.DownloadResult, error) {
@@ -172,7 +94,7 @@ func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, 
 			}
 			return err
 		}
-		name := pickName(p.Filename, dl.SuggestedFilename(), urlBaseNameString(dl.URL()))
+		name := executor.PickName(p.Filename, dl.SuggestedFilename(), executor.URLBaseName(dl.URL()))
 		tmp := filepath.Join(dir, fmt.Sprintf(".part-%d-%s", time.Now().UnixNano(), executor.NewSessionID()))
 		if err := dl.SaveAs(tmp); err != nil {
 			_ = os.Remove(tmp)
@@ -193,95 +115,21 @@ func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, 
 		}
 		if size > limit {
 			_ = os.Remove(tmp)
-			return tooBig(dl.URL(), size, limit)
+			return executor.TooBig(dl.URL(), size, limit)
 		}
-		final, err := placeFile(tmp, dir, name)
+		final, err := executor.PlaceFile(tmp, dir, name)
 		if err != nil {
 			_ = os.Remove(tmp)
 			return executor.Errorf(executor.CodeDownloadFailed, "cannot store the download: %v", err).Wrap(err)
 		}
 		res = executor.DownloadResult{Path: final, Filename: filepath.Base(final), Size: size,
-			MIMEType: mimeByExt(final), SHA256: sum, URL: dl.URL()}
+			MIMEType: executor.MimeByExt(final), SHA256: sum, URL: dl.URL()}
 		return nil
 	})
 	if err != nil {
 		return executor.DownloadResult{}, err
 	}
 	return res, nil
-}
-
-// pickName is the first non-empty candidate, sanitised.
-func pickName(candidates ...string) string {
-	for _, c := range candidates {
-		if strings.TrimSpace(c) != "" {
-			return executor.SanitizeFilename(c)
-		}
-	}
-	return executor.SanitizeFilename("")
-}
-
-func contentDispositionName(cd string) string {
-	if cd == "" {
-		return ""
-	}
-	_, params, err := mime.ParseMediaType(cd) // decodes RFC 5987 filename* too
-	if err != nil {
-		return ""
-	}
-	return params["filename"]
-}
-
-func urlBaseName(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	b := path.Base(u.Path)
-	if b == "/" || b == "." {
-		return ""
-	}
-	return b
-}
-
-func urlBaseNameString(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return urlBaseName(u)
-}
-
-func mimeByExt(name string) string {
-	mt, _, _ := mime.ParseMediaType(mime.TypeByExtension(filepath.Ext(name)))
-	return mt
-}
-
-// placeFile moves tmp into dir as name, or "name (1).ext", "name (2).ext",
-// … when taken. A name is claimed with O_EXCL first, so two downloads never
-// take the same one.
-func placeFile(tmp, dir, name string) (string, error) {
-	ext := filepath.Ext(name)
-	base := strings.TrimSuffix(name, ext)
-	for i := 0; i < 10000; i++ {
-		cand := name
-		if i > 0 {
-			cand = fmt.Sprintf("%s (%d)%s", base, i, ext)
-		}
-		p := filepath.Join(dir, cand)
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		_ = f.Close()
-		if err := os.Rename(tmp, p); err != nil {
-			_ = os.Remove(p)
-			return "", err
-		}
-		return p, nil
-	}
-	return "", fmt.Errorf("too many files named like %q", name)
 }
 
 func hashFile(p string) (int64, string, error) {

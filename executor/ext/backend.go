@@ -1,0 +1,346 @@
+package ext
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// BackendName is the extension backend's name in tab ids and chrome_status.
+const BackendName = "ext"
+
+// BackendOptions configures the extension Backend.
+type BackendOptions struct {
+	// DataDir is where downloads land (DataDir/downloads, 0700).
+	DataDir string
+	// UploadDirs confine set_files, as on the CDP backend.
+	UploadDirs       []string
+	MaxDownloadBytes int64
+}
+
+// Backend serves the user's own Chrome through the paired extension. It
+// has an Executor only while an authenticated extension is connected, and
+// only for the local (default) session: the real browser profile is the
+// user's, never shared with other HTTP sessions.
+type Backend struct {
+	b    *Bridge
+	opts BackendOptions
+
+	mu  sync.Mutex
+	ids map[*Conn]executor.TabIDs
+}
+
+var _ executor.Backend = (*Backend)(nil)
+
+// NewBackend returns the extension backend over a bridge.
+func NewBackend(b *Bridge, opts BackendOptions) *Backend {
+	if opts.MaxDownloadBytes <= 0 {
+		opts.MaxDownloadBytes = 512 << 20
+	}
+	return &Backend{b: b, opts: opts, ids: map[*Conn]executor.TabIDs{}}
+}
+
+// Name is "ext".
+func (be *Backend) Name() string { return BackendName }
+
+// Open returns the Executor of the connected extension, or NO_BACKEND at
+// once when none is connected, so the Manager falls back without waiting.
+func (be *Backend) Open(ctx context.Context, session string) (executor.Executor, error) {
+	if session != executor.DefaultSession {
+		return nil, executor.Errorf(executor.CodeNoBackend, "the extension serves only the local session, not %q", session).
+			WithHint("HTTP sessions run on the CDP backend; enable it")
+	}
+	c := be.b.Conn()
+	if c == nil {
+		return nil, executor.Errorf(executor.CodeNoBackend, "no chromegate extension is connected").
+			WithHint("open Chrome with the chromegate extension loaded and paired (`chromegate pair install`, or a code from `chromegate pair code`)")
+	}
+	be.mu.Lock()
+	ids, ok := be.ids[c]
+	if !ok {
+		// Chrome's tab ids live as long as the browser; a new connection
+		// may be a new browser, so ids from an earlier one are stale.
+		ids = executor.NewTabIDs(BackendName)
+		be.ids = map[*Conn]executor.TabIDs{c: ids}
+	}
+	be.mu.Unlock()
+	return &Executor{c: c, be: be, ids: ids}, nil
+}
+
+// Executor proxies every primitive to the extension as a command frame.
+// Tab ids are stamped "ext:<session>:<chrome tab id>".
+type Executor struct {
+	c   *Conn
+	be  *Backend
+	ids executor.TabIDs
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// Backend is "ext".
+func (e *Executor) Backend() string { return BackendName }
+
+// Done is closed when the extension's connection is gone.
+func (e *Executor) Done() <-chan struct{} { return e.c.Done() }
+
+// Close does nothing to the user's browser; the connection stays for the
+// next call.
+func (e *Executor) Close() error { return nil }
+
+// Ping asks the extension for a pong.
+func (e *Executor) Ping(ctx context.Context) error { return e.c.Ping(ctx) }
+
+// do runs one command: the public tab id in *tab is swapped for Chrome's,
+// and the tab ids in the result are stamped on the way back.
+func do[R any](ctx context.Context, e *Executor, method string, tab *string, params any) (R, error) {
+	var out R
+	raw := ""
+	if tab != nil {
+		var err error
+		if raw, err = e.ids.Raw(*tab); err != nil {
+			return out, err
+		}
+		*tab = raw
+	}
+	if err := e.c.Call(ctx, method, raw, params, &out); err != nil {
+		return out, err
+	}
+	e.stamp(&out)
+	return out, nil
+}
+
+func (e *Executor) stampID(id *string) {
+	if *id != "" {
+		*id = e.ids.Stamp(*id)
+	}
+}
+
+func (e *Executor) stamp(v any) {
+	switch r := v.(type) {
+	case *executor.Tab:
+		e.stampID(&r.ID)
+	case *[]executor.Tab:
+		for i := range *r {
+			e.stampID(&(*r)[i].ID)
+		}
+	case *executor.NavResult:
+		e.stampID(&r.TabID)
+	case *executor.ActionResult:
+		e.stampID(&r.TabID)
+	case *executor.TextResult:
+		e.stampID(&r.TabID)
+	case *executor.Screenshot:
+		e.stampID(&r.TabID)
+	case *executor.EvalResult:
+		e.stampID(&r.TabID)
+	case *executor.ScriptResult:
+		e.stampID(&r.TabID)
+	case *executor.WaitResult:
+		e.stampID(&r.TabID)
+	case *executor.Status:
+		e.stampID(&r.SelectedTab)
+	}
+}
+
+type tabParams struct {
+	TabID string `json:"tabId"`
+}
+
+type empty struct{}
+
+func (e *Executor) Tabs(ctx context.Context) ([]executor.Tab, error) {
+	return do[[]executor.Tab](ctx, e, "tabs", nil, empty{})
+}
+
+func (e *Executor) TabInfo(ctx context.Context, tabID string) (executor.Tab, error) {
+	p := tabParams{TabID: tabID}
+	return do[executor.Tab](ctx, e, "tabInfo", &p.TabID, &p)
+}
+
+func (e *Executor) SelectTab(ctx context.Context, tabID string) (executor.Tab, error) {
+	p := tabParams{TabID: tabID}
+	return do[executor.Tab](ctx, e, "selectTab", &p.TabID, &p)
+}
+
+func (e *Executor) NewTab(ctx context.Context, p executor.NewTabParams) (executor.Tab, error) {
+	return do[executor.Tab](ctx, e, "newTab", nil, &p)
+}
+
+func (e *Executor) CloseTab(ctx context.Context, tabID string) error {
+	p := tabParams{TabID: tabID}
+	_, err := do[empty](ctx, e, "closeTab", &p.TabID, &p)
+	return err
+}
+
+func (e *Executor) Navigate(ctx context.Context, p executor.NavigateParams) (executor.NavResult, error) {
+	return do[executor.NavResult](ctx, e, "navigate", &p.TabID, &p)
+}
+
+func (e *Executor) Back(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
+	return do[executor.NavResult](ctx, e, "back", &p.TabID, &p)
+}
+
+func (e *Executor) Forward(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
+	return do[executor.NavResult](ctx, e, "forward", &p.TabID, &p)
+}
+
+func (e *Executor) Reload(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
+	return do[executor.NavResult](ctx, e, "reload", &p.TabID, &p)
+}
+
+func (e *Executor) Click(ctx context.Context, p executor.ClickParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "click", &p.TabID, &p)
+}
+
+func (e *Executor) Type(ctx context.Context, p executor.TypeParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "type", &p.TabID, &p)
+}
+
+func (e *Executor) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "fill", &p.TabID, &p)
+}
+
+func (e *Executor) Press(ctx context.Context, p executor.PressParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "press", &p.TabID, &p)
+}
+
+func (e *Executor) Hover(ctx context.Context, p executor.TargetParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "hover", &p.TabID, &p)
+}
+
+func (e *Executor) Scroll(ctx context.Context, p executor.ScrollParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "scroll", &p.TabID, &p)
+}
+
+func (e *Executor) SelectOption(ctx context.Context, p executor.SelectParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "selectOption", &p.TabID, &p)
+}
+
+// SetFiles confines the paths to the upload directories here, before the
+// extension (which cannot see the server's policy) is asked.
+func (e *Executor) SetFiles(ctx context.Context, p executor.SetFilesParams) (executor.ActionResult, error) {
+	paths, err := executor.ConfinePaths(e.be.opts.UploadDirs, p.Paths)
+	if err != nil {
+		return executor.ActionResult{}, err
+	}
+	p.Paths = paths
+	return do[executor.ActionResult](ctx, e, "setFiles", &p.TabID, &p)
+}
+
+func (e *Executor) Drag(ctx context.Context, p executor.DragParams) (executor.ActionResult, error) {
+	return do[executor.ActionResult](ctx, e, "drag", &p.TabID, &p)
+}
+
+func (e *Executor) Text(ctx context.Context, p executor.TextParams) (executor.TextResult, error) {
+	return do[executor.TextResult](ctx, e, "text", &p.TabID, &p)
+}
+
+func (e *Executor) HTML(ctx context.Context, p executor.HTMLParams) (executor.TextResult, error) {
+	return do[executor.TextResult](ctx, e, "html", &p.TabID, &p)
+}
+
+func (e *Executor) Screenshot(ctx context.Context, p executor.ScreenshotParams) (executor.Screenshot, error) {
+	return do[executor.Screenshot](ctx, e, "screenshot", &p.TabID, &p)
+}
+
+func (e *Executor) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
+	return do[executor.EvalResult](ctx, e, "eval", &p.TabID, &p)
+}
+
+func (e *Executor) WaitFor(ctx context.Context, p executor.WaitParams) (executor.WaitResult, error) {
+	return do[executor.WaitResult](ctx, e, "waitFor", &p.TabID, &p)
+}
+
+func (e *Executor) RunScript(ctx context.Context, p executor.ScriptParams) (executor.ScriptResult, error) {
+	return do[executor.ScriptResult](ctx, e, "runScript", &p.TabID, &p)
+}
+
+func (e *Executor) Cookies(ctx context.Context, p executor.CookiesParams) ([]executor.Cookie, error) {
+	return do[[]executor.Cookie](ctx, e, "cookies", nil, &p)
+}
+
+func (e *Executor) SetCookies(ctx context.Context, p executor.SetCookiesParams) error {
+	_, err := do[empty](ctx, e, "setCookies", nil, &p)
+	return err
+}
+
+func (e *Executor) ClipboardWrite(ctx context.Context, p executor.ClipboardParams) error {
+	_, err := do[empty](ctx, e, "clipboardWrite", &p.TabID, &p)
+	return err
+}
+
+// Download fetches in Go, as the CDP backend does, with the cookies the
+// browser would send: a URL directly, a click's download by the URL the
+// extension caught (and cancelled) in Chrome's download manager.
+func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (executor.DownloadResult, error) {
+	hasURL, hasTarget := p.URL != "", !p.Target.IsZero()
+	if hasURL == hasTarget {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "pass exactly one of url or target")
+	}
+	if hasTarget {
+		if err := p.Target.Validate(); err != nil {
+			return executor.DownloadResult{}, err
+		}
+		type caught struct {
+			URL      string `json:"url"`
+			Filename string `json:"filename"`
+		}
+		q := struct {
+			TabID  string          `json:"tabId"`
+			Target executor.Target `json:"target"`
+		}{p.TabID, p.Target}
+		got, err := do[caught](ctx, e, "downloadTarget", &q.TabID, &q)
+		if err != nil {
+			return executor.DownloadResult{}, err
+		}
+		p.URL = got.URL
+		if p.Filename == "" {
+			p.Filename = got.Filename
+		}
+	}
+	dir := filepath.Join(e.be.opts.DataDir, "downloads")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
+	}
+	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
+		Limit: e.be.opts.MaxDownloadBytes, Jar: &extJar{ctx: ctx, e: e}})
+}
+
+// extJar lends the browser's cookies for a URL to Go's HTTP client.
+type extJar struct {
+	ctx context.Context
+	e   *Executor
+}
+
+func (j *extJar) Cookies(u *url.URL) []*http.Cookie {
+	cs, err := j.e.Cookies(j.ctx, executor.CookiesParams{URLs: []string{u.String()}})
+	if err != nil {
+		return nil
+	}
+	out := make([]*http.Cookie, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
+}
+
+// SetCookies leaves cookies a download response sets to the browser's next
+// visit: the user's real profile is not written behind their back.
+func (j *extJar) SetCookies(*url.URL, []*http.Cookie) {}
+
+func (e *Executor) Status(ctx context.Context) (executor.Status, error) {
+	st, err := do[executor.Status](ctx, e, "status", nil, empty{})
+	if err != nil {
+		return st, err
+	}
+	st.Backend = BackendName
+	st.Session = e.ids.Session
+	st.Attached = true
+	st.DownloadDir = filepath.Join(e.be.opts.DataDir, "downloads")
+	return st, nil
+}

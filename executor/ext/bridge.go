@@ -1,0 +1,503 @@
+package ext
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Options configures a Bridge.
+type Options struct {
+	// DataDir holds handshake.json and paired.json (created 0700).
+	DataDir string
+	// Addr is the loopback address to listen on; "127.0.0.1:0" (the
+	// default) picks a free port, which the extension learns from the
+	// handshake file through the native host or from the CDP pairing.
+	Addr string
+	// HelloTimeout bounds the wait for the first frame (default 5 s).
+	HelloTimeout time.Duration
+	// Heartbeat is the interval the extension pings at (default 20 s); a
+	// connection silent for three intervals is closed.
+	Heartbeat time.Duration
+	// MaxBuffered is the most unsent data a connection may queue before a
+	// call fails with BACKPRESSURE (default 8 MiB).
+	MaxBuffered int64
+	// Scripts are handed to the extension in welcome (the ref registry's
+	// element operations), so it runs the server's page scripts unchanged.
+	Scripts map[string]string
+	// Version is the server's version, sent in welcome.
+	Version string
+	Logger  *slog.Logger
+}
+
+// Displacement records a connection that replaced another: legitimate
+// after an extension restart, a warning sign otherwise, so chrome_status
+// shows it.
+type Displacement struct {
+	At       time.Time `json:"at"`
+	OldExt   string    `json:"old_extension"`
+	NewExt   string    `json:"new_extension"`
+	OldSince time.Time `json:"old_since"`
+}
+
+// Bridge is the loopback WebSocket server the extension connects to. It
+// owns the per-boot token: it writes it to handshake.json (0600) and keeps
+// only its hash for comparing. At most one authenticated connection is
+// current; a newer one supersedes it.
+//
+// Bridge is safe for concurrent use.
+type Bridge struct {
+	opts Options
+	log  *slog.Logger
+	ln   net.Listener
+	srv  *http.Server
+
+	mu        sync.Mutex
+	token     string // the current token; written to handshake.json, never logged
+	hash      [32]byte
+	pinned    string // the paired extension id ("" = the next to authenticate)
+	cur       *Conn
+	changed   chan struct{} // closed and replaced whenever cur changes
+	codes     map[[32]byte]time.Time
+	displaced *Displacement
+	lastAuth  string // the last refused handshake, for chrome_status
+	pairedAt  time.Time
+	closed    bool
+}
+
+// Start listens on opts.Addr, writes the handshake file and serves.
+func Start(opts Options) (*Bridge, error) {
+	if opts.DataDir == "" {
+		return nil, errors.New("bridge: no data directory")
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if opts.HelloTimeout <= 0 {
+		opts.HelloTimeout = 5 * time.Second
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 20 * time.Second
+	}
+	if opts.MaxBuffered <= 0 {
+		opts.MaxBuffered = 8 << 20
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	host, _, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("bridge address %q: %w", opts.Addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("bridge address %q is not loopback: the extension bridge only listens on 127.0.0.1", opts.Addr)
+	}
+	if err := ensurePrivateDir(opts.DataDir); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("bridge listen on %s: %w", opts.Addr, err)
+	}
+	b := &Bridge{opts: opts, log: log, ln: ln, changed: make(chan struct{}), codes: map[[32]byte]time.Time{}}
+	b.pinned = readPinned(opts.DataDir)
+	if err := b.rotate(); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ext", b.serveExt)
+	mux.HandleFunc("POST /pair/code", b.serveCode)
+	b.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	go func() { _ = b.srv.Serve(ln) }()
+	log.Info("extension bridge listening", "addr", ln.Addr().String())
+	return b, nil
+}
+
+// Port is the port the bridge listens on.
+func (b *Bridge) Port() int { return b.ln.Addr().(*net.TCPAddr).Port }
+
+// rotate makes a new token and writes the handshake file. The caller holds
+// no lock, or mu (Start); the file write is done under mu so the file and
+// the hash never disagree.
+func (b *Bridge) rotate() error {
+	tok, err := newToken()
+	if err != nil {
+		return err
+	}
+	h := Handshake{Port: b.Port(), Token: tok, PID: os.Getpid(), Version: WireVersion}
+	if err := writePrivateJSON(filepath.Join(b.opts.DataDir, HandshakeFile), h); err != nil {
+		return fmt.Errorf("bridge: %w", err)
+	}
+	b.token, b.hash = tok, tokenHash(tok)
+	return nil
+}
+
+// Rotate is the kill switch: a new token, the pinned extension forgotten,
+// the current connection closed (4410) and its calls failed. The
+// extension must pair again.
+func (b *Bridge) Rotate() error {
+	b.mu.Lock()
+	if err := b.rotate(); err != nil {
+		b.mu.Unlock()
+		return err
+	}
+	b.pinned = ""
+	b.codes = map[[32]byte]time.Time{}
+	c := b.cur
+	b.setCur(nil)
+	b.mu.Unlock()
+	if err := ForgetPairing(b.opts.DataDir); err != nil {
+		b.log.Warn("could not remove the pinned extension id", "err", err)
+	}
+	if c != nil {
+		c.close(CloseRotated, "token rotated", executor.Errorf(executor.CodeExtensionDisconnected, "the pairing was reset").
+			WithHint("pair the extension again"))
+	}
+	b.log.Warn("extension pairing reset: token rotated, the extension must pair again")
+	return nil
+}
+
+// setCur replaces the current connection and wakes waiters; mu held.
+func (b *Bridge) setCur(c *Conn) {
+	b.cur = c
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// Conn returns the current authenticated connection, or nil.
+func (b *Bridge) Conn() *Conn {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cur != nil && b.cur.isClosed() {
+		return nil
+	}
+	return b.cur
+}
+
+// WaitConn waits for an authenticated connection.
+func (b *Bridge) WaitConn(ctx context.Context) (*Conn, error) {
+	for {
+		b.mu.Lock()
+		c, ch := b.cur, b.changed
+		b.mu.Unlock()
+		if c != nil && !c.isClosed() {
+			return c, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond): // a conn that closed without a change
+		}
+	}
+}
+
+// PairScript is the service-worker expression that pairs an extension the
+// server reached over CDP. It carries the token: hand it only to a
+// browser chromegate launched, never to a log.
+func (b *Bridge) PairScript() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	arg, _ := json.Marshal(map[string]any{"port": b.Port(), "token": b.token})
+	return "globalThis.chromegatePair(" + string(arg) + ")"
+}
+
+// NewCode mints a single-use pairing code that expires after ttl.
+func (b *Bridge) NewCode(ttl time.Duration) (string, time.Time) {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	var sb strings.Builder
+	for i, c := range raw {
+		if i == 4 {
+			sb.WriteByte('-')
+		}
+		sb.WriteByte(alphabet[int(c)%len(alphabet)])
+	}
+	code := sb.String()
+	exp := time.Now().Add(ttl)
+	b.mu.Lock()
+	for k, t := range b.codes {
+		if time.Now().After(t) {
+			delete(b.codes, k)
+		}
+	}
+	b.codes[tokenHash(normCode(code))] = exp
+	b.mu.Unlock()
+	return code, exp
+}
+
+func normCode(c string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(c), " ", ""))
+}
+
+// useCode consumes a code: true once, for an unexpired code; mu held.
+func (b *Bridge) useCode(code string) bool {
+	k := tokenHash(normCode(code))
+	exp, ok := b.codes[k]
+	if !ok {
+		return false
+	}
+	delete(b.codes, k)
+	return time.Now().Before(exp)
+}
+
+// Status is the bridge's part of chrome_status.
+type Status struct {
+	Listening     string        `json:"listening"`
+	Paired        bool          `json:"paired"`
+	PairedExt     string        `json:"paired_extension,omitempty"`
+	Connected     bool          `json:"connected"`
+	ExtVersion    string        `json:"extension_version,omitempty"`
+	Browser       string        `json:"browser,omitempty"`
+	Since         *time.Time    `json:"connected_since,omitempty"`
+	AttachedTabs  []string      `json:"attached_tabs,omitempty"`
+	LastDisplaced *Displacement `json:"last_displacement,omitempty"`
+	LastRefused   string        `json:"last_refused,omitempty"`
+}
+
+// Status reports pairing and connection state.
+func (b *Bridge) Status() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st := Status{Listening: b.ln.Addr().String(), Paired: b.pinned != "", PairedExt: b.pinned,
+		LastDisplaced: b.displaced, LastRefused: b.lastAuth}
+	if c := b.cur; c != nil && !c.isClosed() {
+		st.Connected = true
+		st.ExtVersion, st.Browser = c.ext.Version, c.ext.Browser
+		since := c.since
+		st.Since = &since
+		st.AttachedTabs = c.attachedTabs()
+	}
+	return st
+}
+
+// Close stops listening, closes the connection and removes the handshake
+// file, so a native host cannot hand out a dead port.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	c := b.cur
+	b.setCur(nil)
+	b.mu.Unlock()
+	if c != nil {
+		c.close(websocket.StatusGoingAway, "server shutting down", executor.Errorf(executor.CodeExtensionDisconnected, "the server is shutting down"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := b.srv.Shutdown(ctx)
+	path := filepath.Join(b.opts.DataDir, HandshakeFile)
+	var h Handshake
+	if raw, rerr := os.ReadFile(path); rerr == nil && json.Unmarshal(raw, &h) == nil && h.PID == os.Getpid() {
+		_ = os.Remove(path)
+	}
+	return err
+}
+
+// extOrigin returns the extension id of a chrome-extension:// Origin.
+func extOrigin(r *http.Request) (string, bool) {
+	id, ok := strings.CutPrefix(r.Header.Get("Origin"), "chrome-extension://")
+	id = strings.TrimSuffix(id, "/")
+	if !ok || id == "" || len(id) > 64 {
+		return "", false
+	}
+	for _, c := range id {
+		if c < 'a' || c > 'z' {
+			return "", false
+		}
+	}
+	return id, true
+}
+
+// loopbackHost accepts only a Host naming the loopback interface, so a
+// DNS-rebound name cannot reach the bridge.
+func loopbackHost(r *http.Request) bool {
+	h := r.Host
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		h = hh
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+func (b *Bridge) serveExt(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r) {
+		http.Error(w, "forbidden host", http.StatusForbidden)
+		return
+	}
+	originID, ok := extOrigin(r)
+	if !ok {
+		// Web pages cannot forge a chrome-extension:// Origin.
+		b.refused("connection without an extension origin", r.RemoteAddr)
+		http.Error(w, "only the chromegate extension may connect", http.StatusForbidden)
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
+	if err != nil {
+		return
+	}
+	ws.SetReadLimit(MaxFrameBytes)
+	b.handshake(ws, originID, r.RemoteAddr)
+}
+
+// handshake reads the hello within HelloTimeout and either welcomes the
+// connection (making it current) or refuses it with 4401.
+func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.HelloTimeout)
+	defer cancel()
+	refuse := func(reason string) {
+		b.refused(reason, remote)
+		data, _ := json.Marshal(Frame{V: WireVersion, Type: TypeUnauthorized, Reason: reason})
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Second)
+		_ = ws.Write(wctx, websocket.MessageText, data)
+		wcancel()
+		_ = ws.Close(CloseUnauthorized, reason)
+	}
+	// Reading with a deadline context would tear the socket down when it
+	// passes, before the refusal could be sent; a timer refuses instead.
+	type first struct {
+		data []byte
+		err  error
+	}
+	got := make(chan first, 1)
+	go func() {
+		_, data, err := ws.Read(context.Background())
+		got <- first{data, err}
+	}()
+	var data []byte
+	select {
+	case r := <-got:
+		if r.err != nil {
+			_ = ws.CloseNow()
+			return
+		}
+		data = r.data
+	case <-ctx.Done():
+		refuse("hello timeout")
+		return
+	}
+	var probe struct {
+		V int `json:"v"`
+	}
+	if json.Unmarshal(data, &probe) == nil && probe.V != WireVersion {
+		refuse("bad version")
+		return
+	}
+	f, err := DecodeFrame(data)
+	if err != nil || f.Type != TypeHello || f.Ext == nil {
+		refuse("expected hello")
+		return
+	}
+	if f.Ext.ID != originID {
+		refuse("extension id does not match its origin")
+		return
+	}
+	b.mu.Lock()
+	var newToken string
+	switch {
+	case f.Code != "":
+		if !b.useCode(f.Code) {
+			b.mu.Unlock()
+			refuse("bad code")
+			return
+		}
+		newToken = b.token
+	case !tokenMatches(b.hash, f.Token):
+		b.mu.Unlock()
+		refuse("bad token")
+		return
+	}
+	if b.pinned != "" && b.pinned != originID {
+		b.mu.Unlock()
+		refuse("extension not paired")
+		return
+	}
+	if b.closed {
+		b.mu.Unlock()
+		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	firstPairing := b.pinned == ""
+	b.pinned = originID
+	sid := executor.NewSessionID() + executor.NewSessionID()
+	c := newConn(b, ws, *f.Ext, sid)
+	old := b.cur
+	if old != nil && !old.isClosed() {
+		b.displaced = &Displacement{At: time.Now().UTC(), OldExt: old.ext.ID, NewExt: originID, OldSince: old.since}
+	} else {
+		old = nil
+	}
+	b.pairedAt = time.Now()
+	b.setCur(c)
+	b.mu.Unlock()
+	if firstPairing {
+		if err := writePinned(b.opts.DataDir, originID); err != nil {
+			b.log.Warn("could not persist the paired extension id", "err", err)
+		}
+	}
+	if old != nil {
+		b.log.Warn("security: a new extension connection superseded the current one",
+			"old_extension", old.ext.ID, "new_extension", originID, "remote", remote)
+		old.close(CloseSuperseded, "superseded", executor.Errorf(executor.CodeExtensionDisconnected, "a newer extension connection took over").
+			WithHint("retry the call; chrome_status shows the displacement"))
+	}
+	welcome := Frame{V: WireVersion, Type: TypeWelcome, SessionID: sid, HeartbeatMs: int(b.opts.Heartbeat / time.Millisecond),
+		Server: &ServerInfo{Name: "chromegate", Version: b.opts.Version}, Scripts: b.opts.Scripts, NewToken: newToken}
+	if err := c.send(welcome); err != nil {
+		c.close(websocket.StatusInternalError, "welcome failed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension connection failed during the handshake"))
+		return
+	}
+	b.log.Info("extension connected", "extension", originID, "version", f.Ext.Version, "paired_by_code", newToken != "")
+	c.run()
+}
+
+func (b *Bridge) refused(reason, remote string) {
+	b.mu.Lock()
+	b.lastAuth = time.Now().UTC().Format(time.RFC3339) + " " + reason
+	b.mu.Unlock()
+	b.log.Warn("extension connection refused", "reason", reason, "remote", remote)
+}
+
+// serveCode mints a pairing code for `chromegate pair code`, which proves
+// it may by presenting the token from handshake.json.
+func (b *Bridge) serveCode(w http.ResponseWriter, r *http.Request) {
+	if !loopbackHost(r) || r.Header.Get("Origin") != "" {
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	b.mu.Lock()
+	ok := tokenMatches(b.hash, tok)
+	b.mu.Unlock()
+	if !ok {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	code, exp := b.NewCode(2 * time.Minute)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"code": code, "port": strconv.Itoa(b.Port()), "expires": exp.UTC().Format(time.RFC3339)})
+}

@@ -1,0 +1,367 @@
+package ext
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Conn is one authenticated extension connection. Calls are multiplexed by
+// id; each is answered by its own result or error frame, fails with
+// TIMEOUT at its deadline (the socket stays open) and with
+// EXTENSION_DISCONNECTED when the socket closes.
+//
+// Conn is safe for concurrent use.
+type Conn struct {
+	b     *Bridge
+	ws    *websocket.Conn
+	ext   ExtInfo
+	sid   string
+	since time.Time
+
+	done     chan struct{}
+	doneOnce sync.Once
+	closeErr atomic.Pointer[executor.Error]
+
+	next     atomic.Uint64
+	mu       sync.Mutex
+	pending  map[string]chan reply
+	attached map[string]bool // tabs the extension reports attached
+
+	out      chan []byte
+	queued   atomic.Int64
+	lastRecv atomic.Int64 // unix nanos
+}
+
+type reply struct {
+	data json.RawMessage
+	err  *executor.Error
+}
+
+func newConn(b *Bridge, ws *websocket.Conn, ext ExtInfo, sid string) *Conn {
+	c := &Conn{b: b, ws: ws, ext: ext, sid: sid, since: time.Now().UTC(), done: make(chan struct{}),
+		pending: map[string]chan reply{}, attached: map[string]bool{}, out: make(chan []byte, 4096)}
+	c.lastRecv.Store(time.Now().UnixNano())
+	return c
+}
+
+// Ext describes the connected extension.
+func (c *Conn) Ext() ExtInfo { return c.ext }
+
+// Done is closed when the connection is gone.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+func (c *Conn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// run serves the connection until it closes: a writer, a watchdog and
+// the read loop.
+func (c *Conn) run() {
+	go c.writer()
+	go c.watchdog()
+	ctx := context.Background()
+	for {
+		_, data, err := c.ws.Read(ctx)
+		if err != nil {
+			code := websocket.CloseStatus(err)
+			c.close(-1, "", executor.Errorf(executor.CodeExtensionDisconnected, "the extension disconnected (%s)", closeWhy(code, err)).
+				WithHint("the extension reconnects by itself; retry, or check the extension's popup"))
+			return
+		}
+		c.lastRecv.Store(time.Now().UnixNano())
+		f, err := DecodeFrame(data)
+		if err != nil {
+			c.b.log.Warn("malformed frame from the extension; closing", "err", err)
+			c.close(CloseProtocol, "malformed frame", executor.Errorf(executor.CodeExtensionDisconnected, "the extension sent a malformed frame: %v", err))
+			return
+		}
+		c.handle(f)
+	}
+}
+
+func closeWhy(code websocket.StatusCode, err error) string {
+	if code != -1 {
+		return fmt.Sprintf("close %d", code)
+	}
+	if errors.Is(err, context.Canceled) {
+		return "closed"
+	}
+	return "connection lost"
+}
+
+func (c *Conn) handle(f Frame) {
+	switch f.Type {
+	case TypeResult, TypeError, TypePong:
+		c.mu.Lock()
+		ch, ok := c.pending[f.ID]
+		delete(c.pending, f.ID)
+		c.mu.Unlock()
+		if !ok {
+			return // late answer to a call that timed out or was cancelled
+		}
+		r := reply{data: f.Data}
+		if f.Type == TypeError {
+			r.err = wireErr(f.Error)
+		}
+		ch <- r
+	case TypePing:
+		_ = c.send(Frame{V: WireVersion, Type: TypePong, ID: f.ID})
+	case TypeEvent:
+		c.event(f.Event, f.Data)
+	}
+}
+
+func wireErr(e *WireError) *executor.Error {
+	code := executor.Code(e.Code)
+	if !slices.Contains(executor.AllCodes, code) {
+		code = executor.CodeInternal
+	}
+	out := executor.Errorf(code, "%s", e.Message)
+	if e.Hint != "" {
+		out = out.WithHint(e.Hint)
+	}
+	return out
+}
+
+// event keeps what chrome_status shows about tabs.
+func (c *Conn) event(name string, data json.RawMessage) {
+	var d struct {
+		TabID  string `json:"tabId"`
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(data, &d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch name {
+	case "attached":
+		c.attached[d.TabID] = true
+	case "detached", "tabClosed":
+		delete(c.attached, d.TabID)
+	}
+}
+
+func (c *Conn) attachedTabs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.attached))
+	for id := range c.attached {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// send queues a frame, failing with BACKPRESSURE when more than
+// MaxBuffered bytes are already waiting to be written.
+func (c *Conn) send(f Frame) error {
+	data, err := json.Marshal(f)
+	if err != nil {
+		return executor.Errorf(executor.CodeBadArgs, "cannot encode the call: %v", err)
+	}
+	n := int64(len(data))
+	if c.queued.Add(n) > c.b.opts.MaxBuffered {
+		c.queued.Add(-n)
+		return executor.Errorf(executor.CodeBackpressure, "more than %d bytes are waiting to reach the extension", c.b.opts.MaxBuffered).
+			WithHint("wait for calls in flight to finish, then retry with smaller arguments")
+	}
+	select {
+	case c.out <- data:
+		return nil
+	case <-c.done:
+		c.queued.Add(-n)
+		return c.gone()
+	default:
+		c.queued.Add(-n)
+		return executor.Errorf(executor.CodeBackpressure, "too many frames are waiting to reach the extension").
+			WithHint("wait for calls in flight to finish, then retry")
+	}
+}
+
+func (c *Conn) writer() {
+	for {
+		select {
+		case data := <-c.out:
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := c.ws.Write(ctx, websocket.MessageText, data)
+			cancel()
+			c.queued.Add(-int64(len(data)))
+			if err != nil {
+				c.close(-1, "", executor.Errorf(executor.CodeExtensionDisconnected, "writing to the extension failed").
+					WithHint("the extension reconnects by itself; retry"))
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// watchdog closes a connection that has been silent for three heartbeats.
+func (c *Conn) watchdog() {
+	hb := c.b.opts.Heartbeat
+	t := time.NewTicker(hb / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if time.Since(time.Unix(0, c.lastRecv.Load())) > 3*hb {
+				c.close(websocket.StatusPolicyViolation, "heartbeat missed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension stopped answering (no heartbeat)").
+					WithHint("check that Chrome is running and the extension is enabled"))
+				return
+			}
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// close ends the connection once: every pending call fails with why.
+// code -1 means the socket is already gone.
+func (c *Conn) close(code websocket.StatusCode, reason string, why *executor.Error) {
+	c.doneOnce.Do(func() {
+		c.closeErr.Store(why)
+		close(c.done)
+		c.mu.Lock()
+		pending := c.pending
+		c.pending = map[string]chan reply{}
+		c.mu.Unlock()
+		for _, ch := range pending {
+			ch <- reply{err: why}
+		}
+		// The close handshake waits for the peer; nobody should wait on it.
+		go func() {
+			if code >= 0 {
+				_ = c.ws.Close(code, reason)
+			} else {
+				_ = c.ws.CloseNow()
+			}
+		}()
+		c.b.mu.Lock()
+		if c.b.cur == c {
+			c.b.setCur(nil)
+		}
+		c.b.mu.Unlock()
+		c.b.log.Info("extension connection closed", "reason", why.Message)
+	})
+}
+
+func (c *Conn) gone() *executor.Error {
+	if e := c.closeErr.Load(); e != nil {
+		return e
+	}
+	return executor.Errorf(executor.CodeExtensionDisconnected, "the extension is not connected")
+}
+
+// Deadlines per method: the slow ones load pages or wait.
+const (
+	defaultDeadline = 30 * time.Second
+	slowDeadline    = 60 * time.Second
+)
+
+func methodDeadline(method string) time.Duration {
+	switch method {
+	case "navigate", "back", "forward", "reload", "newTab", "screenshot", "waitFor", "downloadTarget":
+		return slowDeadline
+	}
+	return defaultDeadline
+}
+
+// Call sends a command and decodes its result into out (unless nil). The
+// deadline is the earlier of ctx's and the method's; when it passes, the
+// call fails with TIMEOUT, the extension is told to cancel, and the
+// connection stays up for other calls.
+func (c *Conn) Call(ctx context.Context, method, tabID string, params, out any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return executor.Errorf(executor.CodeBadArgs, "cannot encode the %s call: %v", method, err)
+	}
+	d := methodDeadline(method)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		d = time.Until(dl)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	id := "c" + strconv.FormatUint(c.next.Add(1), 10)
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.isClosed() {
+		c.mu.Unlock()
+		return c.gone()
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	tab := tabID
+	f := Frame{V: WireVersion, Type: TypeCommand, ID: id, Method: method, TabID: &tab, Params: raw, TimeoutMs: max(d.Milliseconds(), 1)}
+	if err := c.send(f); err != nil {
+		c.forget(id)
+		return err
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return r.err
+		}
+		if out != nil {
+			if err := json.Unmarshal(r.data, out); err != nil {
+				return executor.Errorf(executor.CodeInternal, "the extension answered %s with an unexpected shape: %v", method, err).
+					WithHint("update the extension: `chromegate extension install`, then reload it")
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		c.forget(id)
+		_ = c.send(Frame{V: WireVersion, Type: TypeCancel, ID: id})
+		return executor.Errorf(executor.CodeTimeout, "%s through the extension did not finish within %s", method, d.Round(time.Millisecond)).
+			WithHint("the page may be slow or stuck; retry with a longer timeout_ms, or check the tab")
+	}
+}
+
+func (c *Conn) forget(id string) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// Ping asks the extension for a pong within ctx.
+func (c *Conn) Ping(ctx context.Context) error {
+	id := "p" + strconv.FormatUint(c.next.Add(1), 10)
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.isClosed() {
+		c.mu.Unlock()
+		return c.gone()
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.send(Frame{V: WireVersion, Type: TypePing, ID: id}); err != nil {
+		c.forget(id)
+		return err
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return r.err
+		}
+		return nil
+	case <-ctx.Done():
+		c.forget(id)
+		return executor.Errorf(executor.CodeTimeout, "the extension did not answer a ping").
+			WithHint("the browser may be busy; retry")
+	}
+}
