@@ -51,39 +51,14 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		return s.finish(t, session, start, nil, err), nil
 	}
 
-	timeout := time.Duration(defaultTimeoutMs) * time.Millisecond
-	if ms, ok := args["timeout_ms"].(float64); ok {
-		timeout = time.Duration(ms) * time.Millisecond
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, callTimeout(t, args))
 	defer cancel()
 
 	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s}
 	var out *Result
 	run := func(ctx context.Context, ex executor.Executor) error {
-		c.ex = ex
-		c.Page = c.pageFunc(ex)
-		if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
-			return err
-		}
-		r, err := t.Handler(ctx, c)
-		if err != nil {
-			return err
-		}
-		if r == nil {
-			return executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
-		}
-		if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
-			r.Landed = r.Page // the interaction navigated the tab
-		}
-		if r.Landed != nil {
-			if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
-				s.blank(ctx, ex, r.Landed.TabID)
-				return err
-			}
-		}
-		out = r
-		return nil
+		out, err = s.runCall(ctx, c, ex)
+		return err
 	}
 	if t.NoBrowser {
 		ex, _ := s.opts.Manager.Current(session)
@@ -92,6 +67,47 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		err = s.opts.Manager.Do(ctx, session, run)
 	}
 	return s.finish(t, session, start, out, err), nil
+}
+
+// callTimeout is a call's deadline: its timeout_ms argument, else the
+// tool's own default, else defaultTimeoutMs.
+func callTimeout(t *Tool, args map[string]any) time.Duration {
+	if ms, ok := args["timeout_ms"].(float64); ok {
+		return time.Duration(ms) * time.Millisecond
+	}
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return time.Duration(defaultTimeoutMs) * time.Millisecond
+}
+
+// runCall is the gated part of a call, on ex: the Gate, the handler, and
+// the landing check of wherever the call left the tab. Every tool call runs
+// through it, and so does every step of a plugin tool.
+func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
+	t := c.Tool
+	c.ex = ex
+	c.Page = c.pageFunc(ex)
+	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
+		return nil, err
+	}
+	r, err := t.Handler(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
+	}
+	if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
+		r.Landed = r.Page // the interaction navigated the tab
+	}
+	if r.Landed != nil {
+		if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+			s.blank(ctx, ex, r.Landed.TabID)
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // finish logs the call and builds its MCP result.
@@ -168,6 +184,13 @@ func decodeArgs(e *entry, raw json.RawMessage) (map[string]any, error, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tools/call arguments are not valid JSON"}, nil
 		}
 	}
+	args, err := validateArgs(e, args)
+	return args, nil, err
+}
+
+// validateArgs checks decoded arguments against the tool's schema and
+// rules, and applies the schema's defaults. Its errors are BAD_ARGS.
+func validateArgs(e *entry, args map[string]any) (map[string]any, error) {
 	t := e.tool
 	schema := t.InputSchema
 	accepted := propNames(schema)
@@ -183,7 +206,7 @@ func decodeArgs(e *entry, raw json.RawMessage) (map[string]any, error, error) {
 		if len(accepted) > 0 {
 			hint = "accepted arguments: " + strings.Join(accepted, ", ")
 		}
-		return nil, nil, badArgs("unknown argument %s", quoteList(unknown)).WithHint(hint)
+		return nil, badArgs("unknown argument %s", quoteList(unknown)).WithHint(hint)
 	}
 	var missing []string
 	for _, r := range schema.Required {
@@ -192,30 +215,30 @@ func decodeArgs(e *entry, raw json.RawMessage) (map[string]any, error, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, nil, badArgs("missing required argument %s", quoteList(missing)).
+		return nil, badArgs("missing required argument %s", quoteList(missing)).
 			WithHint("required: " + strings.Join(schema.Required, ", "))
 	}
 	if err := e.resolved.Validate(args); err != nil {
-		return nil, nil, badArgs("%s", schemaMessage(err)).WithHint("fix that argument and retry; the tool's input schema lists the types")
+		return nil, badArgs("%s", schemaMessage(err)).WithHint("fix that argument and retry; the tool's input schema lists the types")
 	}
 	if err := e.resolved.ApplyDefaults(&args); err != nil {
-		return nil, nil, executor.Errorf(executor.CodeInternal, "apply defaults: %v", err)
+		return nil, executor.Errorf(executor.CodeInternal, "apply defaults: %v", err)
 	}
 	for _, ta := range t.Targets {
 		if err := checkTarget(args, ta); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if v, ok := args["timeout_ms"].(float64); ok && (v < 1 || v > maxTimeoutMs) {
-		return nil, nil, badArgs("timeout_ms must be between 1 and %d (got %v)", maxTimeoutMs, v).
+		return nil, badArgs("timeout_ms must be between 1 and %d (got %v)", maxTimeoutMs, v).
 			WithHint(fmt.Sprintf("pass a timeout_ms of at most %d, or leave it out for %d", maxTimeoutMs, defaultTimeoutMs))
 	}
 	if t.Check != nil {
 		if err := t.Check(args); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return args, nil, nil
+	return args, nil
 }
 
 func quoteList(names []string) string {

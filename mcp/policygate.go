@@ -18,6 +18,7 @@ type PolicyGate struct {
 var (
 	_ Gate       = (*PolicyGate)(nil)
 	_ ListFilter = (*PolicyGate)(nil)
+	_ StepFilter = (*PolicyGate)(nil)
 )
 
 // Before decides a call. The page input is read from the browser at call
@@ -27,6 +28,7 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	if err != nil {
 		return err
 	}
+	in.Plugin = stepOf(c.Plugin)
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}
@@ -47,6 +49,7 @@ func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageStat
 	if err != nil {
 		return err
 	}
+	in.Plugin = stepOf(c.Plugin)
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}
@@ -75,6 +78,25 @@ func (g *PolicyGate) Visible(ctx context.Context, t *Tool, p Principal) bool {
 	return g.Engine.Decide(ctx, in).Allow
 }
 
+// VisibleStep decides the list phase for a tool used as a step of a
+// plugin: the same decision, with input.plugin naming the plugin and step.
+func (g *PolicyGate) VisibleStep(ctx context.Context, t *Tool, p Principal, step *PluginStep) bool {
+	in, err := g.input(policy.PhaseList, t, nil, p)
+	if err != nil {
+		return false
+	}
+	in.Plugin = stepOf(step)
+	return g.Engine.Decide(ctx, in).Allow
+}
+
+// stepOf describes a plugin step to the policy; nil for a direct call.
+func stepOf(s *PluginStep) *policy.Plugin {
+	if s == nil {
+		return nil
+	}
+	return &policy.Plugin{Name: s.Plugin, Step: s.Step, Tools: s.Tools}
+}
+
 // Status reports the policy in force for chrome_status.
 func (g *PolicyGate) Status(context.Context) map[string]any {
 	return map[string]any{"policy": g.Engine.Status()}
@@ -88,6 +110,13 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 		}
 		return in, executor.Errorf(executor.CodePolicyDenied, "the call could not be described to the policy: %v", err)
 	}
+	if t.Action == ActionPlugin {
+		// The policy package knows the built-in tools only; a plugin is
+		// described by what the operator declared and what its steps call.
+		in.Action = policy.ActionPlugin
+		in.ReadOnly = t.ReadOnly != nil && *t.ReadOnly
+		in.Plugin = &policy.Plugin{Name: t.Name, Tools: t.PluginTools}
+	}
 	in.Principal = policy.Principal{Name: p.Name, Roles: p.Roles, Transport: p.Transport}
 	if in.Principal.Roles == nil {
 		in.Principal.Roles = []string{}
@@ -99,7 +128,9 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 // everything but status and the tab bookkeeping tools.
 func needsPage(t *Tool) bool {
 	switch t.Action {
-	case ActionStatus, ActionTabs:
+	case ActionStatus, ActionTabs, ActionPlugin:
+		// A plugin's own call touches no page: its steps are decided
+		// with theirs.
 		return false
 	}
 	return true

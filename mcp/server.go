@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"runtime/debug"
 
@@ -65,6 +66,9 @@ type Options struct {
 	// Identify maps a request to its principal (for HTTP keys); nil means
 	// every caller is LocalPrincipal.
 	Identify func(ctx context.Context, extra *sdk.RequestExtra) Principal
+	// Plugins, if set, are registered as tools after the built-in ones,
+	// and reported (with the files that were rejected) by chrome_status.
+	Plugins *Plugins
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -125,10 +129,50 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		s.tools[t.Name] = e
 		s.sdk.AddTool(t.Definition(), s.sdkHandler(e))
 	}
+	if err := s.addPlugins(); err != nil {
+		return nil, err
+	}
 	if opts.List != nil {
 		s.sdk.AddReceivingMiddleware(s.filterList)
 	}
 	return s, nil
+}
+
+// addPlugins registers opts.Plugins as tools and adds their report to
+// chrome_status.
+func (s *Server) addPlugins() error {
+	ps := s.opts.Plugins
+	if ps == nil {
+		return nil
+	}
+	for _, p := range ps.Loaded {
+		if _, dup := s.tools[p.Name()]; dup {
+			return fmt.Errorf("mcp: plugin %s (%s): a tool is already called %q", p.Name(), p.File, p.Name())
+		}
+		for _, name := range p.Tools() {
+			if _, ok := s.tools[name]; !ok {
+				return fmt.Errorf("mcp: plugin %s (%s): its steps call %s, which this server does not have", p.Name(), p.File, name)
+			}
+		}
+		t := *p.tool
+		t.Handler = s.pluginHandler(p)
+		e, err := prepare(&t)
+		if err != nil {
+			return err
+		}
+		s.tools[t.Name] = e
+		s.sdk.AddTool(t.Definition(), s.sdkHandler(e))
+	}
+	status := s.opts.Status
+	s.opts.Status = func(ctx context.Context) map[string]any {
+		out := map[string]any{}
+		if status != nil {
+			maps.Copy(out, status(ctx))
+		}
+		out["plugins"] = ps.Status()
+		return out
+	}
+	return nil
 }
 
 // prepare checks a tool definition and resolves its schema.

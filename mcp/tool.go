@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +25,7 @@ const (
 	ActionDownload Action = "download" // fetches a file onto the server
 	ActionTabs     Action = "tabs"     // lists, selects or closes tabs
 	ActionStatus   Action = "status"   // reports on the server itself
+	ActionPlugin   Action = "plugin"   // runs an operator's plugin: steps of other tools, each gated
 )
 
 // Tool is one MCP tool: its definition as clients see it, its
@@ -69,6 +71,13 @@ type Tool struct {
 	// (chrome_status): dispatch runs it, and the Gate, outside
 	// Manager.Do, and Call.Executor is the live executor or nil.
 	NoBrowser bool
+	// Timeout is the call's deadline when it has no timeout_ms argument;
+	// zero means the server default (30 s). Plugin tools, which run several
+	// steps, set their own.
+	Timeout time.Duration
+	// PluginTools is set on a plugin tool: the tools its steps call, in
+	// order (for the policy, which sees them as input.plugin.tools).
+	PluginTools []string
 
 	// Handler does the work, inside Manager.Do, after the Gate allowed it.
 	// A user-fixable failure is an *executor.Error; any other error is
@@ -136,6 +145,10 @@ type Call struct {
 	// is for the policy's page input; it fails when no browser is running
 	// (NoBrowser tools) or the tab does not exist.
 	Page func(ctx context.Context) (executor.Tab, error)
+	// Plugin is set on a step of a plugin tool: which plugin runs it, and
+	// which step it is. The Gate decides the step as if the caller had
+	// called its tool, and tells the policy where it comes from.
+	Plugin *PluginStep
 
 	ex     executor.Executor
 	srv    *Server

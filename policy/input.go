@@ -36,6 +36,9 @@ const (
 	ActionTabs     = "tabs"
 	ActionStatus   = "status"
 	ActionPageTool = "page_tool"
+	// ActionPlugin is the action of an operator's plugin tool (steps of
+	// other tools, each decided on its own); see Input.Plugin.
+	ActionPlugin = "plugin"
 	// ActionUnknown is the action of a tool this package does not know;
 	// the default policy denies it.
 	ActionUnknown = "unknown"
@@ -75,6 +78,20 @@ type Input struct {
 	Principal Principal `json:"principal"`
 	// PageTool describes a WebMCP page tool being called or listed, else nil.
 	PageTool *PageTool `json:"page_tool"`
+	// Plugin is set when the call is an operator's plugin tool (action
+	// ActionPlugin) or one of its steps, else nil.
+	Plugin *Plugin `json:"plugin"`
+}
+
+// Plugin describes a plugin tool: on the plugin's own call, its name and
+// the tools of its steps; on each step's decision (which is the step
+// tool's, as if the caller had called it), the same plus the step's name.
+type Plugin struct {
+	Name string `json:"name"`
+	// Step is the step being decided, "" on the plugin's own call.
+	Step string `json:"step"`
+	// Tools are the tools the plugin's steps call, in order.
+	Tools []string `json:"tools"`
 }
 
 // Page is the URL a tab shows, parsed like a Target, plus its origin.
@@ -453,6 +470,11 @@ func (in Input) MarshalJSON() ([]byte, error) {
 	if p.Principal.Roles == nil {
 		p.Principal.Roles = []string{}
 	}
+	if p.Plugin != nil && p.Plugin.Tools == nil {
+		pl := *p.Plugin
+		pl.Tools = []string{}
+		p.Plugin = &pl
+	}
 	if p.PageTool != nil && p.PageTool.Annotations == nil {
 		pt := *p.PageTool
 		pt.Annotations = map[string]any{}
@@ -475,7 +497,7 @@ var knownTerms = func() map[string]*ast.Term {
 	for t, a := range toolAction {
 		add(t, a.action)
 	}
-	add(PhaseCall, PhaseList, ActionNavigate, ActionUnknown, "",
+	add(PhaseCall, PhaseList, ActionNavigate, ActionPlugin, ActionUnknown, "",
 		"http", "https", "about", "about:blank", "data", "file", "javascript", "chrome", "blob",
 		IPClassLoopback, IPClassPrivate, IPClassLinkLocal, IPClassPublic, IPClassUnresolved, IPClassNone,
 		"stdio", "http", "rest", "cdp", "ext", "extension", "null")
@@ -539,6 +561,18 @@ func (in Input) astValue() (ast.Value, error) {
 			ast.Item(ast.InternedTerm("annotations"), ast.NewTerm(ann)),
 		)
 	}
+	plugin := ast.InternedNullTerm
+	if in.Plugin != nil {
+		tools := make([]*ast.Term, len(in.Plugin.Tools))
+		for i, t := range in.Plugin.Tools {
+			tools[i] = strTerm(t)
+		}
+		plugin = ast.ObjectTerm(
+			ast.Item(ast.InternedTerm("name"), ast.StringTerm(in.Plugin.Name)),
+			ast.Item(ast.InternedTerm("step"), ast.StringTerm(in.Plugin.Step)),
+			ast.Item(ast.InternedTerm("tools"), ast.ArrayTerm(tools...)),
+		)
+	}
 	return ast.NewObject(
 		ast.Item(ast.InternedTerm("version"), ast.InternedTerm(in.Version)),
 		ast.Item(ast.InternedTerm("phase"), strTerm(in.Phase)),
@@ -555,5 +589,6 @@ func (in Input) astValue() (ast.Value, error) {
 			ast.Item(ast.InternedTerm("transport"), strTerm(in.Principal.Transport)),
 		)),
 		ast.Item(ast.InternedTerm("page_tool"), pageTool),
+		ast.Item(ast.InternedTerm("plugin"), plugin),
 	), nil
 }

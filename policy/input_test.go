@@ -278,6 +278,8 @@ func TestInputMatchesSchema(t *testing.T) {
 		"navigate":  nav,
 		"list":      list,
 		"zero":      {Version: 1, Phase: PhaseCall, Tool: "x", Action: ActionUnknown},
+		"plugin":    {Version: 1, Phase: PhaseCall, Tool: "signup", Action: ActionPlugin, Plugin: &Plugin{Name: "signup", Tools: []string{"navigate", "click"}}},
+		"step":      {Version: 1, Phase: PhaseCall, Tool: "click", Action: ActionInteract, Plugin: &Plugin{Name: "signup", Step: "submit"}},
 		"bad page":  {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewPage("::")},
 	}
 	for name, in := range inputs {
@@ -307,7 +309,9 @@ func TestInputMatchesSchema(t *testing.T) {
 // builds directly are the same document.
 func TestInputJSONIsTheRegoInput(t *testing.T) {
 	t.Parallel()
-	for _, in := range []Input{sampleInput(), {}} {
+	step := sampleInput()
+	step.Plugin = &Plugin{Name: "signup", Step: "submit", Tools: []string{"navigate", "click"}}
+	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}} {
 		v, err := in.astValue()
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@
 //	chromegate doctor    check node, driver, Chromium and the data dir
 //	chromegate demo      a scripted agent session against a built-in demo site
 //	chromegate policy    test, evaluate and write out Rego policies
+//	chromegate plugins   write out and check plugin tools
 //	chromegate version   print versions
 package main
 
@@ -30,6 +31,7 @@ commands:
   doctor    check node, the driver, Chromium and the data dir, and print a fix for each problem
   demo      run a scripted agent session against a built-in demo site
   policy    test, evaluate and start your own Rego policies (chromegate policy -h)
+  plugins   write out the example plugin tools, and check a plugin directory (chromegate plugins -h)
   version   print chromegate's and its components' versions
 
 Run 'chromegate <command> -h' for a command's flags.
@@ -60,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdDemo(ctx, rest, stdout, stderr)
 	case "policy":
 		err = cmdPolicy(ctx, rest, stdout, stderr)
+	case "plugins":
+		err = cmdPlugins(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		printVersion(stdout)
 	case "help", "-h", "--help":

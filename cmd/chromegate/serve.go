@@ -58,6 +58,7 @@ type serveConfig struct {
 	logLevel       string
 	maxResultChars int
 	lazy           bool
+	plugins        string
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -70,6 +71,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug | info | warn | error (logs go to stderr)")
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
+	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -104,6 +106,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	defer closeGate()
 
+	plugins, err := loadPlugins(cfg.plugins, log)
+	if err != nil {
+		return err
+	}
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:        mgr,
 		Gate:           gate,
@@ -112,6 +118,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		MaxResultChars: cfg.maxResultChars,
 		Version:        chromegateVersion(),
 		Status:         gate.Status,
+		Plugins:        plugins,
 	})
 	if err != nil {
 		return err
@@ -128,6 +135,28 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return nil
 	}
 	return err
+}
+
+// loadPlugins loads the plugin directory, if one is given. A file that does
+// not load is logged with its reason (and shown by chrome_status); the
+// others are served.
+func loadPlugins(dir string, log *slog.Logger) (*mcp.Plugins, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	ps, err := mcp.LoadPlugins(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range ps.Rejected {
+		log.Warn("plugin rejected", "file", r.File, "reason", r.Reason)
+	}
+	names := make([]string, len(ps.Loaded))
+	for i, p := range ps.Loaded {
+		names[i] = p.Name()
+	}
+	log.Info("plugins loaded", "dir", dir, "tools", names, "rejected", len(ps.Rejected))
+	return ps, nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -29,6 +29,16 @@ enable_downloads if data.enable_downloads == true
 
 all_domains if data.all_domains == true
 
+# Plugin tools (by name) whose steps may change pages while mutations are
+# otherwise off: the operator vouches for what the plugin does, not for
+# anything the model might click.
+default plugin_mutations := []
+
+plugin_mutations := d if {
+	d := data.plugin_mutations
+	is_array(d)
+}
+
 # ---------------------------------------------------------------------------
 # The decision chromegate asks for.
 
@@ -73,7 +83,7 @@ local_classes := {"loopback", "private", "link_local"}
 
 class_words := {"loopback": "loopback", "private": "private-network", "link_local": "link-local"}
 
-known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "status", "page_tool"}
+known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "status", "page_tool", "plugin"}
 
 # Tools that change what the user has: page state, cookies, clipboard, files,
 # tabs. They need enable_mutations (eval has its own switch). This list
@@ -96,11 +106,24 @@ mutating if {
 	not read_only_page_tool
 }
 
+# A plugin tool mutates when one of its steps does (eval aside: an eval
+# step is decided by its own switch).
+mutating if {
+	input.action == "plugin"
+	some t in input.plugin.tools
+	t in mutating_tools
+	t != "eval"
+}
+
 mutation_blocked if {
 	mutating
 	input.action != "eval"
 	not enable_mutations
+	not plugin_mutation_allowed
 }
+
+# The plugin's own call and each of its steps carry input.plugin.
+plugin_mutation_allowed if input.plugin.name in plugin_mutations
 
 # ---------------------------------------------------------------------------
 # Hosts and URLs.
@@ -258,6 +281,14 @@ call_allowed if {
 	page_tool_ok
 }
 
+# A plugin tool runs steps of other tools, and each step is decided as if
+# the caller had called its tool; the plugin's own call only needs the
+# mutation switch when a step mutates.
+call_allowed if {
+	input.action == "plugin"
+	not mutation_blocked
+}
+
 # Reads may look at about:blank; everything else that touches a page needs a
 # page of an allowed host.
 page_ok if {
@@ -362,6 +393,11 @@ list_allowed if {
 
 list_allowed if input.tool == "page_tools_list"
 
+list_allowed if {
+	input.action == "plugin"
+	not mutation_blocked
+}
+
 # The generic page-tool caller is listed: read-only page tools need no
 # switch. A live page tool is listed when its page could be read.
 list_allowed if {
@@ -397,6 +433,11 @@ deny contains sprintf("%s changes the page or the browser, and mutations are off
 
 hints contains "start chromegate with --enable-mutations, or set enable_mutations to true in the policy data" if {
 	mutation_blocked
+}
+
+hints contains sprintf("or add %q to plugin_mutations in the policy data to let only this plugin change pages", [input.plugin.name]) if {
+	mutation_blocked
+	input.plugin.name
 }
 
 deny contains "eval is off" if {

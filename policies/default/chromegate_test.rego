@@ -495,3 +495,47 @@ test_every_tool_has_an_action if {
 		tool != ""
 	}
 }
+
+# ---------------------------------------------------------------------------
+# Plugin tools: the plugin's own call needs the mutation switch only when a
+# step mutates; each step is decided as its tool, wherever it comes from.
+
+plugin_call(tools) := object.union(base, {"tool": "signup", "action": "plugin", "plugin": {"name": "signup", "step": "", "tools": tools}})
+
+plugin_step(tool, url) := object.union(on(tool, url), {"plugin": {"name": "signup", "step": "s", "tools": ["navigate", tool]}})
+
+test_read_only_plugin_allowed if {
+	allowed(plugin_call(["navigate", "get_text"]))
+	allowed(object.union(plugin_call(["navigate", "get_text"]), {"phase": "list"}))
+}
+
+test_mutating_plugin_needs_mutations if {
+	not allowed(plugin_call(["navigate", "click"]))
+	not allowed(object.union(plugin_call(["navigate", "click"]), {"phase": "list"}))
+	allowed(plugin_call(["navigate", "click"])) with data.enable_mutations as true
+	some r in reasons(plugin_call(["navigate", "click"]))
+	contains(r, "mutations are off")
+	some h in hints(plugin_call(["navigate", "click"]))
+	contains(h, "plugin_mutations")
+}
+
+test_eval_step_alone_does_not_need_mutations if {
+	allowed(plugin_call(["navigate", "eval"]))
+}
+
+test_plugin_mutations_allow_only_that_plugin if {
+	allowed(plugin_call(["click"])) with data.plugin_mutations as ["signup"]
+	not allowed(plugin_call(["click"])) with data.plugin_mutations as ["other"]
+	allowed(plugin_step("click", "https://example.com/")) with data.plugin_mutations as ["signup"] with data.allow_domains as ["example.com"]
+	not allowed(on("click", "https://example.com/")) with data.plugin_mutations as ["signup"] with data.allow_domains as ["example.com"]
+}
+
+test_plugin_step_is_decided_as_its_tool if {
+	not allowed(plugin_step("get_text", "https://example.com/"))
+	allowed(plugin_step("get_text", "https://example.com/")) with data.allow_domains as ["example.com"]
+	not allowed(plugin_step("click", "https://other.example/")) with data.plugin_mutations as ["signup"] with data.allow_domains as ["example.com"]
+}
+
+test_plugin_mutations_not_a_list_counts_as_none if {
+	not allowed(plugin_call(["click"])) with data.plugin_mutations as "signup"
+}
