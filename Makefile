@@ -41,6 +41,7 @@ vet:
 	$(GO) vet ./...
 
 test: deps vet
+	node --test extension/
 	$(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory fuzz
 

@@ -1,0 +1,83 @@
+// The service worker: wires the connection, the router and the
+// chrome.debugger executor together. Every listener is registered here,
+// synchronously at top level, so Chrome can wake the worker for any of
+// them; nothing authoritative lives in memory (see connection.js, cdp.js).
+
+import { Router } from './router.js';
+import { Connection, connectionState, setBadge, validPort, validToken } from './connection.js';
+import * as cdp from './cdp.js';
+
+const ALARM = 'chromegate-redial';
+
+function log(level, msg, fields) {
+  const line = '[chromegate] ' + msg;
+  if (level === 'error') console.error(line, fields || '');
+  else if (level === 'warn') console.warn(line, fields || '');
+  else console.log(line, fields || '');
+}
+
+const conn = new Connection({
+  router: null,
+  log,
+  onWelcome: (w) => cdp.setScripts(w.scripts),
+});
+const router = new Router(cdp.handlers, { send: (text) => conn.sendText(text), log });
+conn.router = router;
+if (router.missing.length) {
+  // Loud on purpose: a server calling one of these gets BAD_ARGS.
+  console.error('[chromegate] START-UP CHECK FAILED: no handler for ' + router.missing.join(', '));
+}
+cdp.setEmitter((event, data) => conn.event(event, data));
+
+chrome.debugger.onEvent.addListener(cdp.onEvent);
+chrome.debugger.onDetach.addListener(cdp.onDetach);
+chrome.tabs.onRemoved.addListener((tabId) => cdp.onTabRemoved(tabId));
+chrome.downloads.onCreated.addListener(cdp.onDownloadCreated);
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name === ALARM) conn.ensure();
+});
+chrome.runtime.onStartup.addListener(() => conn.ensure());
+chrome.runtime.onInstalled.addListener(() => conn.ensure());
+
+// The popup/options page talks to the worker with messages; only this
+// extension's own pages are listened to.
+chrome.runtime.onMessage.addListener((msg, sender, reply) => {
+  if (sender.id !== chrome.runtime.id || !String(sender.url || '').startsWith(`chrome-extension://${chrome.runtime.id}/`)) return false;
+  handleMessage(msg).then(reply, (e) => reply({ error: String((e && e.message) || e) }));
+  return true;
+});
+
+async function handleMessage(msg) {
+  switch (msg && msg.type) {
+    case 'state':
+      return { ...(await connectionState()), attachedTabs: await cdp.attachedTabs(), missing: router.missing };
+    case 'unpair':
+      await cdp.detachAll();
+      await conn.unpair();
+      return { ok: true };
+    case 'reconnect':
+      conn.reconnect('asked in the popup');
+      return { ok: true };
+    case 'pairCode':
+      await conn.pair({ port: Number(msg.port), code: String(msg.code || '') }, 'code');
+      return { ok: true };
+    default:
+      return { error: 'unknown message' };
+  }
+}
+
+// chromegatePair is how the server pairs over CDP: it evaluates
+// chromegatePair({port, token}) in this worker. The promise resolves once
+// the pairing is stored (not once connected).
+globalThis.chromegatePair = async ({ port, token } = {}) => {
+  if (!validPort(port) || !validToken(token)) throw new Error('chromegatePair: want {port: 1..65535, token: 64 hex characters}');
+  await conn.pair({ port, token }, 'cdp');
+  return true;
+};
+
+// chrome.alarms re-dials every 30 s while disconnected (the worker may have
+// been stopped in between); created here so a restarted worker has it.
+chrome.alarms.create(ALARM, { periodInMinutes: 0.5 }).catch(() => {});
+setBadge('idle');
+conn.ensure();
