@@ -43,6 +43,11 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 			WithHint("use the tools that tools/list shows")
 		return s.finish(t, session, start, nil, err), nil
 	}
+	if p.Rate != nil {
+		if wait, ok := p.Rate.Take(start); !ok {
+			return s.finish(t, session, start, nil, rateLimited(p, wait)), nil
+		}
+	}
 	args, rpcErr, err := decodeArgs(e, raw)
 	if rpcErr != nil {
 		return nil, rpcErr

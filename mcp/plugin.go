@@ -656,6 +656,9 @@ func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep,
 // visibleStep is visible for a plugin step: a StepFilter is told which
 // plugin asks (a policy may allow a tool only inside a plugin).
 func (s *Server) visibleStep(ctx context.Context, t *Tool, p Principal, step *PluginStep) (ok bool) {
+	if !p.Tools.Allows(t.Name) { // the key's tool ACL holds at every step
+		return false
+	}
 	sf, isStep := s.opts.List.(StepFilter)
 	if !isStep {
 		return s.visible(ctx, t, p)

@@ -20,6 +20,8 @@ import (
 	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +71,11 @@ type Options struct {
 	// Plugins, if set, are registered as tools after the built-in ones,
 	// and reported (with the files that were rejected) by chrome_status.
 	Plugins *Plugins
+	// SessionOf maps an MCP request to its Manager session (HTTP: the MCP
+	// session's own browser context, or a named one); nil means the MCP
+	// session id, or DefaultSession without one. An error is reported to
+	// the caller as the call's result.
+	SessionOf func(ctx context.Context, mcpSession string, extra *sdk.RequestExtra, p Principal) (string, error)
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -132,9 +139,9 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	if err := s.addPlugins(); err != nil {
 		return nil, err
 	}
-	if opts.List != nil {
-		s.sdk.AddReceivingMiddleware(s.filterList)
-	}
+	// Always: a principal's tool ACL filters the list even without a
+	// ListFilter.
+	s.sdk.AddReceivingMiddleware(s.filterList)
 	return s, nil
 }
 
@@ -229,6 +236,25 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 	return s.dispatch(ctx, e, cmp.Or(session, DefaultSession), p, args)
 }
 
+// VisibleTools returns the definitions of the tools p may see, by name: the
+// entries tools/list gives p, for REST and clients that are not MCP.
+func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
+	names := make([]string, 0, len(s.tools))
+	for n := range s.tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*sdk.Tool, 0, len(names))
+	for _, n := range names {
+		if t := s.tools[n].tool; s.visible(ctx, t, p) {
+			out = append(out, t.Definition())
+		}
+	}
+	return out
+}
+
+func (s *Server) sdkVersion() string { return cmp.Or(s.opts.Version, "dev") }
+
 // Tool returns the registered tool called name.
 func (s *Server) Tool(name string) (*Tool, bool) {
 	e, ok := s.tools[name]
@@ -249,7 +275,14 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 		if req.Session != nil && req.Session.ID() != "" {
 			session = req.Session.ID()
 		}
-		return s.dispatch(ctx, e, session, s.identify(ctx, req.Extra), req.Params.Arguments)
+		p := s.identify(ctx, req.Extra)
+		if s.opts.SessionOf != nil {
+			var err error
+			if session, err = s.opts.SessionOf(ctx, session, req.Extra, p); err != nil {
+				return s.finish(e.tool, session, time.Now(), nil, err), nil
+			}
+		}
+		return s.dispatch(ctx, e, session, p, req.Params.Arguments)
 	}
 }
 
@@ -288,6 +321,9 @@ func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 
 // visible asks opts.List, failing closed if it panics.
 func (s *Server) visible(ctx context.Context, t *Tool, p Principal) (ok bool) {
+	if !p.Tools.Allows(t.Name) {
+		return false
+	}
 	if s.opts.List == nil {
 		return true
 	}

@@ -126,6 +126,12 @@ type Principal struct {
 	Name      string   `json:"name"`
 	Roles     []string `json:"roles"`
 	Transport string   `json:"transport"` // stdio | http | rest
+
+	// Tools is the key's tool ACL (nil: every tool the policy allows). It
+	// narrows tools/list and is checked again at every call.
+	Tools *ToolACL `json:"-"`
+	// Rate is the key's budget of tool calls (nil: unlimited).
+	Rate *RateLimit `json:"-"`
 }
 
 // LocalPrincipal is the one principal of a stdio server: the local user.

@@ -1,7 +1,8 @@
 // Command chromegate is an MCP server that lets MCP clients drive Chromium,
 // with every read, navigation and eval decided by a Rego policy.
 //
-//	chromegate serve     MCP over stdio (the default for Claude Desktop / Code)
+//	chromegate serve     MCP over stdio (the default for Claude Desktop / Code), or HTTP with --http
+//	chromegate keys      create, list and revoke keys for the HTTP transports
 //	chromegate setup     install the pinned Playwright driver from npm
 //	chromegate doctor    check node, driver, Chromium and the data dir
 //	chromegate demo      a scripted agent session against a built-in demo site
@@ -26,7 +27,9 @@ const usage = `chromegate — a policy-gated MCP server for Chromium
 usage: chromegate <command> [flags]
 
 commands:
-  serve     serve MCP over stdio (stdout carries only MCP; logs go to stderr)
+  serve     serve MCP over stdio (stdout carries only MCP; logs go to stderr),
+            or with --http ADDR Streamable HTTP MCP at /mcp and REST at /api/v1/
+  keys      create, list and revoke keys for the HTTP transports
   setup     install the pinned Playwright driver (playwright-core) from npm; never downloads a browser
   doctor    check node, the driver, Chromium and the data dir, and print a fix for each problem
   demo      run a scripted agent session against a built-in demo site
@@ -54,6 +57,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "serve":
 		err = cmdServe(ctx, rest, stderr)
+	case "keys":
+		err = cmdKeys(ctx, rest, stdout, stderr)
 	case "setup":
 		err = cmdSetup(ctx, rest, stdout, stderr)
 	case "doctor":

@@ -59,6 +59,7 @@ type serveConfig struct {
 	maxResultChars int
 	lazy           bool
 	plugins        string
+	http           httpFlags
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -68,11 +69,12 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Usage = usageFor(fs, "chromegate serve [flags]")
 	cfg.browser.register(fs)
 	cfg.policy.register(fs)
+	cfg.http.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug | info | warn | error (logs go to stderr)")
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
 	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -127,6 +129,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		// Start the driver and the browser while the client is still
 		// initialising: the first navigate then finds them ready.
 		mgr.Warm(mcp.DefaultSession)
+	}
+	if cfg.http.addr.v != "" {
+		return serveHTTP(ctx, cfg, log, srv)
 	}
 	log.Info("chromegate serving MCP on stdio", "version", chromegateVersion(), "backends", mgr.Backends())
 	err = srv.Run(ctx, transport)

@@ -1,0 +1,690 @@
+package mcp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Defaults of the HTTP transport.
+const (
+	DefaultHTTPAddr         = "127.0.0.1:7890"
+	DefaultMaxBodyBytes     = 1 << 20
+	DefaultSessionTimeout   = 30 * time.Minute
+	DefaultNamedSessionIdle = time.Hour
+	DefaultShutdownTimeout  = 30 * time.Second
+	// MaxNamedSessions bounds the named browser contexts one principal may
+	// keep at a time.
+	MaxNamedSessions = 16
+
+	// SessionHeader names a persistent browser context a client can come
+	// back to (see HTTPOptions.NamedSessionIdle).
+	SessionHeader = "X-Chromegate-Session"
+)
+
+// CodeRateLimited is the error of a call over its key's rate limit.
+const CodeRateLimited executor.Code = "RATE_LIMITED"
+
+func rateLimited(p Principal, wait time.Duration) *executor.Error {
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	return executor.Errorf(CodeRateLimited, "key %s is over its limit of %s tool calls", p.Name, p.Rate).
+		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs))
+}
+
+// retryAfterRE finds the seconds in rateLimited's hint, for Retry-After.
+var retryAfterRE = regexp.MustCompile(`retry in (\d+) s`)
+
+// HTTPOptions configures the HTTP transports of a Server.
+type HTTPOptions struct {
+	// Addr is the address the listener is bound to (host:port, after
+	// listening, so a :0 port is resolved). Its port names the default
+	// allowed Hosts.
+	Addr string
+	// Hosts are extra names the Host header may carry (--http-host):
+	// "name" (with Addr's port) or "name:port".
+	Hosts []string
+	// Origins are the browser origins allowed to call (--allow-origin),
+	// as scheme://host[:port]. Any other Origin header is refused.
+	Origins []string
+	// Keys is the key store (required). With no key in it, a server bound
+	// to loopback serves local callers without a key.
+	Keys *KeyStore
+	// NoMCP and NoREST switch the MCP endpoint (/mcp) and the REST API
+	// (/api/v1/) off.
+	NoMCP, NoREST bool
+	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes);
+	// larger bodies get 413 before anything is parsed.
+	MaxBodyBytes int64
+	// SessionTimeout closes an MCP session, and its browser context, after
+	// this long without a request (default DefaultSessionTimeout).
+	SessionTimeout time.Duration
+	// NamedSessionIdle closes a named browser context (X-Chromegate-Session,
+	// or REST's "session") after this long without a call (default
+	// DefaultNamedSessionIdle).
+	NamedSessionIdle time.Duration
+	Logger           *slog.Logger
+}
+
+// HTTPHandler serves Streamable HTTP MCP at /mcp and the REST API at
+// /api/v1/ on one listener, behind the same hardening and authentication,
+// into the same dispatch as stdio.
+//
+// Every MCP session gets a browser context of its own, closed when the
+// session ends (DELETE, SessionTimeout, shutdown). A request carrying
+// X-Chromegate-Session: NAME uses the caller's named context NAME instead,
+// which outlives MCP sessions until it has been idle for NamedSessionIdle.
+// Named contexts belong to the principal (the key) that made them: two keys
+// using the same name get two contexts.
+type HTTPHandler struct {
+	s     *Server
+	opts  HTTPOptions
+	log   *slog.Logger
+	hosts map[string]bool
+	orig  map[string]bool
+	local bool // bound to loopback
+	mux   *http.ServeMux
+	start time.Time
+
+	mu       sync.Mutex
+	mcp      map[string]*mcpSession // by MCP session id
+	named    map[string]*namedSession
+	inflight int           // tool calls running
+	requests int           // requests other than event streams (GET) being served
+	idle     chan struct{} // closed when requests drops to 0 during shutdown
+	draining bool
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+type mcpSession struct {
+	inflight int
+	ended    bool
+}
+
+type namedSession struct {
+	owner    string
+	inflight int
+	last     time.Time
+}
+
+// NewHTTPHandler builds the HTTP transports of s. It installs the HTTP
+// principal and session mapping on s (Options.Identify, Options.SessionOf)
+// unless they are set, so s must not serve stdio as well.
+func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
+	if opts.Keys == nil {
+		return nil, errors.New("mcp: HTTPOptions.Keys is required")
+	}
+	host, port, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: HTTPOptions.Addr %q: %w", opts.Addr, err)
+	}
+	opts.MaxBodyBytes = cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.SessionTimeout = cmp.Or(opts.SessionTimeout, DefaultSessionTimeout)
+	opts.NamedSessionIdle = cmp.Or(opts.NamedSessionIdle, DefaultNamedSessionIdle)
+	h := &HTTPHandler{
+		s:     s,
+		opts:  opts,
+		log:   cmp.Or(opts.Logger, s.log),
+		hosts: map[string]bool{},
+		orig:  map[string]bool{},
+		local: IsLoopback(host),
+		start: time.Now(),
+		mcp:   map[string]*mcpSession{},
+		named: map[string]*namedSession{},
+		stop:  make(chan struct{}),
+	}
+	for _, n := range []string{"localhost", "127.0.0.1", "[::1]"} {
+		h.hosts[n+":"+port] = true
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsUnspecified() {
+		h.hosts[strings.ToLower(net.JoinHostPort(host, port))] = true
+	}
+	for _, n := range opts.Hosts {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" || strings.ContainsAny(n, "/@ ") {
+			return nil, fmt.Errorf("--http-host %q: want a host name or host:port", n)
+		}
+		if _, _, err := net.SplitHostPort(n); err != nil {
+			n = net.JoinHostPort(strings.Trim(n, "[]"), port)
+		}
+		h.hosts[n] = true
+	}
+	for _, o := range opts.Origins {
+		n, err := normalOrigin(o)
+		if err != nil {
+			return nil, fmt.Errorf("--allow-origin %q: %w", o, err)
+		}
+		h.orig[n] = true
+	}
+
+	if s.opts.Identify == nil {
+		s.opts.Identify = h.identify
+	}
+	if s.opts.SessionOf == nil {
+		s.opts.SessionOf = h.sessionOf
+	}
+	s.sdk.AddReceivingMiddleware(h.track)
+
+	h.mux = http.NewServeMux()
+	if !opts.NoMCP {
+		stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
+			SessionTimeout:      opts.SessionTimeout,
+			MaxRequestBodyBytes: opts.MaxBodyBytes,
+			Logger:              h.log,
+		})
+		// The SDK binds a session to the key that opened it (a session id
+		// presented with another key is refused) through its TokenInfo;
+		// the principal was authenticated already, this only hands it on.
+		bound := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+			p, ok := principalFrom(r.Context())
+			if !ok {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}, nil
+		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
+		h.mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if p, _ := principalFrom(r.Context()); p.Name == anonymous {
+				stream.ServeHTTP(w, r)
+				return
+			}
+			bound.ServeHTTP(w, r)
+		}))
+	}
+	if !opts.NoREST {
+		h.routeREST()
+	}
+	go h.reap()
+	return h, nil
+}
+
+// principalKey holds the principal in an SDK TokenInfo.
+const principalKey = "chromegate.principal"
+
+// anonymous is the principal of a loopback server with no keys.
+const anonymous = "local"
+
+type principalCtxKey struct{}
+
+func principalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalCtxKey{}).(Principal)
+	return p, ok
+}
+
+// identify is Options.Identify for MCP over HTTP: the principal the
+// authentication middleware found, carried by the SDK's TokenInfo.
+func (h *HTTPHandler) identify(_ context.Context, extra *sdk.RequestExtra) Principal {
+	if extra != nil && extra.TokenInfo != nil {
+		if p, ok := extra.TokenInfo.Extra[principalKey].(Principal); ok {
+			return p
+		}
+	}
+	// Only the anonymous route leaves TokenInfo unset, and it exists only
+	// when no key does.
+	return Principal{Name: anonymous, Roles: []string{}, Transport: "http"}
+}
+
+var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// sessionOf is Options.SessionOf for MCP over HTTP.
+func (h *HTTPHandler) sessionOf(_ context.Context, mcpID string, extra *sdk.RequestExtra, p Principal) (string, error) {
+	if extra != nil {
+		if name := extra.Header.Get(SessionHeader); name != "" {
+			return h.namedKey(p, name)
+		}
+	}
+	if mcpID == "" {
+		return "", executor.Errorf(executor.CodeBadArgs, "this request has no MCP session")
+	}
+	h.mu.Lock()
+	ms := h.mcp[mcpID]
+	h.mu.Unlock()
+	if ms == nil || ms.ended {
+		return "", executor.Errorf(executor.CodeTargetGone, "the MCP session has ended").WithHint("start a new session")
+	}
+	return "mcp:" + mcpID, nil
+}
+
+// namedKey is the Manager session of the principal's named context.
+func (h *HTTPHandler) namedKey(p Principal, name string) (string, error) {
+	if !sessionNameRE.MatchString(name) {
+		return "", executor.Errorf(executor.CodeBadArgs, "session name %q: use 1-64 of A-Z a-z 0-9 _ . - (starting with a letter or digit)", name)
+	}
+	key := "named:" + p.Name + ":" + name
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.named[key] == nil {
+		n := 0
+		for _, ns := range h.named {
+			if ns.owner == p.Name {
+				n++
+			}
+		}
+		if n >= MaxNamedSessions {
+			return "", executor.Errorf(executor.CodeBadArgs, "%s already has %d named sessions", p.Name, n).
+				WithHint("reuse a session name; an unused named session is closed after it has been idle")
+		}
+		h.named[key] = &namedSession{owner: p.Name, last: time.Now()}
+	}
+	return key, nil
+}
+
+// track is an SDK middleware: it notices MCP sessions as they start (to
+// close their browser context when they end) and counts calls in flight
+// (for shutdown and for closing contexts only when no call uses them).
+func (h *HTTPHandler) track(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ss, _ := req.GetSession().(*sdk.ServerSession)
+		if ss == nil || ss.ID() == "" {
+			return next(ctx, method, req)
+		}
+		id := ss.ID()
+		switch method {
+		case "initialize":
+			h.mu.Lock()
+			if h.mcp[id] == nil {
+				h.mcp[id] = &mcpSession{}
+				go func() {
+					_ = ss.Wait()
+					h.endMCP(id)
+				}()
+			}
+			h.mu.Unlock()
+		case "tools/call":
+			var named string
+			if extra := req.GetExtra(); extra != nil {
+				if name := extra.Header.Get(SessionHeader); name != "" {
+					named, _ = h.namedKey(h.identify(ctx, extra), name)
+				}
+			}
+			if !h.begin(id, named) {
+				return nil, errShuttingDown
+			}
+			defer h.end(id, named)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+var errShuttingDown = errors.New("the server is shutting down")
+
+// begin counts a call in flight on an MCP session (id) and/or a named
+// context (named); it refuses new calls while the server drains.
+func (h *HTTPHandler) begin(id, named string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.draining {
+		return false
+	}
+	h.inflight++
+	if ms := h.mcp[id]; ms != nil {
+		ms.inflight++
+	}
+	if ns := h.named[named]; ns != nil {
+		ns.inflight++
+		ns.last = time.Now()
+	}
+	return true
+}
+
+func (h *HTTPHandler) end(id, named string) {
+	h.mu.Lock()
+	h.inflight--
+	closeMCP := false
+	if ms := h.mcp[id]; ms != nil {
+		ms.inflight--
+		if ms.ended && ms.inflight == 0 {
+			delete(h.mcp, id)
+			closeMCP = true
+		}
+	}
+	if ns := h.named[named]; ns != nil {
+		ns.inflight--
+		ns.last = time.Now()
+	}
+	h.mu.Unlock()
+	if closeMCP {
+		h.closeContext("mcp:" + id)
+	}
+}
+
+// endMCP closes an MCP session's browser context once its last call is
+// done.
+func (h *HTTPHandler) endMCP(id string) {
+	h.mu.Lock()
+	ms := h.mcp[id]
+	closeNow := ms != nil && ms.inflight == 0
+	if ms != nil {
+		ms.ended = true
+		if closeNow {
+			delete(h.mcp, id)
+		}
+	}
+	h.mu.Unlock()
+	if closeNow {
+		h.closeContext("mcp:" + id)
+	}
+}
+
+func (h *HTTPHandler) closeContext(key string) {
+	if err := h.s.opts.Manager.CloseSession(key); err != nil {
+		h.log.Warn("closing a session's browser context", "session", key, "err", err)
+	} else {
+		h.log.Debug("closed a session's browser context", "session", key)
+	}
+}
+
+// reap closes named contexts that have been idle for NamedSessionIdle.
+func (h *HTTPHandler) reap() {
+	every := min(h.opts.NamedSessionIdle/4, time.Minute)
+	t := time.NewTicker(max(every, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-t.C:
+			var idle []string
+			h.mu.Lock()
+			for k, ns := range h.named {
+				if ns.inflight == 0 && now.Sub(ns.last) >= h.opts.NamedSessionIdle {
+					idle = append(idle, k)
+					delete(h.named, k)
+				}
+			}
+			h.mu.Unlock()
+			for _, k := range idle {
+				h.closeContext(k)
+			}
+		}
+	}
+}
+
+// Sessions counts the live MCP sessions and named contexts.
+func (h *HTTPHandler) Sessions() (mcpSessions, named int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ms := range h.mcp {
+		if !ms.ended {
+			mcpSessions++
+		}
+	}
+	return mcpSessions, len(h.named)
+}
+
+// ServeHTTP applies the hardening and authentication to every request, then
+// routes it.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusWriter{ResponseWriter: w}
+	p, who := h.serve(rec, r)
+	// The access log names the principal, never the key or any header.
+	h.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "principal", cmp.Or(p.Name, who), "ms", time.Since(start).Milliseconds())
+}
+
+func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, string) {
+	api := strings.HasPrefix(r.URL.Path, "/api/")
+	// DNS rebinding: a page on evil.example that resolves to 127.0.0.1
+	// reaches this listener with Host: evil.example.
+	if !h.hosts[strings.ToLower(r.Host)] {
+		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "the Host header is not one this server answers to",
+			"use http://"+h.opts.Addr+", or start the server with --http-host NAME")
+		return Principal{}, "bad-host"
+	}
+	origin, hasOrigin := r.Header["Origin"]
+	if hasOrigin {
+		o := ""
+		if len(origin) == 1 {
+			o, _ = normalOrigin(origin[0])
+		}
+		if o == "" || !h.orig[o] {
+			h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-origin requests are refused",
+				"call from a program, not a web page, or start the server with --allow-origin ORIGIN")
+			return Principal{}, "bad-origin"
+		}
+		w.Header().Set("Access-Control-Allow-Origin", o)
+		w.Header().Add("Vary", "Origin")
+		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After")
+	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-site requests are refused", "call from a program, not a web page")
+		return Principal{}, "cross-site"
+	}
+	if r.Method == http.MethodOptions && hasOrigin {
+		// A preflight from an allowed origin; it carries no credentials.
+		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, "+SessionHeader)
+		w.Header().Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return Principal{}, "preflight"
+	}
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		h.refuse(w, api, http.StatusRequestEntityTooLarge, "BAD_ARGS", fmt.Sprintf("the request body is larger than %d bytes", h.opts.MaxBodyBytes), "send a smaller request")
+		return Principal{}, "too-large"
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	}
+	if name := r.Header.Get(SessionHeader); name != "" && !sessionNameRE.MatchString(name) {
+		h.refuse(w, api, http.StatusBadRequest, "BAD_ARGS", SessionHeader+" must be 1-64 of A-Z a-z 0-9 _ . -", "fix the session name")
+		return Principal{}, "bad-session"
+	}
+	transport := "http"
+	if api {
+		transport = "rest"
+	}
+	p, err := h.authenticate(r, transport)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="chromegate"`)
+		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
+		return Principal{}, "unauthenticated"
+	}
+	if r.Method != http.MethodGet {
+		// A POST carries calls and their answers: shutdown waits for it.
+		// A GET is an event stream that lasts as long as its session.
+		h.mu.Lock()
+		h.requests++
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			h.requests--
+			if h.requests == 0 && h.idle != nil {
+				close(h.idle)
+				h.idle = nil
+			}
+			h.mu.Unlock()
+		}()
+	}
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, p)))
+	return p, ""
+}
+
+var (
+	errNoKey  = errors.New("this server needs a key")
+	errBadKey = errors.New("the key is not valid (unknown or revoked)")
+)
+
+// authenticate finds the principal of a request: its bearer key's, or the
+// anonymous local one when the server is on loopback and has no keys.
+func (h *HTTPHandler) authenticate(r *http.Request, transport string) (Principal, error) {
+	authz := r.Header.Get("Authorization")
+	if authz == "" {
+		if h.local && h.opts.Keys.Empty() {
+			return Principal{Name: anonymous, Roles: []string{}, Transport: transport}, nil
+		}
+		return Principal{}, errNoKey
+	}
+	scheme, key, ok := strings.Cut(authz, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return Principal{}, errNoKey
+	}
+	p, err := h.opts.Keys.Authenticate(strings.TrimSpace(key), transport)
+	if err != nil {
+		if !errors.Is(err, ErrNoKey) {
+			// The store could not be read: fail closed, and say why in the
+			// log (the error names the file, never a key).
+			h.log.Error("the key store cannot be read; refusing every key", "err", err)
+		}
+		return Principal{}, errBadKey
+	}
+	return p, nil
+}
+
+// refuse answers a request the hardening or authentication stopped: JSON
+// for the REST API, plain text elsewhere. Nothing of the request is echoed.
+func (h *HTTPHandler) refuse(w http.ResponseWriter, api bool, status int, code, msg, hint string) {
+	if api {
+		writeJSON(w, status, restError(code, msg, hint))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "%s: %s\nNext: %s\n", code, msg, hint)
+}
+
+// normalOrigin is an Origin as scheme://host[:port], lower case; "null"
+// and anything with a path or credentials is an error.
+func normalOrigin(o string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(o))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", errors.New("want scheme://host[:port] with scheme http or https")
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host), nil
+}
+
+// IsLoopback reports whether host (a name or an IP, without port) is a
+// loopback address: localhost, 127.0.0.0/8, ::1.
+func IsLoopback(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: the
+// listener closes, calls in flight finish (new ones are refused), MCP
+// sessions are closed, and whatever is still running after timeout is cut.
+func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener, timeout time.Duration) error {
+	timeout = cmp.Or(timeout, DefaultShutdownTimeout)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		h.Close()
+		return err
+	case <-ctx.Done():
+	}
+	h.log.Info("shutting down the HTTP server", "calls_in_flight", h.inFlight(), "deadline", timeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	h.drain(sctx)
+	err := <-shut
+	if err != nil {
+		h.log.Warn("calls were still running at the shutdown deadline; closing their connections", "err", err)
+		_ = srv.Close()
+	}
+	h.Close()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+func (h *HTTPHandler) inFlight() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inflight
+}
+
+// drain refuses new calls, waits until the requests carrying calls in
+// flight have been answered (or ctx ends), then closes every MCP session,
+// which ends their event streams.
+func (h *HTTPHandler) drain(ctx context.Context) {
+	h.mu.Lock()
+	h.draining = true
+	var idle chan struct{}
+	if h.requests > 0 {
+		idle = make(chan struct{})
+		h.idle = idle
+	}
+	h.mu.Unlock()
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+		}
+	}
+	for ss := range h.s.sdk.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// Close stops the reaper. Browser contexts are closed with the Manager.
+// Close may be called more than once.
+func (h *HTTPHandler) Close() {
+	h.stopOnce.Do(func() { close(h.stop) })
+}
+
+// statusWriter records the status of a response for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush keeps event streams (SSE) flowing through the wrapper.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) status() string {
+	if w.code == 0 {
+		return "-"
+	}
+	return strconv.Itoa(w.code)
+}

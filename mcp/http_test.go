@@ -1,0 +1,815 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/executortest"
+)
+
+// httpEnv is a Server over a fake backend behind the HTTP handler, serving
+// on a real loopback listener.
+type httpEnv struct {
+	t       *testing.T
+	url     string
+	addr    string
+	keys    *KeyStore
+	backend *executortest.Backend
+	manager *executor.Manager
+	server  *Server
+	handler *HTTPHandler
+	log     *syncBuffer
+	stop    context.CancelFunc
+	served  chan error
+}
+
+func newHTTPEnv(t *testing.T, configure func(*HTTPOptions)) *httpEnv {
+	t.Helper()
+	e := &httpEnv{t: t, backend: executortest.NewBackend("fake")}
+	log, buf := bufLogger()
+	e.log = buf
+	e.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{e.backend}})
+	s, err := NewServer(Options{Manager: e.manager, Gate: AllowAll, Version: "test", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.server = s
+	e.keys, err = OpenKeyStore(filepath.Join(t.TempDir(), "data", "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.addr = ln.Addr().String()
+	e.url = "http://" + e.addr
+	opts := HTTPOptions{Addr: e.addr, Keys: e.keys, Logger: log, MaxBodyBytes: 64 << 10}
+	if configure != nil {
+		configure(&opts)
+	}
+	e.handler, err = s.NewHTTPHandler(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop = cancel
+	e.served = make(chan error, 1)
+	go func() { e.served <- e.handler.Serve(ctx, ln, 10*time.Second) }()
+	t.Cleanup(func() {
+		e.shutdown()
+		_ = e.manager.Close()
+	})
+	return e
+}
+
+// shutdown stops the server and waits for Serve to return.
+func (e *httpEnv) shutdown() error {
+	e.stop()
+	select {
+	case err, ok := <-e.served:
+		if ok {
+			close(e.served)
+		}
+		return err
+	case <-time.After(20 * time.Second):
+		e.t.Error("Serve did not return after shutdown")
+		return nil
+	}
+}
+
+func (e *httpEnv) key(nk NewKey) string {
+	e.t.Helper()
+	k, _, err := e.keys.Create(nk, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return k
+}
+
+// do sends one request; header "Host" sets the Host.
+func (e *httpEnv) do(method, path, key string, body string, header map[string]string) (int, http.Header, string) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.url+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// headerTransport adds headers to every request of an MCP client.
+type headerTransport struct {
+	header map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.header {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect opens an MCP session over HTTP with key (and extra headers).
+func (e *httpEnv) connect(key string, header map[string]string) (*sdk.ClientSession, error) {
+	h := map[string]string{}
+	for k, v := range header {
+		h[k] = v
+	}
+	if key != "" {
+		h["Authorization"] = "Bearer " + key
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &sdk.StreamableClientTransport{Endpoint: e.url + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{h}}}
+	return sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil).Connect(ctx, tr, nil)
+}
+
+func (e *httpEnv) mustConnect(key string, header map[string]string) *sdk.ClientSession {
+	e.t.Helper()
+	cs, err := e.connect(key, header)
+	if err != nil {
+		e.t.Fatalf("connect: %v\nlog:\n%s", err, e.log.String())
+	}
+	e.t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func toolNames(t *testing.T, cs *sdk.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// mcpInit is a raw initialize request, for the tests that look at statuses.
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+var mcpHeaders = map[string]string{"Accept": "application/json, text/event-stream"}
+
+func with(h map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range h {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// TestHTTPSecurityTable: the hardening and authentication of every route,
+// over a real listener.
+func TestHTTPSecurityTable(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.Origins = []string{"https://app.example.com"} })
+	good := e.key(NewKey{Name: "ci", Roles: []string{"ci"}})
+	revoked := e.key(NewKey{Name: "old"})
+	if err := e.keys.Revoke("old"); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"command":"get_text","params":{"selector":"` + strings.Repeat("x", 70<<10) + `"}}`
+
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		key    string
+		body   string
+		header map[string]string
+		want   int
+	}{
+		{"Host evil.example on MCP", "POST", "/mcp", good, mcpInit, with(mcpHeaders, "Host", "evil.example"), 403},
+		{"Host evil.example with the port on REST", "GET", "/api/v1/status", good, "", map[string]string{"Host": "evil.example:" + strings.Split(e.addr, ":")[1]}, 403},
+		{"foreign Origin on POST", "POST", "/mcp", good, mcpInit, with(mcpHeaders, "Origin", "https://evil.example"), 403},
+		{"foreign Origin on GET (SSE)", "GET", "/mcp", good, "", map[string]string{"Accept": "text/event-stream", "Origin": "https://evil.example"}, 403},
+		{"foreign Origin on REST", "GET", "/api/v1/status", good, "", map[string]string{"Origin": "http://127.0.0.1:1"}, 403},
+		{"Origin null", "POST", "/mcp", good, mcpInit, with(mcpHeaders, "Origin", "null"), 403},
+		{"Sec-Fetch-Site cross-site", "GET", "/api/v1/status", good, "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"no key", "POST", "/mcp", "", mcpInit, mcpHeaders, 401},
+		{"no key on REST", "GET", "/api/v1/tools", "", "", nil, 401},
+		{"wrong key", "POST", "/mcp", "cgk_" + strings.Repeat("A", 43), mcpInit, mcpHeaders, 401},
+		{"revoked key", "GET", "/api/v1/status", revoked, "", nil, 401},
+		{"basic auth is not a key", "GET", "/api/v1/status", "", "", map[string]string{"Authorization": "Basic Y2k6eA=="}, 401},
+		{"body over the limit", "POST", "/api/v1/command", good, big, nil, 413},
+		{"body over the limit on MCP", "POST", "/mcp", good, big, mcpHeaders, 413},
+		{"bad session name", "GET", "/api/v1/status", good, "", map[string]string{SessionHeader: "../x"}, 400},
+		{"allowed Origin", "GET", "/api/v1/status", good, "", map[string]string{"Origin": "https://APP.example.com"}, 200},
+		{"localhost Host", "GET", "/api/v1/status", good, "", map[string]string{"Host": "localhost:" + strings.Split(e.addr, ":")[1]}, 200},
+		{"good key on MCP", "POST", "/mcp", good, mcpInit, mcpHeaders, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, hdr, body := e.do(tc.method, tc.path, tc.key, tc.body, tc.header)
+			if status != tc.want {
+				t.Fatalf("status %d, want %d: %s", status, tc.want, body)
+			}
+			if acao := hdr.Get("Access-Control-Allow-Origin"); acao == "*" || (acao != "" && tc.header["Origin"] == "") {
+				t.Errorf("Access-Control-Allow-Origin %q", acao)
+			}
+			if status == 401 && !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without WWW-Authenticate: %v", hdr)
+			}
+			if strings.Contains(body, "cgk_") {
+				t.Errorf("the answer quotes a key: %s", body)
+			}
+		})
+	}
+	// A chunked body over the limit has no Content-Length to refuse early;
+	// it is cut while it is read.
+	req, _ := http.NewRequest("POST", e.url+"/api/v1/command", io.MultiReader(strings.NewReader(big)))
+	req.Header.Set("Authorization", "Bearer "+good)
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = -1
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 413 {
+		t.Errorf("chunked body over the limit: %d", resp.StatusCode)
+	}
+	assertNoKeys(t, e.log.String(), good, revoked)
+}
+
+// assertNoKeys fails if any key appears in the log.
+func assertNoKeys(t *testing.T, log string, keys ...string) {
+	t.Helper()
+	if log == "" {
+		t.Fatal("the log is empty: nothing was checked")
+	}
+	for _, k := range keys {
+		if strings.Contains(log, k) || strings.Contains(log, k[len(KeyPrefix):]) {
+			t.Errorf("a key appears in the log")
+		}
+	}
+}
+
+// TestHTTPPreflight: an allowed origin's preflight is answered without
+// credentials; a foreign one's is refused.
+func TestHTTPPreflight(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.Origins = []string{"https://app.example.com"} })
+	e.key(NewKey{Name: "ci"})
+	status, hdr, _ := e.do("OPTIONS", "/mcp", "", "", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"})
+	if status != 204 || hdr.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(hdr.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("allowed preflight: %d %v", status, hdr)
+	}
+	if status, _, _ := e.do("OPTIONS", "/mcp", "", "", map[string]string{"Origin": "https://evil.example"}); status != 403 {
+		t.Errorf("foreign preflight: %d", status)
+	}
+}
+
+// TestHTTPAnonymousLocal: a loopback server without keys serves local
+// callers as "local"; once a key exists, it needs one.
+func TestHTTPAnonymousLocal(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	status, _, body := e.do("GET", "/api/v1/status", "", "", nil)
+	if status != 200 || !strings.Contains(body, `"principal":{"name":"local","roles":[],"transport":"rest"}`) {
+		t.Fatalf("anonymous status: %d %s", status, body)
+	}
+	cs := e.mustConnect("", nil)
+	if res := callTool(t, cs, "get_text", nil); res.IsError {
+		t.Fatalf("anonymous call: %s", textOf(res))
+	}
+	e.key(NewKey{Name: "first"})
+	if status, _, _ := e.do("GET", "/api/v1/status", "", "", nil); status != 401 {
+		t.Errorf("after the first key, no key: %d", status)
+	}
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_text", Arguments: map[string]any{}}); err == nil && !res.IsError {
+		t.Error("the anonymous session still works after a key was created")
+	}
+}
+
+// TestHTTPRemoteWithoutKeys: a non-loopback server never serves anonymous
+// callers, even when its last key was revoked.
+func TestHTTPRemoteWithoutKeys(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	e.handler.local = false // as if bound to 0.0.0.0 with --allow-remote
+	if status, _, _ := e.do("GET", "/api/v1/status", "", "", nil); status != 401 {
+		t.Errorf("remote without keys: %d", status)
+	}
+}
+
+// TestHTTPToolACL: a key limited to get_* sees only those tools in
+// tools/list and REST, and is denied click at call time over both.
+func TestHTTPToolACL(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "reader", AllowTools: []string{"get_*"}})
+	all := e.key(NewKey{Name: "all", AllowTools: []string{"*", "!eval"}})
+	cs := e.mustConnect(k, nil)
+	if diff := gocmp.Diff([]string{"get_html", "get_text"}, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools/list of get_* (-want +got):\n%s", diff)
+	}
+	res := callTool(t, cs, "click", map[string]any{"selector": "#a"})
+	if !res.IsError || !strings.HasPrefix(textOf(res), "POLICY_DENIED: tool click is not available to reader") {
+		t.Errorf("click with a get_* key: %s", textOf(res))
+	}
+	if res := callTool(t, cs, "get_text", nil); res.IsError {
+		t.Errorf("get_text with a get_* key: %s", textOf(res))
+	}
+	status, _, body := e.do("GET", "/api/v1/tools", k, "", nil)
+	var tl struct {
+		Data struct {
+			Tools []*sdk.Tool `json:"tools"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &tl); err != nil || status != 200 || len(tl.Data.Tools) != 2 {
+		t.Errorf("REST tools of get_*: %d %s", status, body)
+	}
+	status, _, body = e.do("POST", "/api/v1/command", k, `{"command":"click","params":{"selector":"#a"}}`, nil)
+	if status != 403 || !strings.Contains(body, `"code":"POLICY_DENIED"`) {
+		t.Errorf("REST click with a get_* key: %d %s", status, body)
+	}
+	names := toolNames(t, e.mustConnect(all, nil))
+	if len(names) != len(Tools())-1 || strings.Contains(strings.Join(names, " "), "eval") {
+		t.Errorf("* with !eval: %v", names)
+	}
+}
+
+// TestHTTPRateLimit: over its rate, a key gets RATE_LIMITED with a retry
+// hint over MCP, and 429 with Retry-After over REST.
+func TestHTTPRateLimit(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "slow", Rate: "2/min"})
+	cs := e.mustConnect(k, nil)
+	for i := range 2 {
+		if res := callTool(t, cs, "get_text", nil); res.IsError {
+			t.Fatalf("call %d: %s", i, textOf(res))
+		}
+	}
+	res := callTool(t, cs, "get_text", nil)
+	txt := textOf(res)
+	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: key slow is over its limit of 2/min tool calls") || !retryAfterRE.MatchString(txt) {
+		t.Errorf("third call: %s", txt)
+	}
+	status, hdr, body := e.do("POST", "/api/v1/command", k, `{"command":"get_text"}`, nil)
+	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, `"code":"RATE_LIMITED"`) || !strings.Contains(body, "retry in") {
+		t.Errorf("REST over the limit: %d %v %s", status, hdr, body)
+	}
+	// The limit is the key's, not the session's.
+	if res := callTool(t, e.mustConnect(k, nil), "get_text", nil); !res.IsError {
+		t.Error("a new session escaped the key's limit")
+	}
+	assertNoKeys(t, e.log.String(), k)
+}
+
+// TestHTTPSessionBoundToKey: a session id is not a credential: another key
+// presenting it is refused.
+func TestHTTPSessionBoundToKey(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	a := e.key(NewKey{Name: "a"})
+	b := e.key(NewKey{Name: "b"})
+	status, hdr, body := e.do("POST", "/mcp", a, mcpInit, mcpHeaders)
+	id := hdr.Get("Mcp-Session-Id")
+	if status != 200 || len(id) < 20 {
+		t.Fatalf("initialize: %d %q %s", status, id, body)
+	}
+	status, _, _ = e.do("POST", "/mcp", b, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, with(mcpHeaders, "Mcp-Session-Id", id, "Mcp-Protocol-Version", "2025-11-25"))
+	if status != 403 {
+		t.Errorf("another key with the session id: %d", status)
+	}
+}
+
+// TestHTTPSessionContexts: every MCP session has a browser session of its
+// own, closed when the MCP session ends; a named session outlives it and
+// belongs to its key.
+func TestHTTPSessionContexts(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.NamedSessionIdle = 200 * time.Millisecond })
+	k := e.key(NewKey{Name: "k"})
+	k2 := e.key(NewKey{Name: "k2"})
+	one := e.mustConnect(k, nil)
+	two := e.mustConnect(k, nil)
+	callTool(t, one, "get_text", nil)
+	callTool(t, two, "get_text", nil)
+	if e.backend.Opens() != 2 {
+		t.Fatalf("two sessions opened %d executors", e.backend.Opens())
+	}
+	id := one.ID()
+	if _, ok := e.manager.Current("mcp:" + id); !ok {
+		t.Fatalf("no executor for mcp:%s", id)
+	}
+	if err := one.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the closed session's executor to close", func() bool {
+		_, ok := e.manager.Current("mcp:" + id)
+		return !ok
+	})
+	if _, ok := e.manager.Current("mcp:" + two.ID()); !ok {
+		t.Error("closing one session closed the other's executor")
+	}
+
+	named := e.mustConnect(k, map[string]string{SessionHeader: "work"})
+	callTool(t, named, "get_text", nil)
+	if err := named.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := e.mustConnect(k, map[string]string{SessionHeader: "work"})
+	before := e.backend.Opens()
+	callTool(t, again, "get_text", nil)
+	if e.backend.Opens() != before {
+		t.Error("coming back to a named session opened a new executor")
+	}
+	// The same name with another key is another context.
+	callTool(t, e.mustConnect(k2, map[string]string{SessionHeader: "work"}), "get_text", nil)
+	if e.backend.Opens() != before+1 {
+		t.Error("two keys share a named session")
+	}
+	// REST with the same name reaches the same context as MCP.
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"get_text","session":"work"}`, nil); status != 200 || e.backend.Opens() != before+1 {
+		t.Errorf("REST on the named session: %d %s, opens %d", status, body, e.backend.Opens())
+	}
+	// Idle named contexts are reclaimed.
+	eventually(t, "the idle named session to close", func() bool {
+		_, ok := e.manager.Current("named:k:work")
+		return !ok
+	})
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRESTCommand: the REST shapes and statuses.
+func TestRESTCommand(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "k"})
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		want   string
+	}{
+		{"ok", `{"command":"get_text","params":{}}`, 200, `"ok":true,"data":{"value":{"tab_id":"fake:s1:1","url":"about:blank","chars":19},"text":"text of about:blank","untrusted":true}}`},
+		{"unknown command", `{"command":"nope"}`, 404, `"code":"UNKNOWN_COMMAND"`},
+		{"bad args", `{"command":"get_text","params":{"bogus":1}}`, 400, `"code":"BAD_ARGS","message":"unknown argument \"bogus\""`},
+		{"params not an object", `{"command":"get_text","params":[1]}`, 400, `"code":"BAD_ARGS"`},
+		{"unknown field", `{"command":"get_text","Command":"click"}`, 400, `unknown field \"Command\"`},
+		{"no command", `{"params":{}}`, 400, `"code":"BAD_ARGS"`},
+		{"not JSON", `nope`, 400, `"code":"BAD_ARGS"`},
+		{"bad session", `{"command":"get_text","session":"a b"}`, 400, `"code":"BAD_ARGS"`},
+		{"tab not found", `{"command":"get_text","params":{"tab_id":"fake:s1:99"}}`, 409, `"code":"TAB_NOT_FOUND"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, body := e.do("POST", "/api/v1/command", k, tc.body, nil)
+			if status != tc.status || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %s, want %d with %s", status, body, tc.status, tc.want)
+			}
+		})
+	}
+	if status, _, _ := e.do("GET", "/api/v1/nothing", k, "", nil); status != 404 {
+		t.Errorf("unknown endpoint: %d", status)
+	}
+	e.backend.Last().Fail("Text", executor.Errorf(executor.CodeTimeout, "slow"))
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"get_text"}`, nil); status != 504 || !strings.Contains(body, `"hint":"`) {
+		t.Errorf("timeout: %d %s", status, body)
+	}
+}
+
+// TestRESTMatchesMCP: the same call gives the same data over REST and MCP.
+func TestRESTMatchesMCP(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "k"})
+	cs := e.mustConnect(k, map[string]string{SessionHeader: "same"})
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"get_text", map[string]any{"selector": "h1"}},
+		{"tabs_list", nil},
+		{"screenshot", nil},
+		{"navigate", map[string]any{"url": "https://example.com/"}},
+	} {
+		res := callTool(t, cs, call.tool, call.args)
+		if res.IsError {
+			t.Fatalf("%s: %s", call.tool, textOf(res))
+		}
+		mcpData := ResultData(res)
+		body, _ := json.Marshal(map[string]any{"command": call.tool, "params": call.args, "session": "same"})
+		status, _, rb := e.do("POST", "/api/v1/command", k, string(body), nil)
+		var ans struct {
+			OK   bool `json:"ok"`
+			Data Data `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(rb), &ans); err != nil || status != 200 || !ans.OK {
+			t.Fatalf("REST %s: %d %s", call.tool, status, rb)
+		}
+		if diff := gocmp.Diff(mcpData, ans.Data); diff != "" {
+			t.Errorf("%s: REST and MCP differ (-mcp +rest):\n%s", call.tool, diff)
+		}
+		if len(mcpData.Value) == 0 {
+			t.Errorf("%s: no value: %+v", call.tool, mcpData)
+		}
+	}
+}
+
+func TestResultData(t *testing.T) {
+	s := &Server{opts: Options{MaxResultChars: 40}}
+	res, err := s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Text: "line one\nline two", Untrusted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Data{Value: json.RawMessage(`{"a":1}`), Text: "line one\nline two", Untrusted: true}
+	if diff := gocmp.Diff(want, ResultData(res)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	res, _ = s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Text: strings.Repeat("x", 100)})
+	d := ResultData(res)
+	if string(d.Value) != `{"a":1}` || !strings.HasPrefix(d.Truncated, "…[truncated: showed 40 of 108") || len(d.Text) != 40-8 {
+		t.Errorf("cut result: %+v", d)
+	}
+	res, _ = s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Image: &Image{Data: []byte{1, 2}, MIMEType: "image/png"}})
+	if d := ResultData(res); len(d.Images) != 1 || d.Images[0].MIMEType != "image/png" || !bytes.Equal(d.Images[0].Data, []byte{1, 2}) {
+		t.Errorf("image: %+v", d)
+	}
+}
+
+// TestRESTTools: REST lists the same definitions as MCP tools/list.
+func TestRESTTools(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "k"})
+	lr, err := e.mustConnect(k, nil).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpJSON, _ := json.Marshal(lr.Tools)
+	_, _, body := e.do("GET", "/api/v1/tools", k, "", nil)
+	var ans struct {
+		Data struct {
+			Tools json.RawMessage `json:"tools"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &ans); err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	_ = json.Unmarshal(mcpJSON, &a)
+	_ = json.Unmarshal(ans.Data.Tools, &b)
+	if diff := gocmp.Diff(a, b); diff != "" {
+		t.Errorf("REST tools differ from tools/list (-mcp +rest):\n%s", diff)
+	}
+}
+
+// TestRESTKeys: admin keys manage keys; others cannot; a created key works
+// at once and a revoked one stops at once.
+func TestRESTKeys(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	admin := e.key(NewKey{Name: "root", Roles: []string{"admin"}})
+	user := e.key(NewKey{Name: "user"})
+	if status, _, _ := e.do("GET", "/api/v1/keys", user, "", nil); status != 403 {
+		t.Errorf("non-admin lists keys: %d", status)
+	}
+	status, _, body := e.do("POST", "/api/v1/keys", admin, `{"name":"bot","roles":["ci"],"allow_tools":["get_*"],"rate":"10/min"}`, nil)
+	var created struct {
+		Data struct {
+			Key  string `json:"key"`
+			Name string `json:"name"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); err != nil || status != 201 || !strings.HasPrefix(created.Data.Key, KeyPrefix) {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	bot := created.Data.Key
+	if status, _, body := e.do("GET", "/api/v1/status", bot, "", nil); status != 200 || !strings.Contains(body, `"principal":{"name":"bot","roles":["ci"],"transport":"rest"}`) {
+		t.Errorf("the new key: %d %s", status, body)
+	}
+	_, _, body = e.do("GET", "/api/v1/keys", admin, "", nil)
+	if !strings.Contains(body, `"name":"bot"`) || strings.Contains(body, "sha256") || strings.Contains(body, KeyPrefix) {
+		t.Errorf("list: %s", body)
+	}
+	if status, _, _ := e.do("DELETE", "/api/v1/keys/bot", admin, "", nil); status != 200 {
+		t.Errorf("revoke: %d", status)
+	}
+	if status, _, _ := e.do("GET", "/api/v1/status", bot, "", nil); status != 401 {
+		t.Errorf("the revoked key: %d", status)
+	}
+	if status, _, _ := e.do("DELETE", "/api/v1/keys/bot", admin, "", nil); status != 404 {
+		t.Errorf("revoke twice: %d", status)
+	}
+	if status, _, _ := e.do("POST", "/api/v1/keys", admin, `{"name":"Bad Name"}`, nil); status != 400 {
+		t.Errorf("bad name: %d", status)
+	}
+	assertNoKeys(t, e.log.String(), admin, user, bot)
+}
+
+// TestHTTPGracefulShutdown: a call in flight when the server is told to
+// stop finishes and is answered; the server then stops.
+func TestHTTPGracefulShutdown(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "k"})
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.backend.Setup(func(f *executortest.Fake) {
+		f.Handle("Text", func(ctx context.Context, _ any) (any, error) {
+			once.Do(func() { close(started) })
+			select {
+			case <-release:
+				return executor.TextResult{PageState: executor.PageState{URL: "about:blank"}, Text: "finished"}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+	})
+	cs := e.mustConnect(k, nil)
+	type result struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_text", Arguments: map[string]any{}})
+		done <- result{res, err}
+	}()
+	<-started
+	served := make(chan error, 1)
+	go func() { served <- e.shutdown() }()
+	eventually(t, "the server to start draining", func() bool {
+		e.handler.mu.Lock()
+		defer e.handler.mu.Unlock()
+		return e.handler.draining
+	})
+	// New connections are refused while the call finishes.
+	if _, err := http.Get(e.url + "/api/v1/status"); err == nil {
+		t.Error("the listener still accepts connections during shutdown")
+	}
+	close(release)
+	r := <-done
+	if r.err != nil || r.res.IsError || !strings.Contains(textOf(r.res), "finished") {
+		t.Fatalf("the call in flight: %v %v\n%s", r.err, r.res, e.log.String())
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestKeyStoreFile: keys are stored only as hashes, in a 0600 file in a 0700
+// dir; a file others can read is refused; a change on disk is seen.
+func TestKeyStoreFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	path := filepath.Join(dir, "keys.json")
+	s, err := OpenKeyStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, info, err := s.Create(NewKey{Name: "ci", Roles: []string{"ci"}, AllowTools: []string{"get_*"}, Rate: "5/min"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(key, KeyPrefix) || len(key) != len(KeyPrefix)+43 || info.Name != "ci" {
+		t.Errorf("key %d chars, info %+v", len(key), info)
+	}
+	b, _ := os.ReadFile(path)
+	if bytes.Contains(b, []byte(key)) || bytes.Contains(b, []byte(key[len(KeyPrefix):])) || !bytes.Contains(b, []byte(`"sha256"`)) {
+		t.Errorf("the file holds the key: %s", b)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, dir: 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %04o", p, fi.Mode().Perm(), want)
+		}
+	}
+	p, err := s.Authenticate(key, "http")
+	if err != nil || p.Name != "ci" || p.Transport != "http" || !p.Tools.Allows("get_text") || p.Tools.Allows("click") || p.Rate == nil {
+		t.Errorf("authenticate: %+v %v", p, err)
+	}
+	if _, err := s.Authenticate(key+"x", "http"); !errors.Is(err, ErrNoKey) {
+		t.Errorf("a wrong key: %v", err)
+	}
+	if _, _, err := s.Create(NewKey{Name: "ci"}, time.Now()); err == nil {
+		t.Error("a duplicate name was accepted")
+	}
+	// Another process (`chromegate keys revoke`) changes the file.
+	other, err := OpenKeyStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Revoke("ci"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(key, "http"); !errors.Is(err, ErrNoKey) {
+		t.Errorf("a key revoked by another store still works: %v", err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenKeyStore(path); err == nil || !strings.Contains(err.Error(), "mode 0644") {
+		t.Errorf("a 0644 keys file: %v", err)
+	}
+	if _, err := s.Authenticate(key, "http"); err == nil {
+		t.Error("a 0644 keys file still authenticates")
+	}
+	if !(!s.Empty()) {
+		t.Error("an unreadable store counts as empty (it would open the server to anonymous callers)")
+	}
+}
+
+func TestToolACL(t *testing.T) {
+	tests := []struct {
+		globs []string
+		allow []string
+		deny  []string
+	}{
+		{nil, []string{"click", "eval"}, nil},
+		{[]string{"get_*"}, []string{"get_text", "get_html"}, []string{"click", "snapshot"}},
+		{[]string{"*", "!eval"}, []string{"click", "get_text"}, []string{"eval"}},
+		{[]string{"!eval"}, []string{"click"}, []string{"eval"}},
+		{[]string{"{get_*,snapshot}", "!get_html"}, []string{"get_text", "snapshot"}, []string{"get_html", "click"}},
+	}
+	for _, tc := range tests {
+		a, err := NewToolACL(tc.globs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range tc.allow {
+			if !a.Allows(n) {
+				t.Errorf("%v denies %s", tc.globs, n)
+			}
+		}
+		for _, n := range tc.deny {
+			if a.Allows(n) {
+				t.Errorf("%v allows %s", tc.globs, n)
+			}
+		}
+	}
+	if _, err := NewToolACL([]string{"[a-"}); err == nil {
+		t.Error("a malformed glob was accepted")
+	}
+	if _, err := NewToolACL([]string{"!"}); err == nil {
+		t.Error("an empty glob was accepted")
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]float64{"": 0, "0": 0, "60/min": 60, "2/s": 120, "30/h": 0.5} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"x", "5", "5/day", "-1/min"} {
+		if _, err := ParseRate(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

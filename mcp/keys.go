@@ -1,0 +1,451 @@
+package mcp
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Keys are bearer tokens for the HTTP transports. A key is shown once, when
+// it is created; the store keeps only its SHA-256, in a file of mode 0600 in
+// a directory of mode 0700, written atomically. The key itself never reaches
+// a log, an error or a listing.
+
+// KeyPrefix starts every key, so a leaked one is easy to recognise (and to
+// scan for) and a key is never mistaken for another kind of secret.
+const KeyPrefix = "cgk_"
+
+// KeysFileMode is the only mode a keys file may have: the store refuses to
+// read a file that others could read.
+const KeysFileMode = 0o600
+
+// KeyInfo describes one key, without the key.
+type KeyInfo struct {
+	Name       string    `json:"name"`
+	Roles      []string  `json:"roles"`
+	AllowTools []string  `json:"allow_tools"`
+	Rate       string    `json:"rate"` // "N/min", "N/s", "N/h"; "" = unlimited
+	Created    time.Time `json:"created"`
+}
+
+// storedKey is one line of the keys file.
+type storedKey struct {
+	KeyInfo
+	SHA256 string `json:"sha256"`
+}
+
+type keysFile struct {
+	Version int         `json:"version"`
+	Keys    []storedKey `json:"keys"`
+}
+
+// liveKey is a key ready for authentication: its hash decoded, its ACL and
+// rate limit built.
+type liveKey struct {
+	info  KeyInfo
+	hash  [sha256.Size]byte
+	acl   *ToolACL
+	limit *RateLimit
+}
+
+// KeyStore is the keys file of a data dir. It re-reads the file when it
+// changed on disk (a `chromegate keys` command run next to a serving
+// server), so a revoked key stops working at the next request.
+//
+// KeyStore is safe for concurrent use.
+type KeyStore struct {
+	path string
+
+	mu     sync.Mutex
+	stamp  fileStamp
+	keys   []*liveKey
+	limits map[string]*RateLimit // by key name and rate, kept across reloads
+}
+
+type fileStamp struct {
+	exists bool
+	ino    uint64
+	size   int64
+	mode   os.FileMode
+	mtime  time.Time
+}
+
+// ErrNoKey is returned when a key is not in the store.
+var ErrNoKey = errors.New("no such key")
+
+// OpenKeyStore opens the keys file at path (it need not exist yet). It fails
+// when the file exists with a mode other than 0600, or does not parse.
+func OpenKeyStore(path string) (*KeyStore, error) {
+	s := &KeyStore{path: path, limits: map[string]*RateLimit{}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.reloadLocked(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// KeysPath is the keys file of a data dir.
+func KeysPath(dataDir string) string { return filepath.Join(dataDir, "keys.json") }
+
+// Path is the keys file.
+func (s *KeyStore) Path() string { return s.path }
+
+func stampOf(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fileStamp{}, nil
+	}
+	if err != nil {
+		return fileStamp{}, err
+	}
+	st := fileStamp{exists: true, size: fi.Size(), mode: fi.Mode(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = uint64(sys.Ino)
+	}
+	return st, nil
+}
+
+// reloadLocked re-reads the file when its stamp changed.
+func (s *KeyStore) reloadLocked() error {
+	st, err := stampOf(s.path)
+	if err != nil {
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if st == s.stamp && s.keys != nil {
+		return nil
+	}
+	kf, err := readKeysFile(s.path)
+	if err != nil {
+		return err
+	}
+	keys := make([]*liveKey, 0, len(kf.Keys))
+	for _, k := range kf.Keys {
+		lk, err := s.live(k)
+		if err != nil {
+			return fmt.Errorf("keys file %s: key %q: %w", s.path, k.Name, err)
+		}
+		keys = append(keys, lk)
+	}
+	s.keys, s.stamp = keys, st
+	return nil
+}
+
+func (s *KeyStore) live(k storedKey) (*liveKey, error) {
+	h, err := hex.DecodeString(k.SHA256)
+	if err != nil || len(h) != sha256.Size {
+		return nil, errors.New("sha256 is not a SHA-256 in hex")
+	}
+	acl, err := NewToolACL(k.AllowTools)
+	if err != nil {
+		return nil, err
+	}
+	perMin, err := ParseRate(k.Rate)
+	if err != nil {
+		return nil, err
+	}
+	lk := &liveKey{info: k.KeyInfo, acl: acl}
+	copy(lk.hash[:], h)
+	if perMin > 0 {
+		id := k.Name + "\x00" + k.Rate + "\x00" + k.SHA256
+		if s.limits[id] == nil {
+			s.limits[id] = NewRateLimit(perMin)
+		}
+		lk.limit = s.limits[id]
+	}
+	return lk, nil
+}
+
+func readKeysFile(path string) (keysFile, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return keysFile{Version: 1}, nil
+	}
+	if err != nil {
+		return keysFile{}, fmt.Errorf("keys file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return keysFile{}, fmt.Errorf("keys file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return keysFile{}, fmt.Errorf("keys file %s is not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm != KeysFileMode {
+		return keysFile{}, fmt.Errorf("keys file %s has mode %04o, want %04o: others may have read it; chmod 600 it (and consider revoking its keys)", path, perm, KeysFileMode)
+	}
+	var kf keysFile
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&kf); err != nil {
+		return keysFile{}, fmt.Errorf("keys file %s: %w", path, err)
+	}
+	if kf.Version != 1 {
+		return keysFile{}, fmt.Errorf("keys file %s: version %d, want 1", path, kf.Version)
+	}
+	return kf, nil
+}
+
+// writeKeysFile replaces the file atomically: a temporary file of mode 0600
+// in the same directory (mode 0700), synced, renamed over the old one, and
+// its mode checked after the rename.
+func writeKeysFile(path string, kf keysFile) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("keys dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("keys dir: %w", err)
+	}
+	b, err := json.MarshalIndent(kf, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".keys-*.json")
+	if err != nil {
+		return fmt.Errorf("keys file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if err := tmp.Chmod(KeysFileMode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("keys file: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("keys file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm != KeysFileMode {
+		return fmt.Errorf("keys file %s has mode %04o after writing, want %04o", path, perm, KeysFileMode)
+	}
+	return nil
+}
+
+var keyNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// NewKey is what Create needs to make a key.
+type NewKey struct {
+	Name       string
+	Roles      []string
+	AllowTools []string // tool globs; "!glob" excludes; none = every tool
+	Rate       string   // "N/min" ("N/s", "N/h"); "" = unlimited
+}
+
+// Create makes a key and returns it: the only time the key exists outside
+// the caller's hands. A name already in use is an error.
+func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
+	if !keyNameRE.MatchString(nk.Name) {
+		return "", KeyInfo{}, fmt.Errorf("key name %q: use 1-64 of a-z 0-9 _ . - (starting with a letter or digit)", nk.Name)
+	}
+	for _, r := range nk.Roles {
+		if !keyNameRE.MatchString(r) {
+			return "", KeyInfo{}, fmt.Errorf("role %q: use 1-64 of a-z 0-9 _ . -", r)
+		}
+	}
+	if _, err := NewToolACL(nk.AllowTools); err != nil {
+		return "", KeyInfo{}, err
+	}
+	if _, err := ParseRate(nk.Rate); err != nil {
+		return "", KeyInfo{}, err
+	}
+	var raw [32]byte
+	_, _ = rand.Read(raw[:]) // crypto/rand.Read does not fail
+	key := KeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(key))
+	info := KeyInfo{
+		Name:       nk.Name,
+		Roles:      nonNil(slices.Clone(nk.Roles)),
+		AllowTools: nonNil(slices.Clone(nk.AllowTools)),
+		Rate:       nk.Rate,
+		Created:    now.UTC().Truncate(time.Second),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kf, err := readKeysFile(s.path)
+	if err != nil {
+		return "", KeyInfo{}, err
+	}
+	for _, k := range kf.Keys {
+		if k.Name == nk.Name {
+			return "", KeyInfo{}, fmt.Errorf("a key named %q exists; revoke it first or pick another name", nk.Name)
+		}
+	}
+	kf.Keys = append(kf.Keys, storedKey{KeyInfo: info, SHA256: hex.EncodeToString(sum[:])})
+	if err := writeKeysFile(s.path, kf); err != nil {
+		return "", KeyInfo{}, err
+	}
+	s.stamp = fileStamp{} // force a reload
+	if err := s.reloadLocked(); err != nil {
+		return "", KeyInfo{}, err
+	}
+	return key, info, nil
+}
+
+// Revoke removes the key called name. Requests with it fail from the next
+// one on.
+func (s *KeyStore) Revoke(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kf, err := readKeysFile(s.path)
+	if err != nil {
+		return err
+	}
+	n := len(kf.Keys)
+	kf.Keys = slices.DeleteFunc(kf.Keys, func(k storedKey) bool { return k.Name == name })
+	if len(kf.Keys) == n {
+		return fmt.Errorf("%w %q", ErrNoKey, name)
+	}
+	if err := writeKeysFile(s.path, kf); err != nil {
+		return err
+	}
+	s.stamp = fileStamp{}
+	return s.reloadLocked()
+}
+
+// List describes every key, in creation order.
+func (s *KeyStore) List() ([]KeyInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.reloadLocked(); err != nil {
+		return nil, err
+	}
+	out := make([]KeyInfo, len(s.keys))
+	for i, k := range s.keys {
+		out[i] = k.info
+	}
+	return out, nil
+}
+
+// Empty reports whether the store holds no key. A store that cannot be
+// read is not empty: callers then require a key, which nobody has.
+func (s *KeyStore) Empty() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.reloadLocked(); err != nil {
+		return false
+	}
+	return len(s.keys) == 0
+}
+
+// Authenticate returns the principal of a presented key. Every stored hash
+// is compared, in constant time, so timing tells nothing about which key
+// came close. transport is "http" or "rest".
+func (s *KeyStore) Authenticate(presented, transport string) (Principal, error) {
+	sum := sha256.Sum256([]byte(presented))
+	s.mu.Lock()
+	err := s.reloadLocked()
+	keys := s.keys
+	s.mu.Unlock()
+	if err != nil {
+		return Principal{}, err
+	}
+	var found *liveKey
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
+			found = k
+		}
+	}
+	if found == nil {
+		return Principal{}, ErrNoKey
+	}
+	return Principal{
+		Name:      found.info.Name,
+		Roles:     slices.Clone(found.info.Roles),
+		Transport: transport,
+		Tools:     found.acl,
+		Rate:      found.limit,
+	}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ParseRate reads "N/min", "N/s" or "N/h" as calls per minute; "" and "0"
+// are unlimited (0).
+func ParseRate(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	num, unit, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
+	}
+	switch unit {
+	case "s", "sec":
+		return float64(n) * 60, nil
+	case "m", "min":
+		return float64(n), nil
+	case "h", "hour":
+		return float64(n) / 60, nil
+	}
+	return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
+}
+
+// RateLimit is one key's budget of tool calls: a token bucket that refills
+// at the key's rate and holds a minute's worth, so a key may spend its
+// minute in a burst but not more.
+type RateLimit struct {
+	perMin float64
+	lim    *rate.Limiter
+}
+
+// NewRateLimit returns a limit of perMin calls a minute.
+func NewRateLimit(perMin float64) *RateLimit {
+	burst := max(1, int(perMin))
+	return &RateLimit{perMin: perMin, lim: rate.NewLimiter(rate.Limit(perMin/60), burst)}
+}
+
+// Take spends one call. When the budget is spent it returns how long until
+// the next call is allowed, and spends nothing.
+func (r *RateLimit) Take(now time.Time) (wait time.Duration, ok bool) {
+	res := r.lim.ReserveN(now, 1)
+	if !res.OK() {
+		return time.Minute, false
+	}
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
+
+// String is the limit as a key shows it.
+func (r *RateLimit) String() string {
+	return strconv.FormatFloat(r.perMin, 'f', -1, 64) + "/min"
+}

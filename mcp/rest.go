@@ -1,0 +1,361 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// The REST API (seed 002's interface) runs the same tool table through the
+// same dispatch, gate and policy as MCP; only the framing differs:
+//
+//	POST /api/v1/command  {"command": "click", "params": {...}, "session": "name"}
+//	  → 200 {"ok": true, "data": Data}
+//	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "..."}}
+//	GET  /api/v1/status   → {"ok": true, "data": {...}}
+//	GET  /api/v1/tools    → {"ok": true, "data": {"tools": [MCP tool definitions]}}
+//	GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}   (role "admin")
+
+// Data is a tool result as REST returns it: the very MCP result of the same
+// call, with the framing for a model taken off. Value is the JSON the
+// result's text starts with (every tool returns one); Text is the page text
+// that follows it (get_text, snapshot, …); Untrusted says the result was
+// fenced as page content; Truncated is the server's note when the result
+// was cut to --max-result-chars; Images are screenshots.
+type Data struct {
+	Value     json.RawMessage `json:"value,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Untrusted bool            `json:"untrusted,omitempty"`
+	Truncated string          `json:"truncated,omitempty"`
+	Images    []ImageData     `json:"images,omitempty"`
+}
+
+// ImageData is an image of a result; Data is base64 in JSON.
+type ImageData struct {
+	MIMEType string `json:"mime_type"`
+	Data     []byte `json:"data"`
+}
+
+// ResultData turns a successful MCP tool result into REST's Data. REST
+// builds its answers with it from the result dispatch returned, so REST and
+// MCP carry the same data by construction.
+func ResultData(res *sdk.CallToolResult) Data {
+	var d Data
+	var text strings.Builder
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c.Text)
+		case *sdk.ImageContent:
+			d.Images = append(d.Images, ImageData{MIMEType: c.MIMEType, Data: c.Data})
+		}
+	}
+	content := text.String()
+	if inner, after, ok := Unfence(content); ok {
+		content, d.Truncated, d.Untrusted = inner, after, true
+	} else if i := strings.LastIndex(content, "\n…[truncated: "); i >= 0 {
+		content, d.Truncated = content[:i], content[i+1:]
+	}
+	if strings.HasPrefix(content, "{") || strings.HasPrefix(content, "[") {
+		line, rest, _ := strings.Cut(content, "\n")
+		if json.Valid([]byte(line)) {
+			d.Value = json.RawMessage(line)
+			content = rest
+		}
+	}
+	d.Text = content
+	return d
+}
+
+// RESTError is the error object of a REST answer.
+type RESTError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+type restAnswer struct {
+	OK    bool       `json:"ok"`
+	Data  any        `json:"data,omitempty"`
+	Error *RESTError `json:"error,omitempty"`
+}
+
+func restError(code, msg, hint string) restAnswer {
+	return restAnswer{Error: &RESTError{Code: code, Message: msg, Hint: hint}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // plain values always encode
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// errorOf reads the isError result dispatch made ("CODE: cause\nNext:
+// hint") back into its parts.
+func errorOf(res *sdk.CallToolResult) RESTError {
+	var text string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			text = t.Text
+			break
+		}
+	}
+	var e RESTError
+	msg := text
+	if i := strings.LastIndex(text, "\nNext: "); i >= 0 {
+		msg, e.Hint = text[:i], strings.TrimSuffix(text[i+len("\nNext: "):], "\n")
+	}
+	code, rest, ok := strings.Cut(msg, ": ")
+	if !ok || code == "" || strings.ToUpper(code) != code || strings.ContainsAny(code, " \n") {
+		return RESTError{Code: string(executor.CodeInternal), Message: text}
+	}
+	e.Code, e.Message = code, rest
+	return e
+}
+
+// StatusOf is the HTTP status REST answers an error code with.
+func StatusOf(code string) int {
+	switch executor.Code(code) {
+	case executor.CodeBadArgs:
+		return http.StatusBadRequest
+	case executor.CodePolicyDenied:
+		return http.StatusForbidden
+	case CodeRateLimited:
+		return http.StatusTooManyRequests
+	case executor.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case executor.CodeTabNotFound, executor.CodeStaleTab, executor.CodeSelectorNotFound,
+		executor.CodeRefExpired, executor.CodeDevtoolsOpen:
+		return http.StatusConflict
+	case executor.CodeEvalFailed:
+		return http.StatusUnprocessableEntity
+	case executor.CodeTargetGone, executor.CodeDetached, executor.CodeDownloadFailed:
+		return http.StatusBadGateway
+	case executor.CodeNoBackend, executor.CodeLaunchFailed, executor.CodeExtensionDisconnected, executor.CodeBackpressure:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func (h *HTTPHandler) routeREST() {
+	h.mux.HandleFunc("POST /api/v1/command", h.restCommand)
+	h.mux.HandleFunc("GET /api/v1/status", h.restStatus)
+	h.mux.HandleFunc("GET /api/v1/tools", h.restTools)
+	h.mux.HandleFunc("GET /api/v1/keys", h.admin(h.restKeysList))
+	h.mux.HandleFunc("POST /api/v1/keys", h.admin(h.restKeysCreate))
+	h.mux.HandleFunc("DELETE /api/v1/keys/{name}", h.admin(h.restKeysRevoke))
+	h.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, restError("NOT_FOUND", "no such endpoint: "+r.Method+" "+r.URL.Path,
+			"the endpoints: POST /api/v1/command, GET /api/v1/status, GET /api/v1/tools, GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}"))
+	})
+}
+
+// decodeObject reads a JSON object body into exact-case fields: names are
+// matched exactly (encoding/json would match struct fields in any case, so
+// "Command" could shadow "command"), and unknown names are refused.
+func decodeObject(r *http.Request, known ...string) (map[string]json.RawMessage, *RESTError, int) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body must be JSON", Hint: "send Content-Type: application/json"}, http.StatusUnsupportedMediaType
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&m); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &RESTError{Code: "BAD_ARGS", Message: fmt.Sprintf("the request body is larger than %d bytes", mbe.Limit), Hint: "send a smaller request"}, http.StatusRequestEntityTooLarge
+		}
+		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body is not a JSON object", Hint: `send {"command": "...", "params": {...}}`}, http.StatusBadRequest
+	}
+	if dec.More() {
+		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body holds more than one JSON value"}, http.StatusBadRequest
+	}
+	for k := range m {
+		if !slices.Contains(known, k) {
+			return nil, &RESTError{Code: "BAD_ARGS", Message: fmt.Sprintf("unknown field %q", k), Hint: "accepted fields: " + strings.Join(known, ", ")}, http.StatusBadRequest
+		}
+	}
+	return m, nil, 0
+}
+
+func stringField(m map[string]json.RawMessage, name string) (string, bool) {
+	raw, ok := m[name]
+	if !ok || bytes.Equal(raw, []byte("null")) {
+		return "", true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
+	p, _ := principalFrom(r.Context())
+	m, rerr, status := decodeObject(r, "command", "params", "session")
+	if rerr != nil {
+		writeJSON(w, status, restAnswer{Error: rerr})
+		return
+	}
+	command, ok := stringField(m, "command")
+	if !ok || command == "" {
+		writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", `"command" must be a tool name`, "GET /api/v1/tools lists them"))
+		return
+	}
+	name, ok := stringField(m, "session")
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", `"session" must be a string`, "omit it, or name a session"))
+		return
+	}
+	name = cmpOr(name, r.Header.Get(SessionHeader))
+	if name == "" {
+		// Without a name, REST calls of one key share that key's own
+		// context, never another key's (nor stdio's default profile).
+		name = "rest"
+	}
+	session, err := h.namedKey(p, name)
+	if err != nil {
+		e := executor.AsError(err)
+		writeJSON(w, StatusOf(string(e.Code)), restError(string(e.Code), e.Message, e.Hint))
+		return
+	}
+	if !h.begin("", session) {
+		writeJSON(w, http.StatusServiceUnavailable, restError("NO_BACKEND", "the server is shutting down", "retry against a running server"))
+		return
+	}
+	defer h.end("", session)
+	res, err := h.s.Call(r.Context(), session, p, command, m["params"])
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.Is(err, ErrUnknownTool):
+		writeJSON(w, http.StatusNotFound, restError("UNKNOWN_COMMAND", fmt.Sprintf("there is no command %q", command), "GET /api/v1/tools lists the commands"))
+	case errors.As(err, &rpc):
+		writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", `"params" must be a JSON object`, "send the tool's arguments as an object"))
+	case err != nil:
+		h.log.Error("REST call failed", "command", command, "err", err)
+		writeJSON(w, http.StatusInternalServerError, restError(string(executor.CodeInternal), "the call failed", "see the server log"))
+	case res.IsError:
+		e := errorOf(res)
+		if e.Code == string(CodeRateLimited) {
+			if m := retryAfterRE.FindStringSubmatch(e.Hint); m != nil {
+				w.Header().Set("Retry-After", m[1])
+			}
+		}
+		writeJSON(w, StatusOf(e.Code), restAnswer{Error: &e})
+	default:
+		writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: ResultData(res)})
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (h *HTTPHandler) restStatus(w http.ResponseWriter, r *http.Request) {
+	p, _ := principalFrom(r.Context())
+	mcpN, namedN := h.Sessions()
+	st := map[string]any{
+		"server":    "chromegate",
+		"version":   h.s.sdkVersion(),
+		"principal": p,
+		"backends":  h.s.opts.Manager.Backends(),
+		"mcp":       !h.opts.NoMCP,
+		"rest":      !h.opts.NoREST,
+		"sessions":  map[string]int{"mcp": mcpN, "named": namedN},
+		"uptime_s":  int(time.Since(h.start).Seconds()),
+	}
+	if h.s.opts.Status != nil {
+		for k, v := range h.s.opts.Status(r.Context()) {
+			st[k] = v
+		}
+	}
+	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: st})
+}
+
+func (h *HTTPHandler) restTools(w http.ResponseWriter, r *http.Request) {
+	p, _ := principalFrom(r.Context())
+	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]any{"tools": h.s.VisibleTools(r.Context(), p)}})
+}
+
+// admin lets only principals with the admin role through.
+func (h *HTTPHandler) admin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, _ := principalFrom(r.Context())
+		if p.Name == anonymous || !slices.Contains(p.Roles, "admin") {
+			writeJSON(w, http.StatusForbidden, restError("FORBIDDEN", "managing keys needs a key with the admin role",
+				"create one with `chromegate keys create NAME --role admin`"))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (h *HTTPHandler) restKeysList(w http.ResponseWriter, _ *http.Request) {
+	keys, err := h.opts.Keys.List()
+	if err != nil {
+		h.log.Error("listing keys", "err", err)
+		writeJSON(w, http.StatusInternalServerError, restError(string(executor.CodeInternal), "the key store cannot be read", "see the server log"))
+		return
+	}
+	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]any{"keys": keys}})
+}
+
+func (h *HTTPHandler) restKeysCreate(w http.ResponseWriter, r *http.Request) {
+	m, rerr, status := decodeObject(r, "name", "roles", "allow_tools", "rate")
+	if rerr != nil {
+		writeJSON(w, status, restAnswer{Error: rerr})
+		return
+	}
+	var nk NewKey
+	for field, dst := range map[string]any{"name": &nk.Name, "roles": &nk.Roles, "allow_tools": &nk.AllowTools, "rate": &nk.Rate} {
+		if raw, ok := m[field]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", fmt.Sprintf("%q has the wrong type", field), `name: string, roles: [string], allow_tools: [string], rate: "N/min"`))
+				return
+			}
+		}
+	}
+	key, info, err := h.opts.Keys.Create(nk, time.Now())
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", err.Error(), "fix the field and retry"))
+		return
+	}
+	h.log.Info("key created over REST", "name", info.Name, "roles", info.Roles)
+	writeJSON(w, http.StatusCreated, restAnswer{OK: true, Data: struct {
+		KeyInfo
+		Key string `json:"key"`
+	}{info, key}})
+}
+
+func (h *HTTPHandler) restKeysRevoke(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := h.opts.Keys.Revoke(name); err != nil {
+		if errors.Is(err, ErrNoKey) {
+			writeJSON(w, http.StatusNotFound, restError("NOT_FOUND", fmt.Sprintf("there is no key %q", name), "GET /api/v1/keys lists them"))
+			return
+		}
+		h.log.Error("revoking a key", "name", name, "err", err)
+		writeJSON(w, http.StatusInternalServerError, restError(string(executor.CodeInternal), "the key store cannot be written", "see the server log"))
+		return
+	}
+	h.log.Info("key revoked over REST", "name", name)
+	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]string{"revoked": name}})
+}
