@@ -502,7 +502,7 @@ func TestRESTCommand(t *testing.T) {
 		status int
 		want   string
 	}{
-		{"ok", `{"command":"get_text","params":{}}`, 200, `"ok":true,"data":{"value":{"tab_id":"fake:s1:1","url":"about:blank","chars":19},"text":"text of about:blank","untrusted":true}}`},
+		{"ok", `{"command":"get_text","params":{}}`, 200, `{"ok":true,"data":{"tab_id":"fake:s1:1","url":"about:blank","chars":19},"text":"text of about:blank","untrusted":true}`},
 		{"unknown command", `{"command":"nope"}`, 404, `"code":"UNKNOWN_COMMAND"`},
 		{"bad args", `{"command":"get_text","params":{"bogus":1}}`, 400, `"code":"BAD_ARGS","message":"unknown argument \"bogus\""`},
 		{"params not an object", `{"command":"get_text","params":[1]}`, 400, `"code":"BAD_ARGS"`},
@@ -551,8 +551,8 @@ func TestRESTMatchesMCP(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"command": call.tool, "params": call.args, "session": "same"})
 		status, _, rb := e.do("POST", "/api/v1/command", k, string(body), nil)
 		var ans struct {
-			OK   bool `json:"ok"`
-			Data Data `json:"data"`
+			OK bool `json:"ok"`
+			Data
 		}
 		if err := json.Unmarshal([]byte(rb), &ans); err != nil || status != 200 || !ans.OK {
 			t.Fatalf("REST %s: %d %s", call.tool, status, rb)
@@ -582,7 +582,7 @@ func TestResultData(t *testing.T) {
 		t.Errorf("cut result: %+v", d)
 	}
 	res, _ = s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Image: &Image{Data: []byte{1, 2}, MIMEType: "image/png"}})
-	if d := ResultData(res); len(d.Images) != 1 || d.Images[0].MIMEType != "image/png" || !bytes.Equal(d.Images[0].Data, []byte{1, 2}) {
+	if d := ResultData(res); d.Image == nil || d.Image.MIMEType != "image/png" || !bytes.Equal(d.Image.Data, []byte{1, 2}) {
 		t.Errorf("image: %+v", d)
 	}
 }

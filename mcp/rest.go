@@ -20,30 +20,31 @@ import (
 // same dispatch, gate and policy as MCP; only the framing differs:
 //
 //	POST /api/v1/command  {"command": "click", "params": {...}, "session": "name"}
-//	  → 200 {"ok": true, "data": Data}
+//	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "image": {...}}
 //	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "..."}}
 //	GET  /api/v1/status   → {"ok": true, "data": {...}}
 //	GET  /api/v1/tools    → {"ok": true, "data": {"tools": [MCP tool definitions]}}
 //	GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}   (role "admin")
 
 // Data is a tool result as REST returns it: the very MCP result of the same
-// call, with the framing for a model taken off. Value is the JSON the
-// result's text starts with (every tool returns one); Text is the page text
-// that follows it (get_text, snapshot, …); Untrusted says the result was
-// fenced as page content; Truncated is the server's note when the result
-// was cut to --max-result-chars; Images are screenshots.
+// call, with the framing for a model taken off. Value ("data" in the
+// answer) is the JSON the result's text starts with — the tool's structured
+// result; every tool returns one. Text is the page text that follows it
+// (get_text, snapshot, …); Untrusted says the result was fenced as page
+// content; Truncated is the server's note when the result was cut to
+// --max-result-chars; Image is a screenshot.
 type Data struct {
-	Value     json.RawMessage `json:"value,omitempty"`
+	Value     json.RawMessage `json:"data,omitempty"`
 	Text      string          `json:"text,omitempty"`
 	Untrusted bool            `json:"untrusted,omitempty"`
 	Truncated string          `json:"truncated,omitempty"`
-	Images    []ImageData     `json:"images,omitempty"`
+	Image     *ImageData      `json:"image,omitempty"`
 }
 
-// ImageData is an image of a result; Data is base64 in JSON.
+// ImageData is the image of a result; Data is base64 in JSON.
 type ImageData struct {
-	MIMEType string `json:"mime_type"`
 	Data     []byte `json:"data"`
+	MIMEType string `json:"mime_type"`
 }
 
 // ResultData turns a successful MCP tool result into REST's Data. REST
@@ -60,7 +61,9 @@ func ResultData(res *sdk.CallToolResult) Data {
 			}
 			text.WriteString(c.Text)
 		case *sdk.ImageContent:
-			d.Images = append(d.Images, ImageData{MIMEType: c.MIMEType, Data: c.Data})
+			if d.Image == nil {
+				d.Image = &ImageData{MIMEType: c.MIMEType, Data: c.Data}
+			}
 		}
 	}
 	content := text.String()
@@ -87,10 +90,16 @@ type RESTError struct {
 	Hint    string `json:"hint,omitempty"`
 }
 
+// restAnswer is every REST answer: ok, then data (and for a command the
+// rest of its Data), or error.
 type restAnswer struct {
-	OK    bool       `json:"ok"`
-	Data  any        `json:"data,omitempty"`
-	Error *RESTError `json:"error,omitempty"`
+	OK        bool       `json:"ok"`
+	Data      any        `json:"data,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	Untrusted bool       `json:"untrusted,omitempty"`
+	Truncated string     `json:"truncated,omitempty"`
+	Image     *ImageData `json:"image,omitempty"`
+	Error     *RESTError `json:"error,omitempty"`
 }
 
 func restError(code, msg, hint string) restAnswer {
@@ -258,7 +267,12 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, StatusOf(e.Code), restAnswer{Error: &e})
 	default:
-		writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: ResultData(res)})
+		d := ResultData(res)
+		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image}
+		if d.Value != nil {
+			ans.Data = d.Value
+		}
+		writeJSON(w, http.StatusOK, ans)
 	}
 }
 
