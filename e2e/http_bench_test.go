@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkHTTPSessions runs N concurrent MCP sessions over Streamable HTTP
+// against one `chromegate serve --http`, each in its own browser context,
+// each looping navigate + snapshot + click on the local test site for a
+// fixed time (CHROMEGATE_BENCH_SECONDS, default 10). It reports calls per
+// second, the median and p95 latency of a call, the errors (which must be
+// zero: any error fails the benchmark) and the peak memory of the server
+// (VmRSS) and of it with the browser and driver processes it started (the
+// sum of their VmRSS, which counts shared pages once per process, and
+// their PSS, which splits them).
+//
+//	go test -run '^$' -bench BenchmarkHTTPSessions -benchtime 1x ./e2e/
+func BenchmarkHTTPSessions(b *testing.B) {
+	needBrowser(b)
+	base := site(b)
+	secs := 10
+	if v, err := strconv.Atoi(os.Getenv("CHROMEGATE_BENCH_SECONDS")); err == nil && v > 0 {
+		secs = v
+	}
+	dir := b.TempDir()
+	key := createKey(b, dir, "bench")
+	h := startHTTP(b, dir, append([]string{"--log-level=info"}, permissive...)...)
+	warm := h.connect(key, nil)
+	if res := mcpCall(b, warm, "navigate", map[string]any{"url": base + "/form"}); res.IsError {
+		b.Fatal(resultText(res))
+	}
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				r := runSessions(b, h, key, base, n, time.Duration(secs)*time.Second)
+				b.ReportMetric(r.perSec, "calls/s")
+				b.ReportMetric(ms(r.p50), "p50-ms")
+				b.ReportMetric(ms(r.p95), "p95-ms")
+				b.ReportMetric(float64(r.errors), "errors")
+				b.ReportMetric(float64(r.serverKB)/1024, "server-MB")
+				b.ReportMetric(float64(r.totalKB)/1024, "total-rss-MB")
+				b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
+				fmt.Fprintf(os.Stderr, "HTTP sessions=%-2d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
+					n, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
+				if r.errors > 0 {
+					b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
+				}
+			}
+		})
+	}
+}
+
+type sessionsResult struct {
+	calls, errors     int
+	firstErr          string
+	perSec            float64
+	p50, p95          time.Duration
+	serverKB, totalKB int
+	pssKB             int
+	procs             int
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Duration) sessionsResult {
+	sessions := make([]*sdk.ClientSession, n)
+	for i := range sessions {
+		sessions[i] = h.connect(key, nil)
+	}
+	var (
+		mu   sync.Mutex
+		lat  []time.Duration
+		errs []string
+		wg   sync.WaitGroup
+		peak struct{ server, total, pss, procs int }
+	)
+	stop := time.Now().Add(d)
+	start := time.Now()
+	for _, cs := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			steps := []struct {
+				tool string
+				args map[string]any
+			}{
+				{"navigate", map[string]any{"url": base + "/form"}},
+				{"snapshot", map[string]any{}},
+				{"click", map[string]any{"selector": "#counter"}},
+			}
+			for time.Now().Before(stop) {
+				for _, st := range steps {
+					ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+					t0 := time.Now()
+					res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: st.tool, Arguments: st.args})
+					el := time.Since(t0)
+					cancel()
+					mu.Lock()
+					lat = append(lat, el)
+					if err != nil {
+						errs = append(errs, st.tool+": "+err.Error())
+					} else if res.IsError {
+						errs = append(errs, st.tool+": "+resultText(res))
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	// Sample memory while the sessions run: the peak is what a host must have.
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s, tot, pss, np := h.rss()
+				mu.Lock()
+				peak.server, peak.total, peak.pss, peak.procs = max(peak.server, s), max(peak.total, tot), max(peak.pss, pss), max(peak.procs, np)
+				mu.Unlock()
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	elapsed := time.Since(start)
+	for _, cs := range sessions {
+		_ = cs.Close()
+	}
+	slices.Sort(lat)
+	r := sessionsResult{calls: len(lat), errors: len(errs), serverKB: peak.server, totalKB: peak.total, pssKB: peak.pss, procs: peak.procs}
+	if len(errs) > 0 {
+		r.firstErr = errs[0]
+	}
+	if len(lat) > 0 {
+		r.perSec = float64(len(lat)) / elapsed.Seconds()
+		r.p50 = lat[len(lat)/2]
+		r.p95 = lat[min(len(lat)-1, len(lat)*95/100)]
+	}
+	return r
+}
+
+// rss is the resident memory (kB) of the server process and of it with
+// every process it started (driver, browser, zygotes, renderers, GPU and
+// utility processes), from /proc: the server's process tree, plus any
+// process carrying its marker that was re-parented.
+func (h *httpServer) rss() (server, total, pss, procs int) {
+	root := h.cmd.Process.Pid
+	server = vmRSS(root)
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The fields after the command name (which may hold spaces).
+		i := strings.LastIndexByte(string(st), ')')
+		f := strings.Fields(string(st)[i+1:])
+		if len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], pid)
+			}
+		}
+	}
+	seen := map[int]bool{}
+	queue := []int{root}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		queue = append(queue, children[pid]...)
+	}
+	for _, pid := range h.procs() {
+		seen[pid] = true
+	}
+	for pid := range seen {
+		total += vmRSS(pid)
+		pss += statusKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+		procs++
+	}
+	return server, total, pss, procs
+}
+
+func vmRSS(pid int) int { return statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:") }
+
+// statusKB reads a "Name:   123 kB" line of a /proc file.
+func statusKB(path, name string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
