@@ -187,6 +187,10 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 			SessionTimeout:      opts.SessionTimeout,
 			MaxRequestBodyBytes: opts.MaxBodyBytes,
 			Logger:              h.log,
+			// The SDK refuses a non-loopback Host on a loopback listener;
+			// the Host allowlist above is stricter, and must win when it
+			// names more hosts (--http-host) for a loopback server.
+			DisableLocalhostProtection: len(opts.Hosts) > 0,
 		})
 		// The SDK binds a session to the key that opened it (a session id
 		// presented with another key is refused) through its TokenInfo;

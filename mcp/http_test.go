@@ -217,7 +217,10 @@ func with(h map[string]string, kv ...string) map[string]string {
 // TestHTTPSecurityTable: the hardening and authentication of every route,
 // over a real listener.
 func TestHTTPSecurityTable(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.Origins = []string{"https://app.example.com"} })
+	e := newHTTPEnv(t, func(o *HTTPOptions) {
+		o.Origins = []string{"https://app.example.com"}
+		o.Hosts = []string{"chromegate.internal"}
+	})
 	good := e.key(NewKey{Name: "ci", Roles: []string{"ci"}})
 	revoked := e.key(NewKey{Name: "old"})
 	if err := e.keys.Revoke("old"); err != nil {
@@ -252,6 +255,8 @@ func TestHTTPSecurityTable(t *testing.T) {
 		{"allowed Origin", "GET", "/api/v1/status", good, "", map[string]string{"Origin": "https://APP.example.com"}, 200},
 		{"localhost Host", "GET", "/api/v1/status", good, "", map[string]string{"Host": "localhost:" + strings.Split(e.addr, ":")[1]}, 200},
 		{"good key on MCP", "POST", "/mcp", good, mcpInit, mcpHeaders, 200},
+		{"an --http-host name on MCP", "POST", "/mcp", good, mcpInit, with(mcpHeaders, "Host", "chromegate.internal:"+strings.Split(e.addr, ":")[1]), 200},
+		{"an --http-host name on another port", "GET", "/api/v1/status", good, "", map[string]string{"Host": "chromegate.internal:1"}, 403},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
