@@ -40,11 +40,20 @@ type httpEnv struct {
 
 func newHTTPEnv(t *testing.T, configure func(*HTTPOptions)) *httpEnv {
 	t.Helper()
+	return newHTTPEnvWith(t, nil, configure)
+}
+
+func newHTTPEnvWith(t *testing.T, server func(*Options), configure func(*HTTPOptions)) *httpEnv {
+	t.Helper()
 	e := &httpEnv{t: t, backend: executortest.NewBackend("fake")}
 	log, buf := bufLogger()
 	e.log = buf
 	e.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{e.backend}})
-	s, err := NewServer(Options{Manager: e.manager, Gate: AllowAll, Version: "test", Logger: log})
+	so := Options{Manager: e.manager, Gate: AllowAll, Version: "test", Logger: log}
+	if server != nil {
+		server(&so)
+	}
+	s, err := NewServer(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,6 +392,39 @@ func TestHTTPToolACL(t *testing.T) {
 	names := toolNames(t, e.mustConnect(all, nil))
 	if len(names) != len(Tools())-1 || strings.Contains(strings.Join(names, " "), "eval") {
 		t.Errorf("* with !eval: %v", names)
+	}
+}
+
+// allowSteps is a ListFilter and StepFilter that shows every tool and step,
+// so that only a key's ACL can hide one.
+type allowSteps struct{}
+
+func (allowSteps) Visible(context.Context, *Tool, Principal) bool { return true }
+func (allowSteps) VisibleStep(context.Context, *Tool, Principal, *PluginStep) bool {
+	return true
+}
+
+// TestHTTPToolACLPluginSteps: a key's ACL holds at every plugin step: a
+// key allowed read_page and navigate, but not get_text, is stopped at the
+// step that reads.
+func TestHTTPToolACLPluginSteps(t *testing.T) {
+	e := newHTTPEnvWith(t, func(o *Options) {
+		o.List = allowSteps{}
+		o.Plugins = loadPlugins(t, map[string]string{"read.json": readPlugin})
+	}, nil)
+	k := e.key(NewKey{Name: "k", AllowTools: []string{"read_page", "navigate"}})
+	cs := e.mustConnect(k, nil)
+	if diff := gocmp.Diff([]string{"navigate", "read_page"}, toolNames(t, cs)); diff != "" {
+		t.Errorf("tools/list (-want +got):\n%s", diff)
+	}
+	res := callTool(t, cs, "read_page", map[string]any{"url": "https://example.test/a"})
+	if !res.IsError || !strings.HasPrefix(textOf(res), "POLICY_DENIED: plugin read_page stopped at step 2 (read, get_text): tool get_text is not available to k") {
+		t.Errorf("read_page with get_text outside the ACL: %s", textOf(res))
+	}
+	for _, m := range e.backend.Last().Methods() {
+		if m == "Text" {
+			t.Error("the step outside the ACL reached the executor")
+		}
 	}
 }
 
