@@ -203,7 +203,7 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 			return &auth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}, nil
 		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
 		h.mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if p, _ := principalFrom(r.Context()); p.Name == anonymous {
+			if isAnonymous(r.Context()) {
 				stream.ServeHTTP(w, r)
 				return
 			}
@@ -224,6 +224,15 @@ const principalKey = "chromegate.principal"
 const anonymous = "local"
 
 type principalCtxKey struct{}
+
+// anonCtxKey marks a request served without a key (loopback, no keys). It
+// is a flag of its own, not a principal name, so no key can pass for it.
+type anonCtxKey struct{}
+
+func isAnonymous(ctx context.Context) bool {
+	anon, _ := ctx.Value(anonCtxKey{}).(bool)
+	return anon
+}
 
 func principalFrom(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalCtxKey{}).(Principal)
@@ -491,7 +500,7 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 	if api {
 		transport = "rest"
 	}
-	p, err := h.authenticate(r, transport)
+	p, anon, err := h.authenticate(r, transport)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="chromegate"`)
 		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
@@ -513,7 +522,11 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 			h.mu.Unlock()
 		}()
 	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, p)))
+	ctx := context.WithValue(r.Context(), principalCtxKey{}, p)
+	if anon {
+		ctx = context.WithValue(ctx, anonCtxKey{}, true)
+	}
+	h.mux.ServeHTTP(w, r.WithContext(ctx))
 	return p, ""
 }
 
@@ -524,28 +537,28 @@ var (
 
 // authenticate finds the principal of a request: its bearer key's, or the
 // anonymous local one when the server is on loopback and has no keys.
-func (h *HTTPHandler) authenticate(r *http.Request, transport string) (Principal, error) {
+func (h *HTTPHandler) authenticate(r *http.Request, transport string) (p Principal, anon bool, err error) {
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
 		if h.local && h.opts.Keys.Empty() {
-			return Principal{Name: anonymous, Roles: []string{}, Transport: transport}, nil
+			return Principal{Name: anonymous, Roles: []string{}, Transport: transport}, true, nil
 		}
-		return Principal{}, errNoKey
+		return Principal{}, false, errNoKey
 	}
 	scheme, key, ok := strings.Cut(authz, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return Principal{}, errNoKey
+		return Principal{}, false, errNoKey
 	}
-	p, err := h.opts.Keys.Authenticate(strings.TrimSpace(key), transport)
+	p, err = h.opts.Keys.Authenticate(strings.TrimSpace(key), transport)
 	if err != nil {
 		if !errors.Is(err, ErrNoKey) {
 			// The store could not be read: fail closed, and say why in the
 			// log (the error names the file, never a key).
 			h.log.Error("the key store cannot be read; refusing every key", "err", err)
 		}
-		return Principal{}, errBadKey
+		return Principal{}, false, errBadKey
 	}
-	return p, nil
+	return p, false, nil
 }
 
 // refuse answers a request the hardening or authentication stopped: JSON

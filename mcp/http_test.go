@@ -787,6 +787,9 @@ func TestKeyStoreFile(t *testing.T) {
 	if _, _, err := s.Create(NewKey{Name: "ci"}, time.Now()); err == nil {
 		t.Error("a duplicate name was accepted")
 	}
+	if _, _, err := s.Create(NewKey{Name: "local"}, time.Now()); err == nil {
+		t.Error(`a key named "local" (the keyless caller) was accepted`)
+	}
 	// Another process (`chromegate keys revoke`) changes the file.
 	other, err := OpenKeyStore(path)
 	if err != nil {

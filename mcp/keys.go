@@ -267,6 +267,11 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 	if !keyNameRE.MatchString(nk.Name) {
 		return "", KeyInfo{}, fmt.Errorf("key name %q: use 1-64 of a-z 0-9 _ . - (starting with a letter or digit)", nk.Name)
 	}
+	if nk.Name == anonymous || nk.Name == LocalPrincipal.Name {
+		// Policies tell callers apart by name: a key must not pass for
+		// the keyless local caller.
+		return "", KeyInfo{}, fmt.Errorf("key name %q is reserved for callers without a key", nk.Name)
+	}
 	for _, r := range nk.Roles {
 		if !keyNameRE.MatchString(r) {
 			return "", KeyInfo{}, fmt.Errorf("role %q: use 1-64 of a-z 0-9 _ . -", r)

@@ -313,7 +313,7 @@ func (h *HTTPHandler) restTools(w http.ResponseWriter, r *http.Request) {
 func (h *HTTPHandler) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, _ := principalFrom(r.Context())
-		if p.Name == anonymous || !slices.Contains(p.Roles, "admin") {
+		if isAnonymous(r.Context()) || !slices.Contains(p.Roles, "admin") {
 			writeJSON(w, http.StatusForbidden, restError("FORBIDDEN", "managing keys needs a key with the admin role",
 				"create one with `chromegate keys create NAME --role admin`"))
 			return
