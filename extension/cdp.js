@@ -69,8 +69,9 @@ const DOCS_KEY = 'docTokens';
 
 // setScripts keeps the server's page scripts (welcome.scripts).
 export async function setScripts(scripts) {
-  await chrome.storage.session.set({ [SCRIPTS_KEY]: scripts && typeof scripts === 'object' ? scripts : {} });
+  const all = scripts && typeof scripts === 'object' ? scripts : {};
   composed = null;
+  await chrome.storage.session.set({ [SCRIPTS_KEY]: all });
 }
 
 let composed = null; // {element, selector} sources built from the element script
@@ -213,6 +214,17 @@ async function send(tabId, method, params = {}) {
     err.cdp = true;
     throw err;
   }
+}
+
+// MUTATING are the commands after whose success a call must not be run
+// again: input, navigation, state the page can see.
+const MUTATING = /^(Input\.|Page\.(navigate|reload|navigateToHistoryEntry)|DOM\.setFileInputFiles|Network\.setCookies)/;
+
+// csend is send for a call: it remembers when the call changed the page.
+async function csend(c, method, params = {}) {
+  const r = await send(c.tabId, method, params);
+  if (MUTATING.test(method)) c.acted = true;
+  return r;
 }
 
 // attach makes sure the extension's debugger is attached to a tab, once:
@@ -808,7 +820,7 @@ async function targetPoint(c, what, target, click) {
 const BUTTONS = { left: 1, right: 2, middle: 4 };
 
 async function mouse(c, type, x, y, extra = {}) {
-  await send(c.tabId, 'Input.dispatchMouseEvent', { type, x, y, ...extra });
+  await csend(c, 'Input.dispatchMouseEvent', { type, x, y, ...extra });
 }
 
 async function click(c, p, button = 'left', count = 1) {
@@ -821,8 +833,8 @@ async function click(c, p, button = 'left', count = 1) {
 
 async function dispatchKeys(c, events) {
   for (const e of events) {
-    if (e.insertText !== undefined) await send(c.tabId, 'Input.insertText', { text: e.insertText });
-    else await send(c.tabId, 'Input.dispatchKeyEvent', e);
+    if (e.insertText !== undefined) await csend(c, 'Input.insertText', { text: e.insertText });
+    else await csend(c, 'Input.dispatchKeyEvent', e);
   }
 }
 
@@ -847,7 +859,7 @@ async function fillTarget(c, what, target, value) {
   const r = await targetOp(c, what, target, 'fill', { value });
   if (r.done) return;
   if (value === '') await pressCombo(c, { modifiers: [], key: 'Delete' });
-  else await send(c.tabId, 'Input.insertText', { text: value });
+  else await csend(c, 'Input.insertText', { text: value });
 }
 
 // ---------------------------------------------------------------------------
@@ -855,12 +867,25 @@ async function fillTarget(c, what, target, value) {
 
 // onTab resolves the call's tab ("" = selected), attaches, runs fn and
 // returns the page state with the dialogs the page opened meanwhile.
+//
+// A tab the debugger was detached from without notice (Chrome detaches an
+// extension from a tab that shows an error page) fails the first command
+// with DETACHED: the call attaches again and runs once more, unless it
+// already acted on the page.
 async function onTab(ctx, what, fn) {
   const tabId = await tabs.resolve(ctx.tabId);
-  const st = await bounded(ctx, what, attach(tabId));
-  const c = { tabId, st, ctx, what, start: Date.now(), title: undefined };
-  await bounded(ctx, what, fn(c), c.start);
-  return pageState(c);
+  const start = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    const st = await bounded(ctx, what, attach(tabId), start);
+    const c = { tabId, st, ctx, what, start, title: undefined, acted: false };
+    try {
+      await bounded(ctx, what, fn(c), start);
+    } catch (e) {
+      if (attempt === 0 && e instanceof WireError && e.code === 'DETACHED' && !c.acted) continue;
+      throw e;
+    }
+    return pageState(c);
+  }
 }
 
 // pageState reads the tab's committed URL and title from the browser (no
@@ -868,7 +893,7 @@ async function onTab(ctx, what, fn) {
 async function pageState(c) {
   const out = { tabId: String(c.tabId), url: '', title: '' };
   try {
-    const h = await send(c.tabId, 'Page.getNavigationHistory');
+    const h = await csend(c, 'Page.getNavigationHistory');
     const e = h.entries[h.currentIndex];
     out.url = e.url;
     out.title = c.title !== undefined ? c.title : e.title;
@@ -881,7 +906,7 @@ async function pageState(c) {
       // the call closed its tab
     }
   }
-  if (out.title === out.url || out.title === out.url.replace(/^[a-z]+:\/\//, '')) out.title = c.title || '';
+  out.title = tabs.displayTitle(out.title, out.url);
   if (c.st.dialogs.length) {
     out.dialogs = c.st.dialogs;
     c.st.dialogs = [];
@@ -968,7 +993,7 @@ async function navStatus(c) {
 
 async function gotoURL(c, url, w) {
   c.title = undefined;
-  const r = await send(c.tabId, 'Page.navigate', { url });
+  const r = await csend(c, 'Page.navigate', { url });
   if (r.errorText) {
     const code = /net::ERR_[A-Z_]+/.exec(r.errorText);
     if (code && code[0] === 'net::ERR_ABORTED' && !r.loaderId) {
@@ -989,7 +1014,7 @@ async function historyNav(c, what, w, trigger) {
   const before = { sameDoc: c.st.sameDoc || 0, lastNav: c.st.lastNav };
   let target = '';
   try {
-    const h = await send(c.tabId, 'Page.getNavigationHistory');
+    const h = await csend(c, 'Page.getNavigationHistory');
     target = 'of ' + h.entries[h.currentIndex].url;
   } catch {
     // only for the message
@@ -1011,13 +1036,13 @@ async function history(params, ctx, what, delta) {
   let status = 0;
   const st = await onTab(ctx, what, async (c) => {
     if (delta === 0) {
-      status = await historyNav(c, what, params.waitUntil, () => send(c.tabId, 'Page.reload', {}));
+      status = await historyNav(c, what, params.waitUntil, () => csend(c, 'Page.reload', {}));
       return;
     }
-    const h = await send(c.tabId, 'Page.getNavigationHistory');
+    const h = await csend(c, 'Page.getNavigationHistory');
     const entry = h.entries[h.currentIndex + delta];
     if (!entry) return; // no history that way: the current page
-    status = await historyNav(c, what, params.waitUntil, () => send(c.tabId, 'Page.navigateToHistoryEntry', { entryId: entry.id }));
+    status = await historyNav(c, what, params.waitUntil, () => csend(c, 'Page.navigateToHistoryEntry', { entryId: entry.id }));
   });
   return withStatus(st, status);
 }
@@ -1187,15 +1212,25 @@ function checkButton(b) {
   return name;
 }
 
-function userAgentInfo() {
+async function userAgentInfo() {
   const ua = navigator.userAgent;
+  let full = [];
+  try {
+    // the reduced user agent says 156.0.0.0; the full version is asked for
+    full = (await navigator.userAgentData.getHighEntropyValues(['fullVersionList'])).fullVersionList || [];
+  } catch {
+    // not offered: the user agent's version stands
+  }
   const edge = /Edg\/([0-9.]+)/.exec(ua);
   const chrome = /Chrom(?:e|ium)\/([0-9.]+)/.exec(ua);
   const brands = (navigator.userAgentData && navigator.userAgentData.brands) || [];
   let browser = 'chromium';
   if (edge) browser = 'edge';
   else if (brands.some((b) => b.brand === 'Google Chrome')) browser = 'chrome';
-  return { browser, version: edge ? edge[1] : chrome ? chrome[1] : '', userAgent: ua };
+  let version = edge ? edge[1] : chrome ? chrome[1] : '';
+  const brand = full.find((b) => b.brand === (browser === 'edge' ? 'Microsoft Edge' : browser === 'chrome' ? 'Google Chrome' : 'Chromium'));
+  if (brand && brand.version) version = brand.version;
+  return { browser, version, userAgent: ua };
 }
 
 async function tabInfo(id) {
@@ -1209,7 +1244,7 @@ async function tabInfo(id) {
       const h = await send(id, 'Page.getNavigationHistory');
       const e = h.entries[h.currentIndex];
       out.url = e.url;
-      out.title = e.title === e.url ? '' : e.title;
+      out.title = tabs.displayTitle(e.title, e.url);
     } catch {
       // the tab's own view stands
     }
@@ -1380,7 +1415,7 @@ export const handlers = {
     if (!p.dx && !p.dy) throw fail('BAD_ARGS', 'scroll needs a target or a non-zero dx/dy');
     return onTab(ctx, 'scroll', async (c) => {
       const start = await inWorld(c.st, fnDecl(pageScroll), []);
-      const m = await send(c.tabId, 'Page.getLayoutMetrics');
+      const m = await csend(c, 'Page.getLayoutMetrics');
       const vp = m.cssLayoutViewport || m.layoutViewport;
       const x = Math.floor((vp.clientWidth || 800) / 2);
       const y = Math.floor((vp.clientHeight || 600) / 2);
@@ -1414,13 +1449,13 @@ export const handlers = {
     return onTab(ctx, 'set_files', async (c) => {
       const obj = await targetOp(c, 'set_files', p, 'element', {}, { byValue: false });
       try {
-        await send(c.tabId, 'DOM.setFileInputFiles', { files, objectId: obj.objectId });
+        await csend(c, 'DOM.setFileInputFiles', { files, objectId: obj.objectId });
       } catch (e) {
         if (e instanceof WireError) throw e;
         throw fail('BAD_ARGS', `set_files on ${describeTarget(validateTarget(p))}: ${e.message}`,
           /not allowed/i.test(e.message) ? 'allow the extension "Allow access to file URLs" in chrome://extensions' : 'the target must be an <input type=file>');
       } finally {
-        send(c.tabId, 'Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
+        csend(c, 'Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
       }
     });
   },
@@ -1504,7 +1539,7 @@ export const handlers = {
         if (!(r.width > 0 && r.height > 0)) {
           throw fail('TIMEOUT', `screenshot: the element of ${describeTarget(p.target)} has no size (it is not visible)`, 'wait_for it to be visible, or take a new snapshot');
         }
-        const m = await send(c.tabId, 'Page.getLayoutMetrics');
+        const m = await csend(c, 'Page.getLayoutMetrics');
         const vp = m.cssLayoutViewport || m.layoutViewport;
         const x = Math.floor(r.x);
         const y = Math.floor(r.y);
@@ -1519,7 +1554,7 @@ export const handlers = {
         args.clip = { x: 0, y: 0, width: Math.ceil(w), height: Math.min(Math.ceil(h), limit), scale: 1 };
         args.captureBeyondViewport = true;
       }
-      const r = await send(c.tabId, 'Page.captureScreenshot', args);
+      const r = await csend(c, 'Page.captureScreenshot', args);
       data = r.data;
     });
     const size = imageSize(data);
@@ -1536,22 +1571,22 @@ export const handlers = {
     let res = { ok: false };
     const st = await onTab(ctx, 'eval', async (c) => {
       const opts = { awaitPromise: !!p.awaitPromise, timeoutMs: budget(ctx) };
-      let r = await send(c.tabId, 'Runtime.evaluate', {
+      let r = await csend(c, 'Runtime.evaluate', {
         expression: evalWrapper(p.expression, opts), returnByValue: true, awaitPromise: true, userGesture: true,
       });
       if (r.exceptionDetails && isSyntaxError(r.exceptionDetails)) {
         // Statements, not an expression: evaluate them bare (a promise they
         // produce is awaited), then make the value JSON-safe.
-        r = await send(c.tabId, 'Runtime.evaluate', { expression: p.expression, awaitPromise: true, userGesture: true, replMode: true });
+        r = await csend(c, 'Runtime.evaluate', { expression: p.expression, awaitPromise: true, userGesture: true, replMode: true });
         if (!r.exceptionDetails) {
           const o = r.result || {};
           let v = null;
           if (o.objectId) {
-            const s = await send(c.tabId, 'Runtime.callFunctionOn', {
+            const s = await csend(c, 'Runtime.callFunctionOn', {
               objectId: o.objectId, functionDeclaration: `function () { return (${jsonSafe.toString()})(this); }`, returnByValue: true,
             });
             v = s.result ? s.result.value ?? null : null;
-            send(c.tabId, 'Runtime.releaseObject', { objectId: o.objectId }).catch(() => {});
+            csend(c, 'Runtime.releaseObject', { objectId: o.objectId }).catch(() => {});
           } else if ('unserializableValue' in o) {
             v = /^-?[0-9]+n$/.test(o.unserializableValue) ? Number(o.unserializableValue.slice(0, -1)) : o.unserializableValue === '-0' ? 0 : o.unserializableValue;
           } else if ('value' in o) {
@@ -1740,7 +1775,7 @@ export const handlers = {
   async status() {
     const all = await tabs.all();
     const sel = all.length ? await tabs.selectedId() : null;
-    const info = userAgentInfo();
+    const info = await userAgentInfo();
     return {
       browser: info.browser,
       version: info.version,
@@ -1758,7 +1793,7 @@ export const handlers = {
 // (Input.dragIntercepted) and the drag is finished with drag events.
 async function dragPoints(c, from, to) {
   c.st.drag = null;
-  await send(c.tabId, 'Input.setInterceptDrags', { enabled: true });
+  await csend(c, 'Input.setInterceptDrags', { enabled: true });
   try {
     await mouse(c, 'mouseMoved', from.x, from.y);
     await mouse(c, 'mousePressed', from.x, from.y, { button: 'left', buttons: 1, clickCount: 1 });
@@ -1772,16 +1807,16 @@ async function dragPoints(c, from, to) {
     for (let i = 1; i <= 5; i++) {
       const x = sx + ((to.x - sx) * i) / 5;
       const y = sy + ((to.y - sy) * i) / 5;
-      if (data) await send(c.tabId, 'Input.dispatchDragEvent', { type: i === 1 ? 'dragEnter' : 'dragOver', x, y, data });
+      if (data) await csend(c, 'Input.dispatchDragEvent', { type: i === 1 ? 'dragEnter' : 'dragOver', x, y, data });
       else await mouse(c, 'mouseMoved', x, y, { button: 'left', buttons: 1 });
     }
     if (data) {
-      await send(c.tabId, 'Input.dispatchDragEvent', { type: 'drop', x: to.x, y: to.y, data });
+      await csend(c, 'Input.dispatchDragEvent', { type: 'drop', x: to.x, y: to.y, data });
     }
     await mouse(c, 'mouseReleased', to.x, to.y, { button: 'left', buttons: 0, clickCount: 1 });
   } finally {
     c.st.drag = null;
-    await send(c.tabId, 'Input.setInterceptDrags', { enabled: false }).catch(() => {});
+    await csend(c, 'Input.setInterceptDrags', { enabled: false }).catch(() => {});
   }
 }
 

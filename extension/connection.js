@@ -38,6 +38,7 @@ export class Connection {
     this.log = log;
     this.ws = null;
     this.connecting = null; // the single dial in flight
+    this.redial = false; // the pairing changed during that dial
     this.attempt = 0;
     this.retryTimer = null;
     this.pingTimer = null;
@@ -128,10 +129,15 @@ export class Connection {
   }
 
   // reconnect drops any connection and dials now (new pairing, the popup).
+  // A dial already under way read the old pairing: it is redone after.
   reconnect(why) {
     this.log('info', 'reconnecting: ' + why);
     clearTimeout(this.retryTimer);
     this.attempt = 0;
+    if (this.connecting) {
+      this.redial = true;
+      return this.connecting;
+    }
     this.close(1000, why);
     this.status = 'idle';
     return this.connect();
@@ -142,6 +148,12 @@ export class Connection {
     if (!this.connecting) {
       this.connecting = this.#dial().finally(() => {
         this.connecting = null;
+        if (this.redial) {
+          this.redial = false;
+          this.close(1000, 'the pairing changed');
+          this.status = 'idle';
+          this.connect();
+        }
       });
     }
     return this.connecting;
@@ -185,6 +197,9 @@ export class Connection {
       this.ws = ws;
       let welcomed = false;
       let unauthorized = '';
+      // Frames that arrive before welcome is handled (the scripts stored)
+      // wait for it, then run in order; they are dropped if no welcome comes.
+      let queue = [];
       const helloTimer = setTimeout(() => {
         if (!welcomed) ws.close(CLOSE.UNAUTHORIZED, 'no welcome');
       }, HELLO_TIMEOUT_MS + 2000);
@@ -199,18 +214,27 @@ export class Connection {
           ws.close(close, 'protocol error');
           return;
         }
-        if (!welcomed) {
-          if (frame.type === 'welcome') {
-            welcomed = true;
-            clearTimeout(helloTimer);
-            this.#welcomed(ws, frame, port, withCode).then(() => resolve({ welcome: true }), (e) => {
-              this.log('error', 'handling welcome failed: ' + e.message);
-              ws.close(1011, 'welcome failed');
-            });
-          } else if (frame.type === 'unauthorized') {
-            unauthorized = String(frame.reason || 'unauthorized');
-          }
-          return; // nothing else before welcome
+        if (!welcomed && frame.type === 'welcome') {
+          welcomed = true;
+          clearTimeout(helloTimer);
+          this.#welcomed(ws, frame, port, withCode).then(() => {
+            const early = queue;
+            queue = null;
+            for (const f of early) this.#onFrame(ws, f);
+            resolve({ welcome: true });
+          }, (e) => {
+            this.log('error', 'handling welcome failed: ' + e.message);
+            ws.close(1011, 'welcome failed');
+          });
+          return;
+        }
+        if (!welcomed && frame.type === 'unauthorized') {
+          unauthorized = String(frame.reason || 'unauthorized');
+          return;
+        }
+        if (queue) {
+          if (queue.length < 1000) queue.push(frame);
+          return;
         }
         this.#onFrame(ws, frame);
       };

@@ -41,8 +41,8 @@ export async function all() {
 }
 
 // selectedId returns the selected tab's id, choosing one when the selected
-// tab closed: the most recently selected still open, else the active tab of
-// the last focused window, else the newest tab. null when there is no tab.
+// tab closed: the most recently selected still open, else the tab accessed
+// last, else the newest tab. null when there is no tab.
 export async function selectedId() {
   const open = await all();
   if (!open.length) return null;
@@ -51,16 +51,13 @@ export async function selectedId() {
   for (let i = hist.length - 1; i >= 0; i--) {
     if (ids.has(hist[i])) return hist[i];
   }
-  let pick;
-  try {
-    const [active] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
-    if (usable(active)) pick = active.id;
-  } catch {
-    // no focused window (headless): fall through
+  // the tab the user looked at last (lastAccessed, Chrome 121+), else the newest
+  let pick = open[open.length - 1];
+  for (const t of open) {
+    if ((t.lastAccessed || 0) > (pick.lastAccessed || 0)) pick = t;
   }
-  if (pick === undefined) pick = open[open.length - 1].id;
-  await markSelected(pick);
-  return pick;
+  await markSelected(pick.id);
+  return pick.id;
 }
 
 // parseId reads a raw tab id of the wire ("123").
@@ -99,7 +96,8 @@ export async function resolve(raw) {
 
 // wire turns a chrome tab into the contract's Tab.
 export function wire(t, selected) {
-  const out = { id: String(t.id), url: t.url || t.pendingUrl || '', title: t.title || '' };
+  const url = t.url || t.pendingUrl || '';
+  const out = { id: String(t.id), url, title: displayTitle(t.title, url) };
   if (selected === t.id) out.selected = true;
   return out;
 }
@@ -140,4 +138,11 @@ export async function close(id) {
     throw fail('TAB_NOT_FOUND', `closing tab ${id} failed: ${e.message}`, 'call tabs_list to see the open tabs');
   }
   await forget(id);
+}
+
+// displayTitle is the document's title: Chrome shows the URL (without its
+// scheme) for a page without one, which is not the page's title.
+export function displayTitle(title, url) {
+  if (!title || title === url || title === url.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '')) return '';
+  return title;
 }
