@@ -146,17 +146,30 @@ export class Connection {
   connect() {
     if (this.connected()) return Promise.resolve();
     if (!this.connecting) {
-      this.connecting = this.#dial().finally(() => {
-        this.connecting = null;
+      this.connecting = this.#dial().finally(async () => {
         if (this.redial) {
           this.redial = false;
-          this.close(1000, 'the pairing changed');
-          this.status = 'idle';
-          this.connect();
+          // Redo the dial unless it already used the newest pairing.
+          if (!(this.connected() && this.dialedWith === (await this.#pairingKey()))) {
+            this.close(1000, 'the pairing changed');
+            this.status = 'idle';
+            this.connecting = null;
+            this.connect();
+            return;
+          }
         }
+        this.connecting = null;
       });
     }
     return this.connecting;
+  }
+
+  // #pairingKey names the pairing a dial would use now.
+  async #pairingKey() {
+    const session = await chrome.storage.session.get(CODE_KEY);
+    if (session[CODE_KEY]) return 'code:' + session[CODE_KEY].port + ':' + session[CODE_KEY].code;
+    const p = await this.pairing();
+    return p && validToken(p.token) ? 'token:' + p.port + ':' + p.token : '';
   }
 
   async #dial() {
@@ -172,6 +185,7 @@ export class Connection {
     }
     const port = pending ? pending.port : p.port;
     const auth = pending ? { code: pending.code } : { token: p.token };
+    this.dialedWith = await this.#pairingKey();
     await this.setStatus('connecting', { port });
     let outcome;
     try {
