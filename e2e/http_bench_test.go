@@ -16,22 +16,17 @@ import (
 
 // BenchmarkHTTPSessions runs N concurrent MCP sessions over Streamable HTTP
 // against one `chromegate serve --http`, each in its own browser context,
-// each looping navigate + snapshot + click on the local test site for a
-// fixed time (CHROMEGATE_BENCH_SECONDS, default 10). It reports calls per
-// second, the median and p95 latency of a call, the errors (which must be
-// zero: any error fails the benchmark) and the peak memory of the server
-// (VmRSS) and of it with the browser and driver processes it started (the
-// sum of their VmRSS, which counts shared pages once per process, and
-// their PSS, which splits them).
+// each running b.N rounds of navigate + snapshot + click on the local test
+// site. It reports calls per second, the median and p95 latency of a call,
+// the errors (which must be zero: any error fails the benchmark) and the
+// peak memory of the server (VmRSS) and of it with the browser and driver
+// processes it started (the sum of their VmRSS, which counts shared pages
+// once per process, and their PSS, which splits them).
 //
-//	go test -run '^$' -bench BenchmarkHTTPSessions -benchtime 1x ./e2e/
+//	go test -run '^$' -bench BenchmarkHTTPSessions -benchtime 20x ./e2e/
 func BenchmarkHTTPSessions(b *testing.B) {
 	needBrowser(b)
 	base := site(b)
-	secs := 10
-	if v, err := strconv.Atoi(os.Getenv("CHROMEGATE_BENCH_SECONDS")); err == nil && v > 0 {
-		secs = v
-	}
 	dir := b.TempDir()
 	key := createKey(b, dir, "bench")
 	h := startHTTP(b, dir, append([]string{"--log-level=info"}, permissive...)...)
@@ -41,20 +36,19 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	}
 	for _, n := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				r := runSessions(b, h, key, base, n, time.Duration(secs)*time.Second)
-				b.ReportMetric(r.perSec, "calls/s")
-				b.ReportMetric(ms(r.p50), "p50-ms")
-				b.ReportMetric(ms(r.p95), "p95-ms")
-				b.ReportMetric(float64(r.errors), "errors")
-				b.ReportMetric(float64(r.serverKB)/1024, "server-MB")
-				b.ReportMetric(float64(r.totalKB)/1024, "total-rss-MB")
-				b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
-				fmt.Fprintf(os.Stderr, "HTTP sessions=%-2d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
-					n, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
-				if r.errors > 0 {
-					b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
-				}
+			r := runSessions(b, h, key, base, n, b.N)
+			b.ReportMetric(r.perSec, "calls/s")
+			b.ReportMetric(ms(r.p50), "p50-ms")
+			b.ReportMetric(ms(r.p95), "p95-ms")
+			b.ReportMetric(float64(r.errors), "errors")
+			b.ReportMetric(float64(r.serverKB)/1024, "server-MB")
+			b.ReportMetric(float64(r.totalKB)/1024, "total-rss-MB")
+			b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
+			fmt.Fprintf(os.Stderr, "HTTP sessions=%-2d rounds=%-3d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
+				n, b.N, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
+			fmt.Fprintf(os.Stderr, "  medians: %s\n", strings.Join(r.perTool, ", "))
+			if r.errors > 0 {
+				b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
 			}
 		})
 	}
@@ -67,24 +61,27 @@ type sessionsResult struct {
 	p50, p95          time.Duration
 	serverKB, totalKB int
 	pssKB             int
+	perTool           []string // median latency of each tool
 	procs             int
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Duration) sessionsResult {
+func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) sessionsResult {
+	b.StopTimer()
 	sessions := make([]*sdk.ClientSession, n)
 	for i := range sessions {
 		sessions[i] = h.connect(key, nil)
 	}
+	b.StartTimer()
 	var (
 		mu   sync.Mutex
 		lat  []time.Duration
+		per  = map[string][]time.Duration{}
 		errs []string
 		wg   sync.WaitGroup
 		peak struct{ server, total, pss, procs int }
 	)
-	stop := time.Now().Add(d)
 	start := time.Now()
 	for _, cs := range sessions {
 		wg.Add(1)
@@ -98,7 +95,7 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Du
 				{"snapshot", map[string]any{}},
 				{"click", map[string]any{"selector": "#counter"}},
 			}
-			for time.Now().Before(stop) {
+			for range rounds {
 				for _, st := range steps {
 					ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 					t0 := time.Now()
@@ -107,6 +104,7 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Du
 					cancel()
 					mu.Lock()
 					lat = append(lat, el)
+					per[st.tool] = append(per[st.tool], el)
 					if err != nil {
 						errs = append(errs, st.tool+": "+err.Error())
 					} else if res.IsError {
@@ -118,8 +116,15 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Du
 		}()
 	}
 	// Sample memory while the sessions run: the peak is what a host must have.
-	done := make(chan struct{})
+	sample := func() {
+		s, tot, pss, np := h.rss()
+		mu.Lock()
+		peak.server, peak.total, peak.pss, peak.procs = max(peak.server, s), max(peak.total, tot), max(peak.pss, pss), max(peak.procs, np)
+		mu.Unlock()
+	}
+	done, sampled := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(sampled)
 		t := time.NewTicker(500 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -127,16 +132,16 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Du
 			case <-done:
 				return
 			case <-t.C:
-				s, tot, pss, np := h.rss()
-				mu.Lock()
-				peak.server, peak.total, peak.pss, peak.procs = max(peak.server, s), max(peak.total, tot), max(peak.pss, pss), max(peak.procs, np)
-				mu.Unlock()
+				sample()
 			}
 		}
 	}()
 	wg.Wait()
-	close(done)
 	elapsed := time.Since(start)
+	b.StopTimer()
+	close(done)
+	<-sampled
+	sample() // every context is still open: a short run is measured too
 	for _, cs := range sessions {
 		_ = cs.Close()
 	}
@@ -144,6 +149,9 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n int, d time.Du
 	r := sessionsResult{calls: len(lat), errors: len(errs), serverKB: peak.server, totalKB: peak.total, pssKB: peak.pss, procs: peak.procs}
 	if len(errs) > 0 {
 		r.firstErr = errs[0]
+	}
+	for _, tool := range []string{"navigate", "snapshot", "click"} {
+		r.perTool = append(r.perTool, fmt.Sprintf("%s %.0f ms", tool, ms(median(per[tool]))))
 	}
 	if len(lat) > 0 {
 		r.perSec = float64(len(lat)) / elapsed.Seconds()
