@@ -75,6 +75,12 @@ type Tool struct {
 	// zero means the server default (30 s). Plugin tools, which run several
 	// steps, set their own.
 	Timeout time.Duration
+	// Output says what the tool returns: the Go type of its JSON result
+	// and whether page text or an image follow it. The typed client
+	// (package client) is generated from it; Tools sets it on every
+	// built-in tool (see outputs).
+	Output *Output
+
 	// PluginTools is set on a plugin tool: the tools its steps call, in
 	// order (for the policy, which sees them as input.plugin.tools).
 	PluginTools []string
@@ -83,6 +89,17 @@ type Tool struct {
 	// A user-fixable failure is an *executor.Error; any other error is
 	// reported as INTERNAL and logged.
 	Handler func(ctx context.Context, c *Call) (*Result, error)
+}
+
+// Output describes a tool's result: the JSON value first, then page text
+// (get_text, snapshot, read_as_markdown, ...) or an image (screenshot).
+type Output struct {
+	// Value is a zero value of the JSON result's Go type.
+	Value any
+	// Text is true when page text, Markdown or HTML may follow the JSON.
+	Text bool
+	// Image is true when an image follows.
+	Image bool
 }
 
 // TargetArg names one element target of a tool: the arguments

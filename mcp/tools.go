@@ -30,7 +30,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withTimeouts(append(toolTable(), helperTools()...))
+	return withOutputs(withTimeouts(append(toolTable(), helperTools()...)))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -397,9 +397,7 @@ func tabsList(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Value: struct {
-		Tabs []tabOut `json:"tabs"`
-	}{tabsOf(tabs)}}, nil
+	return &Result{Value: tabsOut{tabsOf(tabs)}}, nil
 }
 
 func tabSelect(ctx context.Context, c *Call) (*Result, error) {
@@ -441,10 +439,7 @@ func tabClose(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Value: struct {
-		Closed string   `json:"closed"`
-		Tabs   []tabOut `json:"tabs"`
-	}{t.ID, tabsOf(tabs)}}, nil
+	return &Result{Value: tabCloseOut{t.ID, tabsOf(tabs)}}, nil
 }
 
 func navResult(nr executor.NavResult) *Result {
@@ -655,13 +650,7 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	}
 	// The header is what the outline does not say: where it is, and how
 	// to continue a cut one. The tab is the one asked for.
-	out := struct {
-		URL     string            `json:"url"`
-		Title   string            `json:"title,omitempty"`
-		Dialogs []executor.Dialog `json:"dialogs,omitempty"`
-		Lines   int               `json:"lines,omitempty"`
-		Next    int               `json:"next,omitempty"`
-	}{URL: sr.URL, Title: sr.Title, Dialogs: sr.Dialogs}
+	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: sr.Dialogs}
 	if sr.Next > 0 || sr.Offset > 0 {
 		out.Lines, out.Next = sr.Lines, sr.Next
 	}
@@ -681,11 +670,7 @@ func query(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := struct {
-		pageOut
-		Showing string              `json:"showing"`
-		Items   []helpers.QueryItem `json:"items"`
-	}{pageOf(qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
+	out := queryOut{pageOf(qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
 	return &Result{Value: out, Untrusted: true, Page: &qr.PageState}, nil
 }
 
@@ -760,10 +745,7 @@ func waitFor(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pageResult(struct {
-		pageOut
-		ElapsedMs int64 `json:"elapsed_ms"`
-	}{pageOf(wr.PageState), wr.ElapsedMs}, wr.PageState), nil
+	return pageResult(waitOut{pageOf(wr.PageState), wr.ElapsedMs}, wr.PageState), nil
 }
 
 func eval(ctx context.Context, c *Call) (*Result, error) {
@@ -783,12 +765,7 @@ func eval(ctx context.Context, c *Call) (*Result, error) {
 	if len(er.Value) > 0 && json.Valid(er.Value) {
 		value = er.Value
 	}
-	return &Result{Value: struct {
-		pageOut
-		OK    bool            `json:"ok"`
-		Value json.RawMessage `json:"value,omitempty"`
-		Error string          `json:"error,omitempty"`
-	}{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
+	return &Result{Value: evalOut{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
 }
 
 // cookie is a cookie as tools see it, in and out.
@@ -819,9 +796,7 @@ func cookiesGet(ctx context.Context, c *Call) (*Result, error) {
 	for i, k := range cs {
 		out[i] = cookie{k.Name, k.Value, k.URL, k.Domain, k.Path, k.Expires, k.HTTPOnly, k.Secure, k.SameSite}
 	}
-	return &Result{Value: struct {
-		Cookies []cookie `json:"cookies"`
-	}{out}}, nil
+	return &Result{Value: cookiesOut{out}}, nil
 }
 
 func checkCookies(args map[string]any) error {
@@ -850,9 +825,7 @@ func cookiesSet(ctx context.Context, c *Call) (*Result, error) {
 	if err := c.Executor().SetCookies(ctx, p); err != nil {
 		return nil, err
 	}
-	return &Result{Value: struct {
-		Set int `json:"set"`
-	}{len(p.Cookies)}}, nil
+	return &Result{Value: setOut{len(p.Cookies)}}, nil
 }
 
 func clipboardWrite(ctx context.Context, c *Call) (*Result, error) {
@@ -860,9 +833,7 @@ func clipboardWrite(ctx context.Context, c *Call) (*Result, error) {
 	if err := c.Executor().ClipboardWrite(ctx, executor.ClipboardParams{TabID: c.TabID(), Text: text}); err != nil {
 		return nil, err
 	}
-	return &Result{Value: struct {
-		Written int `json:"written"`
-	}{utf8.RuneCountInString(text)}}, nil
+	return &Result{Value: writtenOut{utf8.RuneCountInString(text)}}, nil
 }
 
 func checkDownload(args map[string]any) error {
@@ -889,14 +860,7 @@ func download(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Value: struct {
-		Path     string `json:"path"`
-		Filename string `json:"filename"`
-		Size     int64  `json:"size"`
-		MIMEType string `json:"mime_type,omitempty"`
-		SHA256   string `json:"sha256"`
-		URL      string `json:"url"`
-	}{d.Path, d.Filename, d.Size, d.MIMEType, d.SHA256, d.URL}}, nil
+	return &Result{Value: downloadOut{d.Path, d.Filename, d.Size, d.MIMEType, d.SHA256, d.URL}}, nil
 }
 
 // statusTimeout bounds the live executor's Status call: chrome_status is

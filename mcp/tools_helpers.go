@@ -97,12 +97,7 @@ func extractLinks(ctx context.Context, c *Call) (*Result, error) {
 		}
 		b.WriteByte('\n')
 	}
-	return &Result{Value: struct {
-		pageOut
-		Total int    `json:"total"`
-		Shown int    `json:"shown"`
-		Note  string `json:"note,omitempty"`
-	}{pageOf(lr.PageState), lr.Total, len(lr.Links), lr.Note()},
+	return &Result{Value: linksOut{pageOf(lr.PageState), lr.Total, len(lr.Links), lr.Note()},
 		Text: strings.TrimSuffix(b.String(), "\n"), Untrusted: true, Page: &lr.PageState}, nil
 }
 
@@ -127,13 +122,7 @@ func readAsMarkdown(ctx context.Context, c *Call) (*Result, error) {
 	if m := mr.Marker(); m != "" {
 		text += "\n\n" + m
 	}
-	return &Result{Value: struct {
-		pageOut
-		Source string `json:"source"`
-		Offset int    `json:"offset,omitempty"`
-		Total  int    `json:"total_chars"`
-		Next   int    `json:"next,omitempty"`
-	}{pageOf(mr.PageState), mr.Source, mr.Offset, mr.Total, mr.Next},
+	return &Result{Value: markdownOut{pageOf(mr.PageState), mr.Source, mr.Offset, mr.Total, mr.Next},
 		Text: text, Untrusted: true, Page: &mr.PageState}, nil
 }
 
@@ -196,12 +185,6 @@ func fillForm(ctx context.Context, c *Call) (*Result, error) {
 	if fr.Submit != nil && fr.Submit.Reason != "" {
 		untrusted = true
 	}
-	return &Result{Value: struct {
-		pageOut
-		Filled int                    `json:"filled"`
-		Failed int                    `json:"failed"`
-		Fields []helpers.FieldOutcome `json:"fields"`
-		Submit *helpers.SubmitOutcome `json:"submit,omitempty"`
-	}{pageOf(fr.PageState), fr.Filled, fr.Failed, fr.Fields, fr.Submit},
+	return &Result{Value: formOut{pageOf(fr.PageState), fr.Filled, fr.Failed, fr.Fields, fr.Submit},
 		Untrusted: untrusted, Page: &fr.PageState}, nil
 }

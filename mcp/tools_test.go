@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -135,6 +136,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 					t.Errorf("result does not contain %s:\n%s", w, text)
 				}
 			}
+			checkOutput(t, tt.tool, text)
 		})
 	}
 	for _, tool := range Tools() {
@@ -324,5 +326,27 @@ func TestDuplicateKeysGateAndHandlerAgree(t *testing.T) {
 	}
 	if used := f.Last().Params.(executor.NavigateParams).URL; used != gated {
 		t.Errorf("gate saw %q, handler used %q", gated, used)
+	}
+}
+
+// checkOutput decodes a result's JSON into the type the tool declares in
+// its Output, refusing unknown fields: what the typed client is generated
+// from is what the handler sends.
+func checkOutput(t *testing.T, tool, text string) {
+	t.Helper()
+	var out *Output
+	for _, tl := range Tools() {
+		if tl.Name == tool {
+			out = tl.Output
+		}
+	}
+	if out == nil || out.Value == nil {
+		t.Fatalf("%s declares no Output (add it to outputs)", tool)
+	}
+	head, _, _ := strings.Cut(unfenced(text), "\n")
+	dec := json.NewDecoder(strings.NewReader(head))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(reflect.New(reflect.TypeOf(out.Value)).Interface()); err != nil {
+		t.Errorf("%s: the result %s does not decode into its Output %T: %v", tool, head, out.Value, err)
 	}
 }

@@ -1,0 +1,356 @@
+// Package client is a typed Go client for chromegate: one method per
+// built-in tool, with the tool's arguments and result as Go structs
+// generated from the server's tool table (tools_gen.go), over MCP (stdio or
+// Streamable HTTP) or the REST API. Plugin tools, which each server loads
+// from its own files, are called by name with Call.
+//
+// A tool that fails returns an *Error carrying the server's code
+// (POLICY_DENIED, BAD_ARGS, SELECTOR_NOT_FOUND, ...), its message and its
+// hint; a transport that fails returns that transport's error.
+//
+//	c, err := client.ConnectStdio(ctx, exec.Command("chromegate", "serve", "--allow-domain", "example.com"))
+//	if err != nil { ... }
+//	defer c.Close()
+//	page, err := c.Navigate(ctx, client.NavigateParams{URL: "https://example.com/"})
+//	text, err := c.GetText(ctx, client.GetTextParams{Selector: "h1"})
+//	fmt.Println(page.Title, text.Text)
+package client
+
+//go:generate go run ../internal/clientgen -o tools_gen.go
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport carries tool calls to a chromegate server. Implementations are
+// safe for concurrent use; Close may be called more than once.
+type Transport interface {
+	// CallTool calls the tool name with params (a struct or map that
+	// encodes as a JSON object, or nil) and returns its result, or an
+	// *Error when the tool failed.
+	CallTool(ctx context.Context, name string, params any) (*Raw, error)
+	Close() error
+}
+
+// Raw is a tool's result as the server sent it.
+type Raw struct {
+	// JSON is the structured result.
+	JSON json.RawMessage
+	// Text is the page text, Markdown or HTML that follows the JSON, as the
+	// page wrote it (over MCP, taken out of its untrusted-content fence).
+	Text string
+	// Image and ImageMIMEType are a screenshot.
+	Image         []byte
+	ImageMIMEType string
+}
+
+// Error is a tool call that failed: the server's code, message and hint.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Hint == "" {
+		return e.Code + ": " + e.Message
+	}
+	return e.Code + ": " + e.Message + " (next: " + e.Hint + ")"
+}
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, &client.Error{Code: "POLICY_DENIED"}) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Client calls chromegate tools over a Transport.
+type Client struct {
+	t Transport
+}
+
+// New returns a client over t.
+func New(t Transport) *Client { return &Client{t: t} }
+
+// Close closes the transport (and, for stdio, stops the server).
+func (c *Client) Close() error { return c.t.Close() }
+
+// Call calls any tool by name, plugin tools included, and returns its raw
+// result. params is a struct or a map, or nil.
+func (c *Client) Call(ctx context.Context, name string, params any) (*Raw, error) {
+	return c.t.CallTool(ctx, name, params)
+}
+
+// CallJSON calls a tool by name and decodes its JSON result into out.
+func (c *Client) CallJSON(ctx context.Context, name string, params, out any) (*Raw, error) {
+	raw, err := c.t.CallTool(ctx, name, params)
+	if err != nil {
+		return nil, err
+	}
+	if out != nil && len(raw.JSON) > 0 {
+		if err := json.Unmarshal(raw.JSON, out); err != nil {
+			return raw, fmt.Errorf("chromegate %s: decode result: %w", name, err)
+		}
+	}
+	return raw, nil
+}
+
+// call is what the generated methods use.
+func call[T any](ctx context.Context, c *Client, name string, params any) (*T, *Raw, error) {
+	var out T
+	raw, err := c.CallJSON(ctx, name, params, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &out, raw, nil
+}
+
+// MCP is a Transport over an MCP session.
+type MCP struct {
+	Session *sdk.ClientSession
+}
+
+// ConnectMCP starts an MCP session over t (any SDK transport) and returns a
+// client on it.
+func ConnectMCP(ctx context.Context, t sdk.Transport) (*Client, error) {
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "chromegate-go-client", Version: "1"}, nil).Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("chromegate: connect: %w", err)
+	}
+	return New(&MCP{Session: s}), nil
+}
+
+// ConnectStdio runs cmd (chromegate serve with its flags) and speaks MCP
+// to it over its stdin and stdout. Close stops it.
+func ConnectStdio(ctx context.Context, cmd *exec.Cmd) (*Client, error) {
+	return ConnectMCP(ctx, &sdk.CommandTransport{Command: cmd})
+}
+
+// ConnectHTTP connects to a chromegate server's Streamable HTTP endpoint
+// (http://127.0.0.1:7890/mcp), with key as the bearer key ("" for none).
+// httpClient may be nil.
+func ConnectHTTP(ctx context.Context, endpoint, key string, httpClient *http.Client) (*Client, error) {
+	return ConnectMCP(ctx, &sdk.StreamableClientTransport{
+		Endpoint:   endpoint,
+		HTTPClient: withBearer(httpClient, key),
+	})
+}
+
+// CallTool implements Transport.
+func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	res, err := m.Session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: params})
+	if err != nil {
+		return nil, fmt.Errorf("chromegate %s: %w", name, err)
+	}
+	var text strings.Builder
+	raw := &Raw{}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c.Text)
+		case *sdk.ImageContent:
+			raw.Image, raw.ImageMIMEType = c.Data, c.MIMEType
+		}
+	}
+	if res.IsError {
+		return nil, parseError(text.String())
+	}
+	raw.JSON, raw.Text = splitResult(text.String())
+	return raw, nil
+}
+
+// Close implements Transport.
+func (m *MCP) Close() error { return m.Session.Close() }
+
+// parseError reads "CODE: message\nNext: hint".
+func parseError(s string) *Error {
+	first, rest, _ := strings.Cut(s, "\n")
+	e := &Error{Code: "INTERNAL", Message: first}
+	if code, msg, ok := strings.Cut(first, ": "); ok && code != "" && strings.ToUpper(code) == code && !strings.Contains(code, " ") {
+		e.Code, e.Message = code, msg
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		if h, ok := strings.CutPrefix(line, "Next: "); ok {
+			e.Hint = h
+		} else if line != "" && e.Hint == "" {
+			e.Message += "\n" + line
+		}
+	}
+	return e
+}
+
+// Page content reaches MCP clients fenced (see mcp.Unfence); the fence is
+// the server's marking for models, not part of the result.
+const (
+	fenceNote  = "Web page content between «page-"
+	fenceOpen  = "«page-"
+	fenceClose = "«/page-"
+)
+
+// splitResult takes a result text apart: the page fence off, the JSON line,
+// then the text after it.
+func splitResult(s string) (json.RawMessage, string) {
+	if note, rest, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(note, fenceNote) {
+		if open, body, ok := strings.Cut(rest, "\n"); ok && strings.HasPrefix(open, fenceOpen) {
+			closeLine := fenceClose + strings.TrimPrefix(open, fenceOpen)
+			if strings.HasPrefix(body, closeLine) {
+				s = ""
+			} else if content, _, ok := strings.Cut(body, "\n"+closeLine); ok {
+				s = content
+			}
+		}
+	}
+	head, text, _ := strings.Cut(s, "\n")
+	if json.Valid([]byte(head)) {
+		return json.RawMessage(head), text
+	}
+	return nil, s
+}
+
+// REST is a Transport over chromegate's REST API (POST /api/v1/command).
+type REST struct {
+	// BaseURL is the server, e.g. http://127.0.0.1:7890.
+	BaseURL string
+	// Key is the bearer key; "" sends none.
+	Key string
+	// Session names a browser session to use (optional).
+	Session string
+	// HTTPClient is used for requests (default http.DefaultClient).
+	HTTPClient *http.Client
+}
+
+// NewREST returns a client over the REST API at baseURL with key.
+func NewREST(baseURL, key string) *Client {
+	return New(&REST{BaseURL: strings.TrimSuffix(baseURL, "/"), Key: key})
+}
+
+// maxRESTResponse bounds a REST response body.
+const maxRESTResponse = 64 << 20
+
+// CallTool implements Transport.
+func (r *REST) CallTool(ctx context.Context, name string, params any) (*Raw, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	body, err := json.Marshal(struct {
+		Command string `json:"command"`
+		Params  any    `json:"params"`
+		Session string `json:"session,omitempty"`
+	}{name, params, r.Session})
+	if err != nil {
+		return nil, fmt.Errorf("chromegate %s: encode params: %w", name, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.BaseURL+"/api/v1/command", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.Key != "" {
+		req.Header.Set("Authorization", "Bearer "+r.Key)
+	}
+	hc := r.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("chromegate %s: %w", name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRESTResponse))
+	if err != nil {
+		return nil, fmt.Errorf("chromegate %s: read response: %w", name, err)
+	}
+	var out restResponse
+	if err := json.Unmarshal(b, &out); err != nil || (out.OK == nil) {
+		return nil, fmt.Errorf("chromegate %s: HTTP %d: %s", name, resp.StatusCode, snippet(b))
+	}
+	if !*out.OK {
+		if out.Error == nil {
+			return nil, &Error{Code: "INTERNAL", Message: fmt.Sprintf("HTTP %d without an error", resp.StatusCode)}
+		}
+		return nil, out.Error
+	}
+	return out.raw(), nil
+}
+
+// restResponse is {"ok": true, "data": ...} or {"ok": false, "error": {...}}.
+type restResponse struct {
+	OK    *bool           `json:"ok"`
+	Data  json.RawMessage `json:"data"`
+	Text  string          `json:"text"`
+	Image *struct {
+		Data     []byte `json:"data"`
+		MIMEType string `json:"mime_type"`
+	} `json:"image"`
+	Error *Error `json:"error"`
+}
+
+func (r *restResponse) raw() *Raw {
+	raw := &Raw{JSON: r.Data, Text: r.Text}
+	if r.Image != nil {
+		raw.Image, raw.ImageMIMEType = r.Image.Data, r.Image.MIMEType
+	}
+	return raw
+}
+
+// Close implements Transport; REST holds no connection of its own.
+func (r *REST) Close() error { return nil }
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// withBearer returns an HTTP client that sends key as a bearer token.
+func withBearer(hc *http.Client, key string) *http.Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	if key == "" {
+		return hc
+	}
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = bearer{base: base, key: key}
+	return &c
+}
+
+type bearer struct {
+	base http.RoundTripper
+	key  string
+}
+
+func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.key)
+	return b.base.RoundTrip(req)
+}
+
+var (
+	_ Transport = (*MCP)(nil)
+	_ Transport = (*REST)(nil)
+	_ error     = (*Error)(nil)
+)
