@@ -127,3 +127,63 @@ func TestGeneratedClientStdio(t *testing.T) {
 		t.Logf("server log:\n%s", tail(log.String(), 4000))
 	}
 }
+
+// The generated client over Streamable HTTP and over REST, with a bearer
+// key; then a key whose tool ACL leaves out a plugin's step.
+func TestGeneratedClientHTTP(t *testing.T) {
+	needBrowser(t)
+	base, demo := site(t), demoSite(t)
+	dir, _ := pluginDir(t)
+	dataDir := t.TempDir()
+	key := createKey(t, dataDir, "ci", "--role=ci")
+	reader := createKey(t, dataDir, "reader", "--allow-tools=acme_signup,navigate,get_*,wait_for,chrome_status")
+	s := startHTTP(t, dataDir, append([]string{"--plugins=" + dir}, permissive...)...)
+
+	t.Run("mcp", func(t *testing.T) {
+		c, err := client.ConnectHTTP(t.Context(), "http://"+s.addr+"/mcp", key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clientSession(t, c, base, demo)
+	})
+	t.Run("rest", func(t *testing.T) {
+		c := client.NewREST("http://"+s.addr, key)
+		defer c.Close()
+		clientSession(t, c, base, demo)
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		_, err := client.NewREST("http://"+s.addr, "not-a-key").Navigate(t.Context(), client.NavigateParams{URL: base + "/form"})
+		if !errors.Is(err, &client.Error{Code: "UNAUTHORIZED"}) {
+			t.Fatalf("a wrong key: %v, want UNAUTHORIZED", err)
+		}
+	})
+
+	// The ACL holds at every step: reader may call acme_signup, but not
+	// fill_form, its second step, over either transport.
+	for name, c := range map[string]*client.Client{"rest": client.NewREST("http://"+s.addr, reader), "mcp": mustHTTP(t, s.addr, reader)} {
+		_, err := c.Call(t.Context(), "acme_signup", map[string]any{"site": demo, "name": "Ada", "email": "ada@example.com"})
+		var e *client.Error
+		if !errors.As(err, &e) || e.Code != "POLICY_DENIED" ||
+			!strings.HasPrefix(e.Message, "plugin acme_signup stopped at step 2 (form, fill_form): tool fill_form is not available to reader") {
+			t.Errorf("%s: a plugin step outside the key's ACL: %#v", name, err)
+		}
+		_, err = c.Call(t.Context(), "fill_form", map[string]any{"fields": []any{map[string]any{"selector": "#name", "value": "x"}}})
+		if !errors.Is(err, &client.Error{Code: "POLICY_DENIED"}) {
+			t.Errorf("%s: reader calling fill_form directly: %v", name, err)
+		}
+	}
+	if strings.Contains(s.log.String(), key) || strings.Contains(s.log.String(), reader) {
+		t.Error("a key reached the server log")
+	}
+}
+
+func mustHTTP(t *testing.T, addr, key string) *client.Client {
+	t.Helper()
+	c, err := client.ConnectHTTP(t.Context(), "http://"+addr+"/mcp", key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
