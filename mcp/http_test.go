@@ -528,6 +528,29 @@ func TestHTTPSessionContexts(t *testing.T) {
 	})
 }
 
+// TestHTTPSessionTimeout: an MCP session idle for SessionTimeout is closed
+// by the server, and its browser context with it.
+func TestHTTPSessionTimeout(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.SessionTimeout = 300 * time.Millisecond })
+	k := e.key(NewKey{Name: "k"})
+	cs := e.mustConnect(k, nil)
+	callTool(t, cs, "get_text", nil)
+	id := cs.ID()
+	if _, ok := e.manager.Current("mcp:" + id); !ok {
+		t.Fatal("no executor for the session")
+	}
+	eventually(t, "the idle session's executor to close", func() bool {
+		_, ok := e.manager.Current("mcp:" + id)
+		return !ok
+	})
+	if mcpN, _ := e.handler.Sessions(); mcpN != 0 {
+		t.Errorf("%d MCP sessions left", mcpN)
+	}
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_text", Arguments: map[string]any{}}); err == nil {
+		t.Error("a call on the timed-out session succeeded")
+	}
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
