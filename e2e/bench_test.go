@@ -194,3 +194,56 @@ func BenchmarkPolicyShare(b *testing.B) {
 	b.ReportMetric(float64(decisions[len(decisions)*99/100].Microseconds()), "decision-p99-µs")
 	b.ReportMetric(100*float64(dec)/float64(call), "share-%")
 }
+
+// BenchmarkExtensionVsCDP runs get_text, click and screenshot through the
+// extension (loaded into the browser chromegate launches, paired over CDP)
+// and through the CDP backend, in the same run, and reports each median.
+// The first sub-benchmark measures the time from spawning the server to a
+// paired extension.
+func BenchmarkExtensionVsCDP(b *testing.B) {
+	needBrowser(b)
+	base := site(b)
+	b.Run("pairing", func(b *testing.B) {
+		var samples []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			s := startServer(b, append([]string{"--with-extension"}, permissive...)...)
+			s.waitPaired()
+			samples = append(samples, time.Since(t0))
+			b.StopTimer()
+			s.stop()
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(median(samples).Microseconds())/1000, "start-to-paired-ms")
+	})
+	viaExt := startServer(b, append([]string{"--with-extension"}, permissive...)...)
+	viaExt.waitPaired()
+	viaCDP := startServer(b, append([]string{"--no-extension"}, permissive...)...)
+	for _, s := range []*server{viaExt, viaCDP} {
+		s.call("navigate", map[string]any{"url": base + "/form"})
+	}
+	ops := []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"get_text", "get_text", map[string]any{"selector": "#para"}},
+		{"click", "click", map[string]any{"selector": "#counter"}},
+		{"screenshot", "screenshot", map[string]any{}},
+	}
+	for _, op := range ops {
+		b.Run(op.name, func(b *testing.B) {
+			var e, c []time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				viaExt.call(op.tool, op.args)
+				e = append(e, time.Since(t0))
+				t1 := time.Now()
+				viaCDP.call(op.tool, op.args)
+				c = append(c, time.Since(t1))
+			}
+			b.ReportMetric(float64(median(e).Microseconds())/1000, "extension-ms")
+			b.ReportMetric(float64(median(c).Microseconds())/1000, "cdp-ms")
+			b.ReportMetric(float64(median(e))/float64(median(c)), "ratio")
+		})
+	}
+}

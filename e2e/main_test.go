@@ -5,12 +5,14 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,12 @@ import (
 
 // binary is the chromegate executable built once for the whole package.
 var binary string
+
+// e2eBackend is the backend the suite drives: "cdp" (the default), or
+// "ext" (CHROMEGATE_E2E_BACKEND=ext): chromegate's extension loaded into
+// the browser chromegate launches, paired over CDP, with every call
+// going through it. `make test` runs the tool suite both ways.
+var e2eBackend = cmp.Or(os.Getenv("CHROMEGATE_E2E_BACKEND"), "cdp")
 
 // missing says why the browser tests cannot run here ("" when they can).
 var missing string
@@ -106,6 +114,9 @@ func startServer(t testing.TB, args ...string) *server {
 	needBrowser(t)
 	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
 	full := append([]string{"serve", "--isolated", "--data-dir=" + s.dataDir, "--log-level=debug"}, args...)
+	if e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension) {
+		full = append([]string{"serve", "--with-extension", "--data-dir=" + s.dataDir, "--log-level=debug"}, args...)
+	}
 	s.cmd = exec.Command(binary, full...)
 	s.cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
 	s.cmd.Stderr = s.log
@@ -117,6 +128,9 @@ func startServer(t testing.TB, args ...string) *server {
 		t.Fatalf("connect to chromegate serve: %v\nserver log:\n%s", err, s.log.String())
 	}
 	s.session = session
+	if e2eBackend == "ext" && slices.Contains(full, "--with-extension") {
+		s.waitPaired()
+	}
 	t.Cleanup(func() {
 		s.stop()
 		if t.Failed() {
@@ -124,6 +138,51 @@ func startServer(t testing.TB, args ...string) *server {
 		}
 	})
 	return s
+}
+
+// notWithExtension names the flags a server cannot load the extension with.
+func notWithExtension(arg string) bool {
+	return arg == "--no-extension" || arg == "--no-cdp-fallback" || strings.HasPrefix(arg, "--cdp-endpoint") ||
+		strings.HasPrefix(arg, "--executable-path")
+}
+
+// extStatus is the extension part of chrome_status.
+type extStatus struct {
+	Connected  bool   `json:"connected"`
+	Paired     bool   `json:"paired"`
+	ExtVersion string `json:"extension_version"`
+	Listening  string `json:"listening"`
+	LastDispl  any    `json:"last_displacement"`
+}
+
+// status returns chrome_status's JSON.
+func (s *server) status() (browserBackend string, ext extStatus) {
+	s.t.Helper()
+	var st struct {
+		Browser struct {
+			Backend string `json:"backend"`
+		} `json:"browser"`
+		Extension extStatus `json:"extension"`
+	}
+	if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("chrome_status", nil)))), &st); err != nil {
+		s.t.Fatalf("chrome_status: %v", err)
+	}
+	return st.Browser.Backend, st.Extension
+}
+
+// waitPaired waits until the extension is connected and calls use it.
+func (s *server) waitPaired() {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ext := s.status(); ext.Connected {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the extension did not pair within 30 s\nserver log:\n%s", tail(s.log.String(), 4000))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func (s *server) stop() {

@@ -21,7 +21,7 @@ import (
 	"github.com/chromegate/chromegate/mcp"
 )
 
-var tabIDPattern = regexp.MustCompile(`"(?:id|tab_id)":"(cdp:[0-9a-f]+:[^"]+)"`)
+var tabIDPattern = regexp.MustCompile(`"(?:id|tab_id)":"((?:cdp|ext):[0-9a-f]+:[^"]+)"`)
 
 // tabIDs returns the distinct tab ids tabs_list reports, in order.
 func tabIDs(s *server) []string {

@@ -8,6 +8,8 @@
 //	chromegate demo      a scripted agent session against a built-in demo site
 //	chromegate policy    test, evaluate and write out Rego policies
 //	chromegate plugins   write out and check plugin tools
+//	chromegate extension write out the MV3 extension
+//	chromegate pair      pair the extension: native host, code, reset
 //	chromegate version   print versions
 package main
 
@@ -35,6 +37,8 @@ commands:
   demo      run a scripted agent session against a built-in demo site
   policy    test, evaluate and start your own Rego policies (chromegate policy -h)
   plugins   write out the example plugin tools, and check a plugin directory (chromegate plugins -h)
+  extension write out the Chrome extension for "Load unpacked" (install DIR | path)
+  pair      pair the extension with this server (install | code | reset)
   version   print chromegate's and its components' versions
 
 Run 'chromegate <command> -h' for a command's flags.
@@ -69,6 +73,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdPolicy(ctx, rest, stdout, stderr)
 	case "plugins":
 		err = cmdPlugins(rest, stdout, stderr)
+	case "extension":
+		err = cmdExtension(rest, stdout, stderr)
+	case "pair":
+		err = cmdPair(ctx, rest, stdout, stderr)
+	case "native-host":
+		err = cmdNativeHost(rest, stdin, stdout, stderr)
 	case "version", "--version", "-version":
 		printVersion(stdout)
 	case "help", "-h", "--help":

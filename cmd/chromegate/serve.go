@@ -55,6 +55,7 @@ func (b *browserFlags) options(log *slog.Logger) cdp.Options {
 type serveConfig struct {
 	browser        browserFlags
 	policy         policyFlags
+	ext            extFlags
 	logLevel       string
 	maxResultChars int
 	lazy           bool
@@ -70,6 +71,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.browser.register(fs)
 	cfg.policy.register(fs)
 	cfg.http.register(fs)
+	cfg.ext.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug | info | warn | error (logs go to stderr)")
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
@@ -91,11 +93,13 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 // serve runs the MCP server on transport until ctx is done or the client
 // goes away, then closes everything it launched.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
-	backend, err := cdp.New(cfg.browser.options(log))
+	backends, err := cfg.ext.setup(log, cfg.browser.options(log), cfg.browser.resolvedDataDir(), chromegateVersion())
 	if err != nil {
 		return err
 	}
-	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{backend}, Logger: log})
+	defer backends.Close()
+	backends.watchHangup(ctx, log)
+	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})
 	defer func() {
 		if err := mgr.Close(); err != nil {
 			log.Warn("closing the browser", "err", err)
@@ -119,7 +123,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Logger:         log,
 		MaxResultChars: cfg.maxResultChars,
 		Version:        chromegateVersion(),
-		Status:         gate.Status,
+		Status:         mergeStatus(gate.Status, backends.status),
 		Plugins:        plugins,
 	})
 	if err != nil {
@@ -170,4 +174,17 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// mergeStatus joins the parts of chrome_status that live outside mcp.
+func mergeStatus(parts ...func(context.Context) map[string]any) func(context.Context) map[string]any {
+	return func(ctx context.Context) map[string]any {
+		out := map[string]any{}
+		for _, p := range parts {
+			for k, v := range p(ctx) {
+				out[k] = v
+			}
+		}
+		return out
+	}
 }

@@ -33,7 +33,16 @@ type Options struct {
 	MaxScreenshotHeight int   // full-page cap in CSS px, default 8000
 	ViewportWidth       int   // default 1280
 	ViewportHeight      int   // default 720
-	Logger              *slog.Logger
+	// ExtensionDir loads chromegate's unpacked extension into the browser
+	// chromegate launches with its persistent profile; ExtensionID names
+	// it, and PairExtension is called with every service worker of it
+	// (at start and after the worker restarts) to hand it its pairing
+	// over CDP. Pages are driven by the extension then, not by this
+	// backend, unless the extension is gone.
+	ExtensionDir  string
+	ExtensionID   string
+	PairExtension func(ctx context.Context, eval func(ctx context.Context, fn string, arg any) error) error
+	Logger        *slog.Logger
 }
 
 // The defaults of Options.

@@ -215,13 +215,14 @@ func (in *instance) launchPersistent(exe string) error {
 		// Options are built afresh for each call: playwright-go clears some
 		// fields of the struct it is given.
 		return in.pw.Chromium.LaunchPersistentContext(profile, playwright.BrowserTypeLaunchPersistentContextOptions{
-			ExecutablePath:  playwright.String(exe),
-			Headless:        playwright.Bool(!b.opts.Headed),
-			ChromiumSandbox: playwright.Bool(os.Geteuid() != 0),
-			Args:            b.chromiumArgs(),
-			AcceptDownloads: playwright.Bool(true),
-			Viewport:        b.viewport(),
-			Timeout:         playwright.Float(float64(launchTimeout.Milliseconds())),
+			ExecutablePath:    playwright.String(exe),
+			Headless:          playwright.Bool(!b.opts.Headed),
+			ChromiumSandbox:   playwright.Bool(os.Geteuid() != 0),
+			Args:              append(b.chromiumArgs(), b.extensionArgs()...),
+			IgnoreDefaultArgs: b.ignoredArgs(),
+			AcceptDownloads:   playwright.Bool(true),
+			Viewport:          b.viewport(),
+			Timeout:           playwright.Float(float64(launchTimeout.Milliseconds())),
 		})
 	}
 	c, err := launch()
@@ -243,6 +244,7 @@ func (in *instance) launchPersistent(exe string) error {
 	in.browser = c.Browser()
 	in.persistent = true
 	in.profile = profile
+	in.watchExtension(c)
 	return nil
 }
 

@@ -209,14 +209,23 @@ func (b *Bridge) WaitConn(ctx context.Context) (*Conn, error) {
 	}
 }
 
-// PairScript is the service-worker expression that pairs an extension the
-// server reached over CDP. It carries the token: hand it only to a
-// browser chromegate launched, never to a log.
-func (b *Bridge) PairScript() string {
+// PairOverCDP hands the pairing to the extension's service worker in a
+// browser chromegate launched: eval runs fn(arg) there. The token travels
+// as the argument, never inside the expression, so an error that quotes
+// the script cannot carry it into a log.
+func (b *Bridge) PairOverCDP(ctx context.Context, eval func(ctx context.Context, fn string, arg any) error) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	arg, _ := json.Marshal(map[string]any{"port": b.Port(), "token": b.token})
-	return "globalThis.chromegatePair(" + string(arg) + ")"
+	arg := map[string]any{"port": b.Port(), "token": b.token}
+	b.mu.Unlock()
+	if err := eval(ctx, "p => globalThis.chromegatePair(p)", arg); err != nil {
+		return fmt.Errorf("pair over CDP: %s", firstLine(err.Error()))
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }
 
 // NewCode mints a single-use pairing code that expires after ttl.

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/extension"
+)
+
+// extFlags choose between the extension (the user's own Chrome) and the
+// CDP backend (a Chromium chromegate launches or attaches to).
+type extFlags struct {
+	noExtension   bool
+	bridgeAddr    string
+	prefer        string
+	noCDPFallback bool
+	withExtension bool
+}
+
+func (f *extFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.noExtension, "no-extension", false, "do not run the extension bridge (only the CDP backend is used)")
+	fs.StringVar(&f.bridgeAddr, "bridge-addr", "127.0.0.1:0", "loopback address the extension connects to (port 0: any free port; the extension learns it when it pairs)")
+	fs.StringVar(&f.prefer, "prefer", "extension", "backend to use when both can serve: extension | cdp")
+	fs.BoolVar(&f.noCDPFallback, "no-cdp-fallback", false, "never launch or attach to a browser: serve only through the paired extension")
+	fs.BoolVar(&f.withExtension, "with-extension", false, "load chromegate's extension into the browser chromegate launches and pair it over CDP, so tabs are driven through it")
+}
+
+// extSetup is what the extension flags set up for serve.
+type extSetup struct {
+	bridge   *ext.Bridge
+	backends []executor.Backend
+}
+
+// dataDir is the data directory the browser flags name.
+func (b *browserFlags) resolvedDataDir() string {
+	if b.dataDir != "" {
+		return b.dataDir
+	}
+	return cdp.DefaultDataDir()
+}
+
+// setup starts the bridge (unless disabled) and orders the backends. copts
+// are the CDP backend's options; --with-extension adds the extension to them.
+func (f *extFlags) setup(log *slog.Logger, copts cdp.Options, dataDir, version string) (*extSetup, error) {
+	if f.prefer != "extension" && f.prefer != "cdp" {
+		return nil, fmt.Errorf("--prefer %q: want extension or cdp", f.prefer)
+	}
+	if f.noExtension && f.noCDPFallback {
+		return nil, fmt.Errorf("--no-extension with --no-cdp-fallback leaves no backend")
+	}
+	if f.withExtension && (f.noExtension || f.noCDPFallback) {
+		return nil, fmt.Errorf("--with-extension needs both the bridge and the CDP backend (it loads the extension into the browser chromegate launches)")
+	}
+	s := &extSetup{}
+	var extBackend executor.Backend
+	if !f.noExtension {
+		b, err := ext.Start(ext.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
+			Scripts: map[string]string{"element": executor.ElementScript}})
+		if err != nil {
+			return nil, err
+		}
+		s.bridge = b
+		extBackend = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
+			MaxDownloadBytes: copts.MaxDownloadBytes})
+	}
+	if f.withExtension {
+		if copts.CDPEndpoint != "" || copts.Isolated {
+			s.Close()
+			return nil, fmt.Errorf("--with-extension needs the persistent profile of a browser chromegate launches (not --cdp-endpoint or --isolated)")
+		}
+		dir := filepath.Join(dataDir, "extension")
+		if err := extension.Install(dir); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("write the extension to %s: %w", dir, err)
+		}
+		copts.ExtensionDir, copts.ExtensionID = dir, extension.ID()
+		copts.PairExtension = s.bridge.PairOverCDP
+	}
+	var cdpBackend executor.Backend
+	if !f.noCDPFallback {
+		b, err := cdp.New(copts)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		cdpBackend = b
+	}
+	order := []executor.Backend{extBackend, cdpBackend}
+	if f.prefer == "cdp" {
+		order = []executor.Backend{cdpBackend, extBackend}
+	}
+	for _, b := range order {
+		if b != nil {
+			s.backends = append(s.backends, b)
+		}
+	}
+	return s, nil
+}
+
+// uploadDirs are the directories set_files may read, as the CDP backend
+// defaults them.
+func uploadDirs(copts cdp.Options, dataDir string) []string {
+	if len(copts.UploadDirs) > 0 {
+		return copts.UploadDirs
+	}
+	return []string{filepath.Join(dataDir, "uploads"), filepath.Join(dataDir, "downloads")}
+}
+
+// watchHangup rotates the token on SIGHUP: the kill switch a user (or
+// `chromegate pair reset`) pulls to cut the extension off.
+func (s *extSetup) watchHangup(ctx context.Context, log *slog.Logger) {
+	if s.bridge == nil {
+		return
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(ch)
+		for {
+			select {
+			case <-ch:
+				if err := s.bridge.Rotate(); err != nil {
+					log.Error("SIGHUP: could not rotate the extension token", "err", err)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+// status is the extension's part of chrome_status.
+func (s *extSetup) status(context.Context) map[string]any {
+	if s.bridge == nil {
+		return map[string]any{"extension": map[string]any{"enabled": false}}
+	}
+	return map[string]any{"extension": s.bridge.Status()}
+}
+
+// Close stops the bridge.
+func (s *extSetup) Close() {
+	if s.bridge != nil {
+		_ = s.bridge.Close()
+	}
+}

@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/executor/ext"
+)
+
+// firstTabID is the tab id a tool result names.
+func firstTabID(t *testing.T, txt string) string {
+	t.Helper()
+	m := tabIDPattern.FindStringSubmatch(txt)
+	if m == nil {
+		t.Fatalf("no tab id in %s", short(txt))
+	}
+	return m[1]
+}
+
+// TestExtensionPairedOverCDP loads the extension into the browser
+// chromegate launches, pairs it over CDP and drives pages through it; then
+// the kill switch cuts the extension off and the next call falls back to
+// the CDP backend.
+func TestExtensionPairedOverCDP(t *testing.T) {
+	base := site(t)
+	start := time.Now()
+	s := startServer(t, append([]string{"--with-extension"}, permissive...)...)
+	s.waitPaired()
+	t.Logf("server start to paired extension: %s", time.Since(start).Round(time.Millisecond))
+
+	h, err := ext.ReadHandshake(s.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := resultText(s.call("navigate", map[string]any{"url": base + "/form"}))
+	if id := firstTabID(t, txt); !strings.HasPrefix(id, "ext:") {
+		t.Fatalf("navigate went through %s, want the extension", id)
+	}
+	if backend, st := s.status(); backend != "ext" || !st.Connected || st.ExtVersion == "" {
+		t.Fatalf("chrome_status: backend %q, extension %+v", backend, st)
+	}
+	if got := s.evalString(`document.title`); got != "Test form" {
+		t.Fatalf("eval through the extension: title %q", got)
+	}
+
+	// The kill switch (SIGHUP, as `chromegate pair reset` sends).
+	out, err := exec.Command(binary, "pair", "reset", "--data-dir", s.dataDir).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "token rotated") {
+		t.Fatalf("pair reset: %v\n%s", err, out)
+	}
+	t0 := time.Now()
+	txt = resultText(s.call("navigate", map[string]any{"url": base + "/"}))
+	t.Logf("first call after the extension was cut off: %s", time.Since(t0).Round(time.Millisecond))
+	if id := firstTabID(t, txt); !strings.HasPrefix(id, "cdp:") {
+		t.Fatalf("after the kill switch the call went through %s, want the CDP fallback", id)
+	}
+	if backend, st := s.status(); backend != "cdp" || st.Connected {
+		t.Fatalf("after the kill switch: backend %q, extension %+v", backend, st)
+	}
+	if strings.Contains(s.log.String(), h.Token) {
+		t.Fatal("the pairing token reached the server's log")
+	}
+}
+
+// TestExtensionNativeMessaging runs Chromium the way a user does (not
+// started by any automation), with the extension loaded and the native
+// host registered in the test's own profile: the extension pairs itself
+// through the host, and pages it drives do not report navigator.webdriver.
+func TestExtensionNativeMessaging(t *testing.T) {
+	needBrowser(t)
+	base := site(t)
+	dataDir, profile, extDir := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, args := range [][]string{
+		{"extension", "install", extDir},
+		{"pair", "install", "--profile-dir", profile, "--data-dir", dataDir},
+	} {
+		if out, err := exec.Command(binary, args...).CombinedOutput(); err != nil {
+			t.Fatalf("chromegate %v: %v\n%s", args, err, out)
+		}
+	}
+	s := startServer(t, append([]string{"--no-cdp-fallback", "--data-dir=" + dataDir}, permissive...)...)
+	s.dataDir = dataDir
+
+	exe, err := cdp.FindChromium("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	browser := exec.CommandContext(ctx, exe, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir="+profile,
+		"--disable-extensions-except="+extDir, "--load-extension="+extDir, "about:blank")
+	browser.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
+	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	browser.Cancel = func() error { return syscall.Kill(-browser.Process.Pid, syscall.SIGKILL) }
+	var blog syncBuffer
+	browser.Stderr = &blog
+	if err := browser.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = browser.Wait()
+		if t.Failed() {
+			t.Logf("chromium log:\n%s", tail(blog.String(), 3000))
+		}
+	})
+	s.waitPaired()
+
+	txt := resultText(s.call("navigate", map[string]any{"url": base + "/form"}))
+	if id := firstTabID(t, txt); !strings.HasPrefix(id, "ext:") {
+		t.Fatalf("navigate went through %s, want the extension", id)
+	}
+	if got := s.eval(`navigator.webdriver`); got != false {
+		t.Fatalf("navigator.webdriver = %v on a page the extension drives, want false", got)
+	}
+	if got := s.evalString(`document.querySelector('h1').textContent`); got == "" {
+		t.Fatal("reading the page through the extension gave nothing")
+	}
+	if backend, st := s.status(); backend != "ext" || !st.Paired {
+		t.Fatalf("chrome_status: backend %q, extension %+v", backend, st)
+	}
+	if _, err := os.Stat(filepath.Join(profile, "NativeMessagingHosts", ext.NativeHostName+".json")); err != nil {
+		t.Fatal(err)
+	}
+}
