@@ -113,10 +113,15 @@ func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	needBrowser(t)
 	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
-	full := append([]string{"serve", "--isolated", "--data-dir=" + s.dataDir, "--log-level=debug"}, args...)
-	if e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension) {
-		full = append([]string{"serve", "--with-extension", "--data-dir=" + s.dataDir, "--log-level=debug"}, args...)
+	withExt := slices.Contains(args, "--with-extension") || (e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension))
+	full := []string{"serve", "--data-dir=" + s.dataDir, "--log-level=debug"}
+	switch {
+	case withExt && !slices.Contains(args, "--with-extension"):
+		full = append(full, "--with-extension")
+	case !withExt:
+		full = append(full, "--isolated")
 	}
+	full = append(full, args...)
 	s.cmd = exec.Command(binary, full...)
 	s.cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
 	s.cmd.Stderr = s.log
@@ -128,7 +133,7 @@ func startServer(t testing.TB, args ...string) *server {
 		t.Fatalf("connect to chromegate serve: %v\nserver log:\n%s", err, s.log.String())
 	}
 	s.session = session
-	if e2eBackend == "ext" && slices.Contains(full, "--with-extension") {
+	if withExt {
 		s.waitPaired()
 	}
 	t.Cleanup(func() {
@@ -179,7 +184,13 @@ func (s *server) waitPaired() {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("the extension did not pair within 30 s\nserver log:\n%s", tail(s.log.String(), 4000))
+			var keep []string
+			for _, l := range strings.Split(s.log.String(), "\n") {
+				if !strings.Contains(l, "tool=chrome_status") {
+					keep = append(keep, l)
+				}
+			}
+			s.t.Fatalf("the extension did not pair within 30 s\nserver log:\n%s", tail(strings.Join(keep, "\n"), 6000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -37,6 +37,7 @@ func (f *extFlags) register(fs *flag.FlagSet) {
 // extSetup is what the extension flags set up for serve.
 type extSetup struct {
 	bridge   *ext.Bridge
+	pool     *cdp.Pool
 	backends []executor.Backend
 }
 
@@ -50,7 +51,8 @@ func (b *browserFlags) resolvedDataDir() string {
 
 // setup starts the bridge (unless disabled) and orders the backends. copts
 // are the CDP backend's options; --with-extension adds the extension to them.
-func (f *extFlags) setup(log *slog.Logger, copts cdp.Options, dataDir, version string) (*extSetup, error) {
+func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, version string) (*extSetup, error) {
+	dataDir := bf.resolvedDataDir()
 	if f.prefer != "extension" && f.prefer != "cdp" {
 		return nil, fmt.Errorf("--prefer %q: want extension or cdp", f.prefer)
 	}
@@ -73,7 +75,7 @@ func (f *extFlags) setup(log *slog.Logger, copts cdp.Options, dataDir, version s
 			MaxDownloadBytes: copts.MaxDownloadBytes})
 	}
 	if f.withExtension {
-		if copts.CDPEndpoint != "" || copts.Isolated {
+		if copts.CDPEndpoint != "" || bf.pooled() || copts.Isolated {
 			s.Close()
 			return nil, fmt.Errorf("--with-extension needs the persistent profile of a browser chromegate launches (not --cdp-endpoint or --isolated)")
 		}
@@ -87,12 +89,21 @@ func (f *extFlags) setup(log *slog.Logger, copts cdp.Options, dataDir, version s
 	}
 	var cdpBackend executor.Backend
 	if !f.noCDPFallback {
-		b, err := cdp.New(copts)
-		if err != nil {
-			s.Close()
-			return nil, err
+		if bf.pooled() {
+			p, err := cdp.NewPool(copts, bf.browserEndpts, bf.cdpEndpoints)
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			s.pool, cdpBackend = p, p
+		} else {
+			b, err := cdp.New(copts)
+			if err != nil {
+				s.Close()
+				return nil, err
+			}
+			cdpBackend = b
 		}
-		cdpBackend = b
 	}
 	order := []executor.Backend{extBackend, cdpBackend}
 	if f.prefer == "cdp" {
@@ -140,10 +151,14 @@ func (s *extSetup) watchHangup(ctx context.Context, log *slog.Logger) {
 
 // status is the extension's part of chrome_status.
 func (s *extSetup) status(context.Context) map[string]any {
-	if s.bridge == nil {
-		return map[string]any{"extension": map[string]any{"enabled": false}}
+	out := map[string]any{"extension": map[string]any{"enabled": false}}
+	if s.bridge != nil {
+		out["extension"] = s.bridge.Status()
 	}
-	return map[string]any{"extension": s.bridge.Status()}
+	if s.pool != nil {
+		out["endpoints"] = s.pool.Health()
+	}
+	return out
 }
 
 // Close stops the bridge.

@@ -19,7 +19,8 @@ import (
 type browserFlags struct {
 	executablePath string
 	driverPath     string
-	cdpEndpoint    string
+	cdpEndpoints   listFlag
+	browserEndpts  listFlag
 	dataDir        string
 	headed         bool
 	isolated       bool
@@ -30,7 +31,8 @@ type browserFlags struct {
 func (b *browserFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.executablePath, "executable-path", "", "Chromium or Chrome binary (default: $CHROME_PATH, /usr/bin/chromium, the usual Chrome paths)")
 	fs.StringVar(&b.driverPath, "driver-path", "", "Playwright driver directory holding package/cli.js (default: $PLAYWRIGHT_DRIVER_PATH, then chromegate's cache dir)")
-	fs.StringVar(&b.cdpEndpoint, "cdp-endpoint", "", "attach to a running browser at this CDP endpoint (http://127.0.0.1:9222) instead of launching one; it is never closed")
+	fs.Var(&b.cdpEndpoints, "cdp-endpoint", "attach to a running browser at this CDP endpoint (http://127.0.0.1:9222) instead of launching one; it is never closed (repeatable: sessions are spread across endpoints)")
+	fs.Var(&b.browserEndpts, "browser-endpoint", "join a Playwright browser server (`playwright run-server`, ws://host:port/) instead of launching a browser (repeatable)")
 	fs.StringVar(&b.dataDir, "data-dir", "", "chromegate's data dir: browser profile and downloads (default: "+cdp.DefaultDataDir()+")")
 	fs.BoolVar(&b.headed, "headed", false, "show the browser window (default: headless)")
 	fs.BoolVar(&b.isolated, "isolated", false, "use an in-memory profile that is thrown away on exit, instead of the persistent one in the data dir")
@@ -46,10 +48,24 @@ func (b *browserFlags) options(log *slog.Logger) cdp.Options {
 		Isolated:       b.isolated,
 		DataDir:        b.dataDir,
 		BrowserArgs:    b.browserArgs,
-		CDPEndpoint:    b.cdpEndpoint,
+		CDPEndpoint:    b.singleCDPEndpoint(),
 		UploadDirs:     b.uploadDirs,
 		Logger:         log,
 	}
+}
+
+// singleCDPEndpoint is the endpoint of the plain (one-browser) backend;
+// several endpoints, or any browser server, make a pool instead.
+func (b *browserFlags) singleCDPEndpoint() string {
+	if len(b.cdpEndpoints) == 1 && len(b.browserEndpts) == 0 {
+		return b.cdpEndpoints[0]
+	}
+	return ""
+}
+
+// pooled reports whether the CDP backend is a pool of remote endpoints.
+func (b *browserFlags) pooled() bool {
+	return b.singleCDPEndpoint() == "" && len(b.cdpEndpoints)+len(b.browserEndpts) > 0
 }
 
 type serveConfig struct {
@@ -93,7 +109,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 // serve runs the MCP server on transport until ctx is done or the client
 // goes away, then closes everything it launched.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
-	backends, err := cfg.ext.setup(log, cfg.browser.options(log), cfg.browser.resolvedDataDir(), chromegateVersion())
+	backends, err := cfg.ext.setup(log, &cfg.browser, cfg.browser.options(log), chromegateVersion())
 	if err != nil {
 		return err
 	}

@@ -141,9 +141,23 @@ func checkWritable(dir string) check {
 // checkLaunch starts the browser as serve would (isolated, so it never
 // touches the persistent profile) and opens a page.
 func checkLaunch(ctx context.Context, bf browserFlags) check {
-	bf.isolated = bf.cdpEndpoint == ""
+	if len(bf.browserEndpts) > 0 && len(bf.cdpEndpoints) == 0 {
+		bf.cdpEndpoints = nil
+		opts := bf.options(nil)
+		opts.BrowserEndpoint = bf.browserEndpts[0] // the first server stands for the rest
+		return launchCheck(ctx, opts)
+	}
+	if len(bf.cdpEndpoints) > 1 {
+		bf.cdpEndpoints = bf.cdpEndpoints[:1]
+	}
+	bf.browserEndpts = nil
+	bf.isolated = len(bf.cdpEndpoints) == 0
+	return launchCheck(ctx, bf.options(nil))
+}
+
+func launchCheck(ctx context.Context, opts cdp.Options) check {
 	c := check{name: "launch", fix: "run with --log-level=debug for details, or pass --browser-arg flags your system needs"}
-	b, err := cdp.New(bf.options(nil))
+	b, err := cdp.New(opts)
 	if err != nil {
 		return failed("launch", err)
 	}

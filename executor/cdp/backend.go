@@ -25,6 +25,12 @@ type Options struct {
 	// ws://...) instead of launching one. chromegate never closes that
 	// browser nor anything in it that it did not open.
 	CDPEndpoint string
+	// BrowserEndpoint joins a Playwright browser server (`playwright
+	// run-server`, ws://host:port/) instead of launching a browser: the
+	// server launches one for this connection with the options chromegate
+	// sends (executable path, flags, headless) and closes it when
+	// chromegate disconnects.
+	BrowserEndpoint string
 	// UploadDirs are the only directories set_files may take files from
 	// (default: DataDir/uploads and DataDir/downloads), so a page can never
 	// be handed an arbitrary file of the server.
@@ -95,6 +101,10 @@ func New(opts Options) (*Backend, error) {
 		return nil, errors.New("cdp: MaxScreenshotHeight must not be negative")
 	case opts.ViewportWidth < 0 || opts.ViewportHeight < 0:
 		return nil, errors.New("cdp: the viewport size must not be negative")
+	case opts.CDPEndpoint != "" && opts.BrowserEndpoint != "":
+		return nil, errors.New("cdp: CDPEndpoint and BrowserEndpoint exclude each other (one backend, one browser)")
+	case opts.BrowserEndpoint != "" && opts.Isolated:
+		return nil, errors.New("cdp: Isolated and BrowserEndpoint exclude each other (a remote browser's contexts are always fresh)")
 	case opts.CDPEndpoint != "" && opts.Isolated:
 		return nil, errors.New("cdp: Isolated and CDPEndpoint exclude each other (an attached browser keeps its own profile)")
 	}

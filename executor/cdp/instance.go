@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -100,17 +103,21 @@ func (b *Backend) launch() (*instance, error) {
 		return nil, err
 	}
 	exe := ""
-	if b.opts.CDPEndpoint == "" {
+	remote := b.opts.CDPEndpoint != "" || b.opts.BrowserEndpoint != ""
+	switch {
+	case !remote:
 		if exe, err = FindChromium(b.opts.ExecutablePath); err != nil {
 			return nil, err
 		}
+	case b.opts.BrowserEndpoint != "":
+		exe = b.remoteExecutable()
 	}
 	in := &instance{
 		b:        b,
 		log:      b.log,
 		deadCh:   make(chan struct{}),
 		sessions: map[string]*Session{},
-		attached: b.opts.CDPEndpoint != "",
+		attached: remote,
 	}
 	t0 := time.Now()
 	pw, err := runDriver(d, b.log)
@@ -130,6 +137,8 @@ func (b *Backend) launch() (*instance, error) {
 
 	t0 = time.Now()
 	switch {
+	case b.opts.BrowserEndpoint != "":
+		err = in.connect(b.opts.BrowserEndpoint, exe)
 	case in.attached:
 		err = in.attach(b.opts.CDPEndpoint)
 	case b.opts.Isolated:
@@ -291,6 +300,52 @@ func (in *instance) attach(endpoint string) error {
 	in.defaultCtx = c
 	in.ownsDefault = true
 	return nil
+}
+
+// connect joins a Playwright browser server, which launches a browser for
+// this connection with the options sent in x-playwright-launch-options
+// (honoured for the executable path and flags when the server runs with
+// --unsafe). The browser lives as long as the connection.
+func (in *instance) connect(endpoint, exe string) error {
+	b := in.b
+	launch := map[string]any{"headless": !b.opts.Headed, "args": b.chromiumArgs()}
+	if exe != "" {
+		launch["executablePath"] = exe
+	}
+	hdr, _ := json.Marshal(launch)
+	br, err := in.pw.Chromium.Connect(endpoint, playwright.BrowserTypeConnectOptions{
+		Headers: map[string]string{"x-playwright-launch-options": string(hdr)},
+		Timeout: playwright.Float(float64(launchTimeout.Milliseconds())),
+	})
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot join the Playwright browser server at %s: %s", endpoint, firstLine(err)).
+			WithHint("start it with `npx playwright@" + DriverVersion + " run-server --port N` (add --unsafe to let chromegate pass the browser path and flags) and pass ws://host:N/").Wrap(err)
+	}
+	in.browser = br
+	c, err := br.NewContext(in.contextOptions())
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context on the browser server: %s", firstLine(err)).Wrap(err)
+	}
+	in.defaultCtx = c
+	in.ownsDefault = true
+	return nil
+}
+
+// remoteExecutable is the browser path sent to a browser server: the one
+// given, or, for a server on this machine, the local Chromium; "" lets the
+// server pick its own.
+func (b *Backend) remoteExecutable() string {
+	if b.opts.ExecutablePath != "" {
+		return b.opts.ExecutablePath
+	}
+	if u, err := url.Parse(b.opts.BrowserEndpoint); err == nil {
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback()) {
+			if exe, err := FindChromium(""); err == nil {
+				return exe
+			}
+		}
+	}
+	return ""
 }
 
 func (in *instance) contextOptions() playwright.BrowserNewContextOptions {
