@@ -196,12 +196,18 @@ func TestEveryTool(t *testing.T) {
 		}
 	})
 	step("screenshot", func(t *testing.T) {
+		// The viewport is 1280x720 on a browser chromegate launches; a tab
+		// the extension drives has its window's size.
+		vw, vh := 1280, 720
+		if e2eBackend == "ext" {
+			fmt.Sscanf(s.evalString(`innerWidth + 'x' + innerHeight`), "%dx%d", &vw, &vh)
+		}
 		cfg, format, _ := image1(t, s.call("screenshot", nil))
-		if format != "png" || cfg.Width != 1280 || cfg.Height != 720 {
-			t.Fatalf("viewport screenshot: %s %dx%d, want png 1280x720", format, cfg.Width, cfg.Height)
+		if format != "png" || cfg.Width != vw || cfg.Height != vh {
+			t.Fatalf("viewport screenshot: %s %dx%d, want png %dx%d", format, cfg.Width, cfg.Height, vw, vh)
 		}
 		cfg, format, _ = image1(t, s.call("screenshot", map[string]any{"format": "jpeg", "quality": 40}))
-		if format != "jpeg" || cfg.Width != 1280 {
+		if format != "jpeg" || cfg.Width != vw {
 			t.Fatalf("jpeg screenshot: %s %dx%d", format, cfg.Width, cfg.Height)
 		}
 		s.call("scroll", map[string]any{"selector": "#hover"})
@@ -214,8 +220,8 @@ func TestEveryTool(t *testing.T) {
 		s.call("navigate", map[string]any{"url": base + "/tall"})
 		res := s.call("screenshot", map[string]any{"full_page": true, "max_height": 5000})
 		cfg, _, _ = image1(t, res)
-		if cfg.Height != 5000 || cfg.Width != 1280 {
-			t.Fatalf("capped full page %dx%d, want 1280x5000", cfg.Width, cfg.Height)
+		if cfg.Height != 5000 || cfg.Width != vw {
+			t.Fatalf("capped full page %dx%d, want %dx5000", cfg.Width, cfg.Height, vw)
 		}
 		txt := resultText(res)
 		if !strings.Contains(txt, "truncated") || !strings.Contains(txt, "20000") {

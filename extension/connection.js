@@ -47,6 +47,7 @@ export class Connection {
     this.unanswered = 0;
     this.heartbeatMs = 20000;
     this.status = 'idle';
+    this.redial = null;
   }
 
   // ---- pairing storage
@@ -140,6 +141,12 @@ export class Connection {
     }
     this.close(1000, why);
     this.status = 'idle';
+    if (this.connecting) {
+      // A dial in flight read the pairing before it changed (the start-up
+      // dial may still be waiting on the native host): dial again after it.
+      this.redial = why;
+      return this.connecting;
+    }
     return this.connect();
   }
 
@@ -159,6 +166,11 @@ export class Connection {
           }
         }
         this.connecting = null;
+        if (this.redial) {
+          const why = this.redial;
+          this.redial = null;
+          this.reconnect(why);
+        }
       });
     }
     return this.connecting;
