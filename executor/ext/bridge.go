@@ -460,6 +460,17 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
 	} else {
 		old = nil
 	}
+	// The welcome is queued before the connection is published: a call
+	// made the moment it becomes current must reach the extension after
+	// the welcome, or the extension (which ignores everything before it)
+	// would never answer.
+	welcome := Frame{V: WireVersion, Type: TypeWelcome, SessionID: sid, HeartbeatMs: int(b.opts.Heartbeat / time.Millisecond),
+		Server: &ServerInfo{Name: "chromegate", Version: b.opts.Version}, Scripts: b.opts.Scripts, NewToken: newToken}
+	if err := c.send(welcome); err != nil {
+		b.mu.Unlock()
+		c.close(websocket.StatusInternalError, "welcome failed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension connection failed during the handshake"))
+		return
+	}
 	b.pairedAt = time.Now()
 	b.setCur(c)
 	b.mu.Unlock()
@@ -473,12 +484,6 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
 			"old_extension", old.ext.ID, "new_extension", originID, "remote", remote)
 		old.close(CloseSuperseded, "superseded", executor.Errorf(executor.CodeExtensionDisconnected, "a newer extension connection took over").
 			WithHint("retry the call; chrome_status shows the displacement"))
-	}
-	welcome := Frame{V: WireVersion, Type: TypeWelcome, SessionID: sid, HeartbeatMs: int(b.opts.Heartbeat / time.Millisecond),
-		Server: &ServerInfo{Name: "chromegate", Version: b.opts.Version}, Scripts: b.opts.Scripts, NewToken: newToken}
-	if err := c.send(welcome); err != nil {
-		c.close(websocket.StatusInternalError, "welcome failed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension connection failed during the handshake"))
-		return
 	}
 	b.log.Info("extension connected", "extension", originID, "version", f.Ext.Version, "paired_by_code", newToken != "")
 	c.run()

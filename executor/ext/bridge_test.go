@@ -606,3 +606,33 @@ func TestTokenNeverPrinted(t *testing.T) {
 		t.Fatal("the log is empty: the search proves nothing")
 	}
 }
+
+// TestWelcomeComesFirst makes a call the instant the connection becomes
+// current: the extension ignores everything before welcome, so the
+// welcome must already be on its way.
+func TestWelcomeComesFirst(t *testing.T) {
+	t.Parallel()
+	for range 20 {
+		b, _ := startBridge(t, nil)
+		be := NewBackend(b, BackendOptions{})
+		called := make(chan struct{})
+		go func() {
+			defer close(called)
+			for {
+				if ex, err := be.Open(t.Context(), ""); err == nil {
+					ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+					_, _ = ex.Tabs(ctx)
+					cancel()
+					return
+				}
+				time.Sleep(10 * time.Microsecond)
+			}
+		}()
+		f := dial(t, b, testExt)
+		f.send(map[string]any{"v": 1, "type": "hello", "token": token(t, b), "ext": map[string]any{"id": testExt}})
+		if fr, _ := f.read(); fr.Type != TypeWelcome {
+			t.Fatalf("first frame after hello is %q, want welcome", fr.Type)
+		}
+		<-called
+	}
+}
