@@ -48,6 +48,8 @@ type Session struct {
 	granted  map[string]bool // origins with clipboard permissions
 	ua       string
 
+	hub *toolHub // page-tool watchers (webmcp.go)
+
 	newTabMu  sync.Mutex // one implicit tab at a time
 	closeOnce sync.Once
 	closeErr  error
@@ -67,7 +69,8 @@ type tab struct {
 	dialogs []executor.Dialog
 	title   string // the last title read, for TabInfo (guarded by dmu)
 
-	w world // chromegate's isolated world in the main frame
+	w  world      // chromegate's isolated world in the main frame
+	pt *pageTools // the page's WebMCP tools (webmcp.go)
 }
 
 // seenTitle remembers title as the tab's latest and returns it.
@@ -117,6 +120,7 @@ func newSession(in *instance, name string, bctx playwright.BrowserContext, owns 
 		tabs:    map[string]*tab{},
 		byPage:  map[playwright.Page]*tab{},
 		granted: map[string]bool{},
+		hub:     newToolHub(),
 	}
 	s.onPageFn = s.onPage
 	s.onDialogFn = s.onDialog
@@ -187,6 +191,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	}
 	s.nextRaw++
 	t := &tab{raw: strconv.Itoa(s.nextRaw), n: s.nextRaw, page: p, created: created}
+	t.pt = newPageTools(s, t)
 	s.tabs[t.raw] = t
 	s.byPage[p] = t
 	s.order = append(s.order, t)
@@ -197,6 +202,8 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	p.OnClose(func(playwright.Page) { s.unregister(t) })
 	if p.IsClosed() {
 		s.unregister(t)
+	} else if s.hub.watched.Load() > 0 {
+		t.pt.watch()
 	}
 	return t
 }
@@ -210,6 +217,7 @@ func (s *Session) unregister(t *tab) {
 	delete(s.tabs, t.raw)
 	delete(s.byPage, t.page)
 	t.w.cur.Store(nil)
+	t.pt.close()
 	s.order = slices.DeleteFunc(s.order, func(o *tab) bool { return o == t })
 	if s.selected == t {
 		s.selected = nil
