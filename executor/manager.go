@@ -55,6 +55,8 @@ type Manager struct {
 	live   map[string]Executor  // key: backend + "\x00" + session
 	gone   map[Executor]doneCtx // cancelled by watch when the executor dies
 	closed bool
+	subs   map[int]func(session string, ex Executor)
+	nsub   int
 }
 
 type doneCtx struct {
@@ -146,6 +148,7 @@ func (m *Manager) ready(ctx context.Context, b Backend, session string) (Executo
 		}
 		m.log.Info("backend ready", "backend", b.Name(), "session", session, "ms", time.Since(start).Milliseconds())
 		go m.watch(key, ex)
+		m.announce(session, ex)
 		return ex, nil
 	})
 	select {
@@ -220,6 +223,53 @@ func (m *Manager) Current(session string) (Executor, bool) {
 		}
 	}
 	return nil, false
+}
+
+// OnOpen calls fn, on a goroutine of its own, with every executor the
+// Manager opens from now on and with those already open, so a caller can
+// follow what lives in each executor (the page tools of its tabs) without
+// opening one. stop ends the subscription; it may be called more than once.
+func (m *Manager) OnOpen(fn func(session string, ex Executor)) (stop func()) {
+	m.mu.Lock()
+	if m.subs == nil {
+		m.subs = map[int]func(string, Executor){}
+	}
+	m.nsub++
+	id := m.nsub
+	m.subs[id] = fn
+	type open struct {
+		session string
+		ex      Executor
+	}
+	var now []open
+	for key, ex := range m.live {
+		_, session, _ := strings.Cut(key, "\x00")
+		now = append(now, open{session, ex})
+	}
+	m.mu.Unlock()
+	for _, o := range now {
+		go fn(o.session, o.ex)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			delete(m.subs, id)
+			m.mu.Unlock()
+		})
+	}
+}
+
+func (m *Manager) announce(session string, ex Executor) {
+	m.mu.Lock()
+	fns := make([]func(string, Executor), 0, len(m.subs))
+	for _, fn := range m.subs {
+		fns = append(fns, fn)
+	}
+	m.mu.Unlock()
+	for _, fn := range fns {
+		go fn(session, ex)
+	}
 }
 
 // Backends names the configured backends in preference order.

@@ -77,7 +77,7 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 // callTimeout is a call's deadline: its timeout_ms argument, else the
 // tool's own default, else defaultTimeoutMs.
 func callTimeout(t *Tool, args map[string]any) time.Duration {
-	if ms, ok := args["timeout_ms"].(float64); ok {
+	if ms, ok := args["timeout_ms"].(float64); ok && t.PageTool == nil {
 		return time.Duration(ms) * time.Millisecond
 	}
 	if t.Timeout > 0 {
@@ -93,6 +93,9 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	t := c.Tool
 	c.ex = ex
 	c.Page = c.pageFunc(ex)
+	if t.Action == ActionPageTool && t.Name != "page_tools_list" {
+		c.PageTool = c.pageToolFunc(ex)
+	}
 	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
 		return nil, err
 	}
@@ -201,7 +204,9 @@ func validateArgs(e *entry, args map[string]any) (map[string]any, error) {
 	accepted := propNames(schema)
 	var unknown []string
 	for k := range args {
-		if _, ok := schema.Properties[k]; !ok {
+		// A page tool's schema is the page's: it says itself whether it
+		// takes other properties, and Validate holds it to that.
+		if _, ok := schema.Properties[k]; !ok && t.PageTool == nil {
 			unknown = append(unknown, k)
 		}
 	}
@@ -234,7 +239,7 @@ func validateArgs(e *entry, args map[string]any) (map[string]any, error) {
 			return nil, err
 		}
 	}
-	if v, ok := args["timeout_ms"].(float64); ok && (v < 1 || v > maxTimeoutMs) {
+	if v, ok := args["timeout_ms"].(float64); ok && t.PageTool == nil && (v < 1 || v > maxTimeoutMs) {
 		return nil, badArgs("timeout_ms must be between 1 and %d (got %v)", maxTimeoutMs, v).
 			WithHint(fmt.Sprintf("pass a timeout_ms of at most %d, or leave it out for %d", maxTimeoutMs, defaultTimeoutMs))
 	}

@@ -105,7 +105,7 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 	if cut != "" {
 		text += "\n" + cut // the server's note, outside the page's block
 	}
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: r.IsError}
 	if r.Image != nil {
 		res.Content = append(res.Content, &sdk.ImageContent{Data: r.Image.Data, MIMEType: r.Image.MIMEType})
 	}

@@ -51,6 +51,9 @@ var outputs = map[string]Output{
 	"extract_links":    {Value: linksOut{}, Text: true},
 	"read_as_markdown": {Value: markdownOut{}, Text: true},
 	"fill_form":        {Value: formOut{}},
+
+	"page_tools_list": {Value: pageToolsOut{}},
+	"page_tool_call":  {Value: pageToolCallOut{}, Text: true},
 }
 
 // withOutputs sets each tool's Output from outputs.

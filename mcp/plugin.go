@@ -615,7 +615,7 @@ func (s *Server) pluginHandler(p *Plugin) func(ctx context.Context, c *Call) (*R
 // and runs the step through the gate on the plugin call's executor.
 func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep, st pluginStepDef, env *pluginEnv) (*Result, error) {
 	start := time.Now()
-	e, ok := s.tools[st.Tool]
+	e, ok := s.entry(st.Tool)
 	if !ok {
 		return nil, executor.Errorf(executor.CodeInternal, "tool %s is not registered", st.Tool)
 	}

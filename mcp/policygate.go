@@ -32,14 +32,31 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}
-	if needsPage(c.Tool) && c.Page != nil {
+	if needsPage(c) && c.Page != nil {
 		tab, err := c.Page(ctx)
 		if err != nil {
 			return err
 		}
 		in.Page = policy.NewPage(tab.URL)
 	}
+	if c.PageTool != nil {
+		t, err := c.PageTool(ctx)
+		if err != nil {
+			return err
+		}
+		in.PageTool = policyPageTool(t)
+	}
 	return decided(g.Engine.Decide(ctx, in), in)
+}
+
+// policyPageTool describes a page tool to the policy: its origin, name and
+// the page's annotations under their WebMCP names.
+func policyPageTool(t executor.PageTool) *policy.PageTool {
+	a := t.Annotations
+	return &policy.PageTool{Origin: t.Origin, Name: t.Name, Annotations: map[string]any{
+		"readOnlyHint": a.ReadOnly, "untrustedContentHint": a.UntrustedContent,
+		"consequentialHint": a.Consequential, "destructiveHint": a.Destructive,
+	}}
 }
 
 // Landed decides where a navigation actually arrived, after redirects and
@@ -75,6 +92,9 @@ func (g *PolicyGate) Visible(ctx context.Context, t *Tool, p Principal) bool {
 	if err != nil {
 		return false
 	}
+	if t.PageTool != nil {
+		in.PageTool = policyPageTool(*t.PageTool)
+	}
 	return g.Engine.Decide(ctx, in).Allow
 }
 
@@ -103,7 +123,16 @@ func (g *PolicyGate) Status(context.Context) map[string]any {
 }
 
 func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Principal) (policy.Input, error) {
-	in, err := policy.NewInput(phase, t.Name, args)
+	name := t.Name
+	if t.PageTool != nil {
+		// A live page tool is a call of page_tool_call to the policy, its
+		// arguments those of page_tool_call.
+		name = "page_tool_call"
+		if phase == policy.PhaseCall {
+			args = map[string]any{"name": t.PageTool.Name, "tab_id": t.PageTool.TabID, "arguments": args}
+		}
+	}
+	in, err := policy.NewInput(phase, name, args)
 	if err != nil {
 		if errors.Is(err, policy.ErrBadURL) {
 			return in, executor.Errorf(executor.CodeBadArgs, "%v", err).WithHint("pass an absolute URL such as https://example.com/")
@@ -125,13 +154,16 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 }
 
 // needsPage says whether a decision depends on the page a tool touches:
-// everything but status and the tab bookkeeping tools.
-func needsPage(t *Tool) bool {
-	switch t.Action {
+// everything but status and the tab bookkeeping tools, and listing the page
+// tools of every tab (each listed tool is then decided on its own origin).
+func needsPage(c *Call) bool {
+	switch c.Tool.Action {
 	case ActionStatus, ActionTabs, ActionPlugin:
 		// A plugin's own call touches no page: its steps are decided
 		// with theirs.
 		return false
+	case ActionPageTool:
+		return c.Tool.Name != "page_tools_list" || c.TabID() != ""
 	}
 	return true
 }

@@ -21,6 +21,8 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -82,10 +84,13 @@ type Options struct {
 // be called for one transport at a time, and the SDK server (SDK) may serve
 // any number of sessions (HTTP).
 type Server struct {
-	opts  Options
-	log   *slog.Logger
-	sdk   *sdk.Server
-	tools map[string]*entry
+	opts Options
+	log  *slog.Logger
+	sdk  *sdk.Server
+
+	mu    sync.RWMutex
+	tools map[string]*entry // the table's tools, and the live page tools
+	live  liveTools         // pagetools.go
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.
@@ -142,7 +147,16 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	// Always: a principal's tool ACL filters the list even without a
 	// ListFilter.
 	s.sdk.AddReceivingMiddleware(s.filterList)
+	s.watchPageTools()
 	return s, nil
+}
+
+// entry returns the tool called name, from the table or live.
+func (s *Server) entry(name string) (*entry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.tools[name]
+	return e, ok
 }
 
 // addPlugins registers opts.Plugins as tools and adds their report to
@@ -229,7 +243,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // every other failure is an isError result. An empty session is
 // DefaultSession.
 func (s *Server) Call(ctx context.Context, session string, p Principal, name string, args json.RawMessage) (*sdk.CallToolResult, error) {
-	e, ok := s.tools[name]
+	e, ok := s.entry(name)
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
@@ -239,14 +253,16 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 // VisibleTools returns the definitions of the tools p may see, by name: the
 // entries tools/list gives p, for REST and clients that are not MCP.
 func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
-	names := make([]string, 0, len(s.tools))
-	for n := range s.tools {
-		names = append(names, n)
+	s.mu.RLock()
+	tools := make([]*Tool, 0, len(s.tools))
+	for _, e := range s.tools {
+		tools = append(tools, e.tool)
 	}
-	slices.Sort(names)
-	out := make([]*sdk.Tool, 0, len(names))
-	for _, n := range names {
-		if t := s.tools[n].tool; s.visible(ctx, t, p) {
+	s.mu.RUnlock()
+	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
+	out := make([]*sdk.Tool, 0, len(tools))
+	for _, t := range tools {
+		if s.visible(ctx, t, p) {
 			out = append(out, t.Definition())
 		}
 	}
@@ -257,7 +273,7 @@ func (s *Server) sdkVersion() string { return cmp.Or(s.opts.Version, "dev") }
 
 // Tool returns the registered tool called name.
 func (s *Server) Tool(name string) (*Tool, bool) {
-	e, ok := s.tools[name]
+	e, ok := s.entry(name)
 	if !ok {
 		return nil, false
 	}
@@ -308,7 +324,7 @@ func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 		p := s.identify(ctx, req.GetExtra())
 		kept := make([]*sdk.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
-			if e, ok := s.tools[t.Name]; ok && s.visible(ctx, e.tool, p) {
+			if e, ok := s.entry(t.Name); ok && s.visible(ctx, e.tool, p) {
 				kept = append(kept, t)
 			}
 		}

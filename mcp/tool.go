@@ -18,14 +18,15 @@ type Action string
 
 // The actions of the tool surface.
 const (
-	ActionNavigate Action = "navigate" // loads a URL or moves in history
-	ActionRead     Action = "read"     // reads from a page or the browser
-	ActionInteract Action = "interact" // input events and browser state changes
-	ActionEval     Action = "eval"     // runs the caller's JavaScript in a page
-	ActionDownload Action = "download" // fetches a file onto the server
-	ActionTabs     Action = "tabs"     // lists, selects or closes tabs
-	ActionStatus   Action = "status"   // reports on the server itself
-	ActionPlugin   Action = "plugin"   // runs an operator's plugin: steps of other tools, each gated
+	ActionNavigate Action = "navigate"  // loads a URL or moves in history
+	ActionRead     Action = "read"      // reads from a page or the browser
+	ActionInteract Action = "interact"  // input events and browser state changes
+	ActionEval     Action = "eval"      // runs the caller's JavaScript in a page
+	ActionDownload Action = "download"  // fetches a file onto the server
+	ActionTabs     Action = "tabs"      // lists, selects or closes tabs
+	ActionStatus   Action = "status"    // reports on the server itself
+	ActionPlugin   Action = "plugin"    // runs an operator's plugin: steps of other tools, each gated
+	ActionPageTool Action = "page_tool" // lists or calls tools a web page registered (WebMCP)
 )
 
 // Tool is one MCP tool: its definition as clients see it, its
@@ -84,6 +85,12 @@ type Tool struct {
 	// PluginTools is set on a plugin tool: the tools its steps call, in
 	// order (for the policy, which sees them as input.plugin.tools).
 	PluginTools []string
+
+	// PageTool is set on a live page tool: the MCP tool that stands for
+	// one tool a page registered (see pagetools.go). The policy decides
+	// it as page_tool_call of that tool; its arguments are the page
+	// tool's input, checked against the page's schema.
+	PageTool *executor.PageTool
 
 	// Handler does the work, inside Manager.Do, after the Gate allowed it.
 	// A user-fixable failure is an *executor.Error; any other error is
@@ -173,6 +180,11 @@ type Call struct {
 	// called its tool, and tells the policy where it comes from.
 	Plugin *PluginStep
 
+	// PageTool resolves, for the tools that call a page tool, which one:
+	// read from the executor once per call when first asked, for the
+	// policy's page_tool input and for the handler. Nil for other tools.
+	PageTool func(ctx context.Context) (executor.PageTool, error)
+
 	ex     executor.Executor
 	srv    *Server
 	before *executor.Tab // what Page returned, if the Gate asked
@@ -197,7 +209,12 @@ func (c *Call) Bind(v any) error {
 }
 
 // TabID returns the tab_id argument, "" (the selected tab) when absent.
-func (c *Call) TabID() string { return argString(c.Args, "tab_id") }
+func (c *Call) TabID() string {
+	if c.Tool.PageTool != nil {
+		return c.Tool.PageTool.TabID
+	}
+	return argString(c.Args, "tab_id")
+}
 
 // Target returns the element target named by prefix+"selector" and
 // prefix+"ref"; the zero Target when neither is set.
@@ -252,6 +269,9 @@ type Result struct {
 	// Untrusted marks a result carrying free-form text that a page wrote
 	// (see fence).
 	Untrusted bool
+	// IsError marks a result that reports a failure the page gave (a page
+	// tool that threw): an isError result with the page's words, fenced.
+	IsError bool
 	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
 	// about it before anything of the page is returned.
 	Landed *executor.PageState

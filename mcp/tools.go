@@ -30,7 +30,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withOutputs(withTimeouts(append(toolTable(), helperTools()...)))
+	return withOutputs(withTimeouts(append(append(toolTable(), helperTools()...), pageToolTools()...)))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element

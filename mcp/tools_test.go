@@ -104,6 +104,11 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{"\n«page-", `"total":0,"shown":0}`}},
 		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},
+		{"page_tools_list", map[string]any{"tab_id": tab}, "PageTools", tab,
+			[]string{`"name":"echo","live_tool":"page_a_test_echo","description":"Echoes.","origin":"https://a.test","surface":"cdp-webmcp","annotations":["read_only"]`}},
+		{"page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 2}}, "CallPageTool",
+			executor.PageToolCallParams{TabID: tab, Name: "echo", Surface: executor.SurfaceWebMCP, Input: json.RawMessage(`{"x":2}`)},
+			[]string{`{"tab_id":"fake:s1:1","tool":"echo","origin":"https://a.test","surface":"cdp-webmcp"}` + "\n" + `{"x":2}` + "\n«/page-"}},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -112,6 +117,10 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
 			f := h.fake()
+			if strings.HasPrefix(tt.tool, "page_tool") {
+				f.SetPageTools(f.TabID(0), []executor.PageTool{echoTool})
+				h.waitTool("page_a_test_echo")
+			}
 			res := h.call(tt.tool, tt.args)
 			text := textOf(res)
 			if res.IsError {

@@ -52,6 +52,9 @@ type Fake struct {
 	clipboard string
 	done      chan struct{}
 	killOnce  sync.Once
+	pageTools map[string][]executor.PageTool // by public tab id
+	toolSubs  map[int]func(executor.PageToolsEvent)
+	nextSub   int
 }
 
 type tab struct {
@@ -587,4 +590,85 @@ func (f *Fake) Done() <-chan struct{} { return f.done }
 func (f *Fake) Close() error {
 	f.Kill()
 	return nil
+}
+
+var _ executor.PageTooler = (*Fake)(nil)
+
+// SetPageTools replaces the page tools of the tab with public id tabID (each
+// tool's TabID is set to it) and tells the watchers what changed.
+func (f *Fake) SetPageTools(tabID string, tools []executor.PageTool) {
+	f.mu.Lock()
+	if f.pageTools == nil {
+		f.pageTools = map[string][]executor.PageTool{}
+	}
+	tools = slices.Clone(tools)
+	for i := range tools {
+		tools[i].TabID = tabID
+	}
+	added, removed := executor.DiffPageTools(f.pageTools[tabID], tools)
+	f.pageTools[tabID] = tools
+	subs := make([]func(executor.PageToolsEvent), 0, len(f.toolSubs))
+	for _, fn := range f.toolSubs {
+		subs = append(subs, fn)
+	}
+	f.mu.Unlock()
+	if len(added)+len(removed) == 0 {
+		return
+	}
+	ev := executor.PageToolsEvent{TabID: tabID, Added: added, Removed: removed}
+	for _, fn := range subs {
+		fn(ev)
+	}
+}
+
+// PageTools implements executor.PageTooler with the tools SetPageTools set.
+func (f *Fake) PageTools(ctx context.Context, tabID string) ([]executor.PageTool, error) {
+	return run(f, ctx, "PageTools", tabID, func() ([]executor.PageTool, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		out := []executor.PageTool{}
+		for _, t := range f.tabs {
+			id := f.ids.Stamp(t.raw)
+			if tabID == "" || tabID == id {
+				out = append(out, f.pageTools[id]...)
+			}
+		}
+		return out, nil
+	})
+}
+
+// CallPageTool implements executor.PageTooler. The built-in tool returns
+// its input as its output.
+func (f *Fake) CallPageTool(ctx context.Context, p executor.PageToolCallParams) (executor.PageToolResult, error) {
+	return run(f, ctx, "CallPageTool", p, func() (executor.PageToolResult, error) {
+		ps, err := f.pageOf(p.TabID)
+		return executor.PageToolResult{PageState: ps, Surface: cmp.Or(p.Surface, executor.SurfaceWebMCP), Output: p.Input}, err
+	})
+}
+
+// WatchPageTools implements executor.PageTooler: fn hears the tools set so
+// far, then every SetPageTools change, on the caller's goroutine.
+func (f *Fake) WatchPageTools(fn func(executor.PageToolsEvent)) (stop func()) {
+	f.mu.Lock()
+	f.nextSub++
+	id := f.nextSub
+	if f.toolSubs == nil {
+		f.toolSubs = map[int]func(executor.PageToolsEvent){}
+	}
+	f.toolSubs[id] = fn
+	var now []executor.PageToolsEvent
+	for tab, tools := range f.pageTools {
+		if len(tools) > 0 {
+			now = append(now, executor.PageToolsEvent{TabID: tab, Added: slices.Clone(tools)})
+		}
+	}
+	f.mu.Unlock()
+	for _, ev := range now {
+		fn(ev)
+	}
+	return func() {
+		f.mu.Lock()
+		delete(f.toolSubs, id)
+		f.mu.Unlock()
+	}
 }

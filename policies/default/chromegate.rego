@@ -94,11 +94,13 @@ mutating_tools := {
 	"page_tool_call",
 }
 
-# A page tool that declares itself read-only does not need mutations. The
-# annotation is the page's claim, trusted only on pages already allowed.
+# A page tool that declares itself read-only, and not consequential, does
+# not need mutations. The annotations are the page's claims, trusted only on
+# pages already allowed.
 read_only_page_tool if {
 	input.tool == "page_tool_call"
 	input.page_tool.annotations.readOnlyHint == true
+	not input.page_tool.annotations.consequentialHint == true
 }
 
 mutating if {
@@ -287,6 +289,13 @@ call_allowed if {
 call_allowed if {
 	input.action == "plugin"
 	not mutation_blocked
+}
+
+# Listing the page tools of every tab touches no one page: each tool listed
+# is then decided on its own (phase "list", with page_tool).
+call_allowed if {
+	input.tool == "page_tools_list"
+	page == null
 }
 
 # Reads may look at about:blank; everything else that touches a page needs a

@@ -466,6 +466,23 @@ test_other_page_tools_need_mutations if {
 	allowed(inp) with data.allow_domains as ["example.com"] with data.enable_mutations as true
 }
 
+test_consequential_page_tool_needs_mutations if {
+	inp := tool_call("https://example.com/", page_tool("https://example.com", {"readOnlyHint": true, "consequentialHint": true}))
+	not allowed(inp) with data.allow_domains as ["example.com"]
+	reasons(inp) == ["page_tool_call changes the page or the browser, and mutations are off (safe mode)"] with data.allow_domains as ["example.com"]
+	allowed(inp) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+	listed := object.union(listing("page_tool_call"), {"page_tool": page_tool("https://example.com", {"readOnlyHint": true, "consequentialHint": true})})
+	not allowed(listed) with data.allow_domains as ["example.com"]
+	allowed(listed) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+}
+
+test_page_tools_list_of_every_tab if {
+	every_tab := object.union(on("page_tools_list", "https://example.com/"), {"page": null})
+	allowed(every_tab)
+	calling := object.union(on("page_tool_call", "https://example.com/"), {"page": null, "page_tool": page_tool("https://example.com", {"readOnlyHint": true})})
+	not allowed(calling) with data.allow_domains as ["example.com"]
+}
+
 test_page_tool_of_another_origin_denied if {
 	inp := tool_call("https://example.com/", page_tool("https://other.test", {"readOnlyHint": true}))
 	not allowed(inp) with data.allow_domains as ["example.com", "other.test"]

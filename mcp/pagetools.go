@@ -1,0 +1,484 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// WebMCP page tools reach the model two ways: page_tools_list and
+// page_tool_call, and one live MCP tool per page tool, added and removed
+// as pages register, unregister, navigate and close (the SDK then sends
+// notifications/tools/list_changed). Live tools follow the executor of the
+// default session (stdio): in HTTP mode every session has its own browser,
+// and a server-wide tool list would show one session's pages to another,
+// so there the explicit pair is the way.
+//
+// Every call of a page tool, either way, is decided by the Gate as
+// page_tool_call with page_tool {origin, name, annotations} and page = the
+// tab; every listed page tool is a list decision of the same kind, so a
+// page tool of a denied origin is neither listed nor callable. Arguments
+// are checked against the page's schema before the page sees them. What a
+// page tool returns, and what a page says about its tools, is page content:
+// fenced as untrusted.
+
+// pageToolTools are page_tools_list and page_tool_call.
+func pageToolTools() []*Tool {
+	return []*Tool{
+		{
+			Name: "page_tools_list", Title: "List page tools",
+			Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
+			InputSchema: object(nil, tabIDProp()),
+			ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
+			Handler: pageToolsList,
+		},
+		{
+			Name: "page_tool_call", Title: "Call page tool",
+			Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
+			InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
+				tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},
+				timeoutProp()),
+			ReadOnly: no(), Action: ActionPageTool, Mutating: true,
+			Handler: pageToolCall,
+		},
+	}
+}
+
+func pageTooler(c *Call) (executor.PageTooler, error) {
+	pt, ok := c.Executor().(executor.PageTooler)
+	if !ok {
+		return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot reach page tools", c.Executor().Backend()).
+			WithHint("use the cdp backend for WebMCP page tools")
+	}
+	return pt, nil
+}
+
+// pageToolFunc memoises which page tool a call is about, read from the
+// executor: a live tool's own, or page_tool_call's name in its tab.
+func (c *Call) pageToolFunc(ex executor.Executor) func(context.Context) (executor.PageTool, error) {
+	var (
+		once sync.Once
+		tool executor.PageTool
+		err  error
+	)
+	return func(ctx context.Context) (executor.PageTool, error) {
+		once.Do(func() {
+			tool, err = c.resolvePageTool(ctx)
+		})
+		return tool, err
+	}
+}
+
+func (c *Call) resolvePageTool(ctx context.Context) (executor.PageTool, error) {
+	pt, err := pageTooler(c)
+	if err != nil {
+		return executor.PageTool{}, err
+	}
+	name, surface := argString(c.Args, "name"), executor.PageToolSurface(argString(c.Args, "surface"))
+	if lt := c.Tool.PageTool; lt != nil {
+		name, surface = lt.Name, lt.Surface
+	}
+	tab, err := c.Page(ctx)
+	if err != nil {
+		return executor.PageTool{}, err
+	}
+	tools, err := pt.PageTools(ctx, tab.ID)
+	if err != nil {
+		return executor.PageTool{}, err
+	}
+	for _, t := range tools {
+		if t.Name == name && (surface == "" || t.Surface == surface || c.Tool.PageTool != nil) {
+			return t, nil
+		}
+	}
+	return executor.PageTool{}, executor.Errorf(executor.CodeBadArgs, "tab %s has no page tool %s", tab.ID, name).
+		WithHint("call page_tools_list: the page may have unregistered it or navigated")
+}
+
+// pageToolOut is one page tool as page_tools_list shows it.
+type pageToolOut struct {
+	TabID       string          `json:"tab_id"`
+	Name        string          `json:"name"`
+	Live        string          `json:"live_tool,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Origin      string          `json:"origin"`
+	Surface     string          `json:"surface"`
+	Annotations []string        `json:"annotations,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+func annotationWords(a executor.PageToolAnnotations) []string {
+	var out []string
+	for _, w := range []struct {
+		on   bool
+		word string
+	}{{a.ReadOnly, "read_only"}, {a.UntrustedContent, "untrusted_content"}, {a.Consequential, "consequential"}, {a.Destructive, "destructive"}} {
+		if w.on {
+			out = append(out, w.word)
+		}
+	}
+	return out
+}
+
+func pageToolsList(ctx context.Context, c *Call) (*Result, error) {
+	pt, err := pageTooler(c)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := pt.PageTools(ctx, c.TabID())
+	if err != nil {
+		return nil, err
+	}
+	out := []pageToolOut{}
+	for _, t := range tools {
+		// Each page tool is a list decision, as a live tool is.
+		lt, err := liveTool(t, "page_tool")
+		if err != nil || !c.srv.visible(ctx, lt, c.Principal) {
+			continue
+		}
+		out = append(out, pageToolOut{
+			TabID: t.TabID, Name: t.Name, Live: c.srv.liveNameOf(t), Title: t.Title, Description: t.Description,
+			Origin: t.Origin, Surface: string(t.Surface), Annotations: annotationWords(t.Annotations), InputSchema: t.InputSchema,
+		})
+	}
+	// Names and descriptions are the pages' words.
+	return &Result{Value: pageToolsOut{out}, Untrusted: len(out) > 0}, nil
+}
+
+// pageToolsOut is page_tools_list's result.
+type pageToolsOut struct {
+	Tools []pageToolOut `json:"tools"`
+}
+
+// pageToolCallOut heads a page tool's result; what the tool returned
+// follows on the next line.
+type pageToolCallOut struct {
+	TabID   string `json:"tab_id"`
+	Tool    string `json:"tool"`
+	Origin  string `json:"origin"`
+	Surface string `json:"surface"`
+	Failed  bool   `json:"failed,omitempty"`
+}
+
+func pageToolCall(ctx context.Context, c *Call) (*Result, error) {
+	tool, err := c.PageTool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	input, _ := c.Args["arguments"].(map[string]any)
+	if input == nil {
+		input = map[string]any{}
+	}
+	lt, err := liveTool(tool, "page_tool")
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeBadArgs, "the input schema of page tool %s cannot be used: %v", tool.Name, err).
+			WithHint("the page declared a schema chromegate cannot check; the tool cannot be called")
+	}
+	e, err := prepare(lt)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeBadArgs, "the input schema of page tool %s cannot be used: %v", tool.Name, err).
+			WithHint("the page declared a schema chromegate cannot check; the tool cannot be called")
+	}
+	if err := e.resolved.Validate(input); err != nil {
+		return nil, badArgs("arguments: %s", schemaMessage(err)).WithHint("pass arguments that match the tool's input_schema (page_tools_list shows it)")
+	}
+	if err := e.resolved.ApplyDefaults(&input); err != nil {
+		return nil, executor.Errorf(executor.CodeBadArgs, "arguments: %v", err)
+	}
+	return runPageTool(ctx, c, tool, input)
+}
+
+func callLivePageTool(ctx context.Context, c *Call) (*Result, error) {
+	tool, err := c.PageTool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return runPageTool(ctx, c, tool, c.Args)
+}
+
+func runPageTool(ctx context.Context, c *Call, tool executor.PageTool, input map[string]any) (*Result, error) {
+	pt, err := pageTooler(c)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeInternal, "encode arguments: %v", err)
+	}
+	r, err := pt.CallPageTool(ctx, executor.PageToolCallParams{TabID: tool.TabID, Name: tool.Name, Surface: tool.Surface, Input: raw})
+	if err != nil {
+		return nil, err
+	}
+	head := pageToolCallOut{tool.TabID, tool.Name, tool.Origin, string(r.Surface), r.IsError}
+	return &Result{Value: head, Text: pageToolText(r), Untrusted: true, IsError: r.IsError, Page: &r.PageState}, nil
+}
+
+// pageToolText is what a page tool returned, as text: the text parts of
+// MCP-shaped content ({content:[...]}), else the JSON value; for a failure,
+// the page's message.
+func pageToolText(r executor.PageToolResult) string {
+	var mcp struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+	}
+	if json.Unmarshal(r.Output, &mcp) == nil && mcp.Content != nil {
+		var parts []string
+		for _, raw := range mcp.Content {
+			var item struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(raw, &item) == nil && item.Type == "text" {
+				parts = append(parts, item.Text)
+			} else {
+				parts = append(parts, string(raw))
+			}
+		}
+		if len(parts) == 0 && len(mcp.StructuredContent) > 0 {
+			parts = append(parts, string(mcp.StructuredContent))
+		}
+		if r.IsError && len(parts) == 0 {
+			parts = append(parts, r.Error)
+		}
+		return strings.Join(parts, "\n")
+	}
+	if r.IsError {
+		return r.Error
+	}
+	if len(r.Output) == 0 {
+		return "null"
+	}
+	return string(r.Output)
+}
+
+// liveTools are the MCP tools that stand for page tools, keyed both ways.
+type liveTools struct {
+	ex    executor.Executor
+	stop  func()
+	byKey map[string]string // tab + "\x00" + page tool name → MCP tool name
+}
+
+func pageToolKey(t executor.PageTool) string { return t.TabID + "\x00" + t.Name }
+
+// watchPageTools follows the page tools of the default session's executor.
+func (s *Server) watchPageTools() {
+	s.opts.Manager.OnOpen(func(session string, ex executor.Executor) {
+		if session != DefaultSession {
+			return
+		}
+		pt, ok := ex.(executor.PageTooler)
+		if !ok {
+			return
+		}
+		s.mu.Lock()
+		if s.live.ex == ex {
+			s.mu.Unlock()
+			return
+		}
+		old := s.live.stop
+		removed := s.dropLiveLocked()
+		s.live.ex = ex
+		s.mu.Unlock()
+		if old != nil {
+			old()
+		}
+		s.sdk.RemoveTools(removed...)
+		stop := pt.WatchPageTools(func(ev executor.PageToolsEvent) { s.applyPageTools(ex, ev) })
+		s.mu.Lock()
+		if s.live.ex == ex {
+			s.live.stop = stop
+			s.mu.Unlock()
+		} else {
+			s.mu.Unlock()
+			stop()
+		}
+		go func() {
+			<-ex.Done()
+			s.mu.Lock()
+			if s.live.ex != ex {
+				s.mu.Unlock()
+				return
+			}
+			stop := s.live.stop
+			removed := s.dropLiveLocked()
+			s.live = liveTools{}
+			s.mu.Unlock()
+			if stop != nil {
+				stop()
+			}
+			s.sdk.RemoveTools(removed...)
+		}()
+	})
+}
+
+// dropLiveLocked forgets every live tool and returns their names.
+func (s *Server) dropLiveLocked() []string {
+	var names []string
+	for _, name := range s.live.byKey {
+		delete(s.tools, name)
+		names = append(names, name)
+	}
+	s.live.byKey = nil
+	return names
+}
+
+// applyPageTools adds and removes live tools for one event.
+func (s *Server) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent) {
+	type add struct {
+		def *sdk.Tool
+		e   *entry
+	}
+	var adds []add
+	var removes []string
+	s.mu.Lock()
+	if s.live.ex != ex {
+		s.mu.Unlock()
+		return
+	}
+	if s.live.byKey == nil {
+		s.live.byKey = map[string]string{}
+	}
+	for _, t := range ev.Removed {
+		if name, ok := s.live.byKey[pageToolKey(t)]; ok {
+			delete(s.live.byKey, pageToolKey(t))
+			delete(s.tools, name)
+			removes = append(removes, name)
+		}
+	}
+	for _, t := range ev.Added {
+		if old, ok := s.live.byKey[pageToolKey(t)]; ok {
+			delete(s.tools, old)
+			removes = append(removes, old)
+		}
+		name := s.freeNameLocked(t)
+		lt, err := liveTool(t, name)
+		var e *entry
+		if err == nil {
+			e, err = prepare(lt)
+		}
+		if err != nil {
+			s.log.Debug("page tool not exposed as a live tool", "tool", t.Name, "origin", t.Origin, "err", err)
+			delete(s.live.byKey, pageToolKey(t))
+			continue
+		}
+		s.live.byKey[pageToolKey(t)] = name
+		s.tools[name] = e
+		adds = append(adds, add{lt.Definition(), e})
+	}
+	s.mu.Unlock()
+	// A name removed and added again in one event stays.
+	keep := map[string]bool{}
+	for _, a := range adds {
+		keep[a.def.Name] = true
+	}
+	var gone []string
+	for _, n := range removes {
+		if !keep[n] {
+			gone = append(gone, n)
+		}
+	}
+	if len(gone) > 0 {
+		s.sdk.RemoveTools(gone...)
+	}
+	for _, a := range adds {
+		s.sdk.AddTool(a.def, s.sdkHandler(a.e))
+	}
+}
+
+// liveNameOf is the live tool of a page tool, if it has one.
+func (s *Server) liveNameOf(t executor.PageTool) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.live.byKey[pageToolKey(t)]
+}
+
+// maxToolName is MCP's limit on a tool name.
+const maxToolName = 128
+
+// freeNameLocked names a live tool page_<host>_<name>: stable while the
+// tool lives (and again when its page registers it after a reload), at
+// most 128 of [A-Za-z0-9_.-], and never a name already taken: on a
+// collision (another tab of the same site, a tool of the table) or when too
+// long, it ends in a short hash of the tab, origin and name.
+func (s *Server) freeNameLocked(t executor.PageTool) string {
+	if name, ok := s.live.byKey[pageToolKey(t)]; ok {
+		return name
+	}
+	host := t.Origin
+	if i := strings.Index(host, "://"); i >= 0 {
+		host = host[i+3:]
+	}
+	var b strings.Builder
+	for _, r := range host {
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	base := "page_" + b.String() + "_" + t.Name
+	if len(base) <= maxToolName {
+		if _, taken := s.tools[base]; !taken {
+			return base
+		}
+	}
+	sum := sha256.Sum256([]byte(pageToolKey(t) + "\x00" + t.Origin))
+	suffix := "_" + hex.EncodeToString(sum[:3])
+	for i := 0; ; i++ {
+		name := base
+		if len(name)+len(suffix) > maxToolName {
+			name = name[:maxToolName-len(suffix)]
+		}
+		name += suffix
+		if _, taken := s.tools[name]; !taken {
+			return name
+		}
+		suffix = fmt.Sprintf("_%s%d", hex.EncodeToString(sum[:3]), i)
+	}
+}
+
+// liveTool is the MCP tool that stands for t. Its hints are the page's
+// annotations: read-only as declared; a consequential or destructive tool
+// keeps the destructive default, any other is not destructive. Its
+// description says whose it is and quotes the page.
+func liveTool(t executor.PageTool, name string) (*Tool, error) {
+	schema := &jsonschema.Schema{}
+	if err := json.Unmarshal(executor.NormalizeSchema(t.InputSchema), schema); err != nil {
+		return nil, err
+	}
+	if schema.Properties == nil {
+		schema.Properties = map[string]*jsonschema.Schema{}
+	}
+	ro := t.Annotations.ReadOnly && !t.Annotations.Consequential
+	var destructive *bool
+	if !t.Annotations.Consequential && !t.Annotations.Destructive {
+		destructive = no()
+	}
+	desc := t.Description
+	if utf8.RuneCountInString(desc) > 400 {
+		desc = string([]rune(desc)[:400]) + "…"
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(t.Origin, "https://"), "http://")
+	tool := t
+	return &Tool{
+		Name:        name,
+		Title:       t.Title,
+		Description: fmt.Sprintf("Page tool %s of %s (tab %s). The page describes it (unverified): %s", t.Name, host, t.TabID, desc),
+		InputSchema: schema,
+		ReadOnly:    &ro, Destructive: destructive, Idempotent: false,
+		Action: ActionPageTool, Mutating: !ro,
+		PageTool: &tool,
+		Handler:  callLivePageTool,
+	}, nil
+}
