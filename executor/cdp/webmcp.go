@@ -265,9 +265,9 @@ type pageTools struct {
 	s *Session
 	t *tab
 
-	setupMu sync.Mutex // serialises ensure
+	setupMu  sync.Mutex            // serialises ensure
 	sess     playwright.CDPSession // guarded by mu; set by ensure under setupMu
-	work     chan func() // one goroutine applies changes in order
+	work     chan func()           // one goroutine applies changes in order
 	workOnce sync.Once
 
 	mu       sync.Mutex
