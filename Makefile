@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver demo test vet fuzz bench bench-peers clean
+.PHONY: all build deps chromium node driver webmcp-deps demo test vet fuzz bench bench-peers clean
 
 all: build
 
@@ -30,7 +30,15 @@ node:
 driver: build node
 	./$(BIN) setup
 
-deps: chromium driver
+# The real @mcp-b/global (pinned in e2e/testdata/webmcp/package-lock.json),
+# which the WebMCP e2e tests serve to a page on 127.0.0.1.
+WEBMCP_DIR := e2e/testdata/webmcp
+webmcp-deps: node
+	@if [ -f $(WEBMCP_DIR)/node_modules/@mcp-b/global/dist/index.iife.js ]; then :; else \
+	  echo "== installing @mcp-b/global for the e2e tests"; \
+	  npm ci --prefix $(WEBMCP_DIR) --no-audit --no-fund --ignore-scripts; fi
+
+deps: chromium driver webmcp-deps
 
 demo: deps
 	./$(BIN) demo

@@ -111,6 +111,13 @@ var permissive = []string{
 // server is stopped when the test ends.
 func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
+	return startServerWith(t, nil, args...)
+}
+
+// startServerWith is startServer with the client's options (handlers of
+// server notifications).
+func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *server {
+	t.Helper()
 	needBrowser(t)
 	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
 	withExt := slices.Contains(args, "--with-extension") || (e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension))
@@ -125,7 +132,7 @@ func startServer(t testing.TB, args ...string) *server {
 	s.cmd = exec.Command(binary, full...)
 	s.cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
 	s.cmd.Stderr = s.log
-	client := sdk.NewClient(&sdk.Implementation{Name: "chromegate-e2e", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "chromegate-e2e", Version: "1"}, copts)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	session, err := client.Connect(ctx, &sdk.CommandTransport{Command: s.cmd}, nil)

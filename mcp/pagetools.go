@@ -97,7 +97,12 @@ func (c *Call) resolvePageTool(ctx context.Context) (executor.PageTool, error) {
 		return executor.PageTool{}, err
 	}
 	for _, t := range tools {
-		if t.Name == name && (surface == "" || t.Surface == surface || c.Tool.PageTool != nil) {
+		if t.Name == name {
+			// The list has each tool once, on its preferred surface; a call
+			// may ask for another, which the executor checks.
+			if surface != "" {
+				t.Surface = surface
+			}
 			return t, nil
 		}
 	}
@@ -294,6 +299,7 @@ func (s *Server) watchPageTools() {
 			old()
 		}
 		s.sdk.RemoveTools(removed...)
+		s.log.Debug("following the page tools of the browser", "backend", ex.Backend())
 		stop := pt.WatchPageTools(func(ev executor.PageToolsEvent) { s.applyPageTools(ex, ev) })
 		s.mu.Lock()
 		if s.live.ex == ex {
@@ -377,6 +383,7 @@ func (s *Server) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent
 		adds = append(adds, add{lt.Definition(), e})
 	}
 	s.mu.Unlock()
+	s.log.Debug("page tools changed", "tab", ev.TabID, "added", len(adds), "removed", len(removes), "closed", ev.Closed)
 	// A name removed and added again in one event stays.
 	keep := map[string]bool{}
 	for _, a := range adds {

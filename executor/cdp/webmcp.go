@@ -422,16 +422,16 @@ func (pt *pageTools) worker() {
 }
 
 // readFrames reads the frame tree: the frames' URLs and the main frame's
-// loaderId. It reports whether the document changed since the last read.
+// loaderId. When the loaderId is new, the tab shows a new document: the old
+// one's tools are dropped (and reported gone), its calls are woken to fail
+// with "interrupted by navigation", and the domain is re-enabled, because
+// the new document's tools may have been reported before its navigation was
+// seen, and were dropped with the old ones. Whoever notices the change
+// first does all of it, once.
 func (pt *pageTools) readFrames() error {
-	_, err := pt.readFramesChanged()
-	return err
-}
-
-func (pt *pageTools) readFramesChanged() (bool, error) {
 	tree, err := pt.send("Page.getFrameTree", nil)
 	if err != nil {
-		return false, err
+		return err
 	}
 	frames := map[string]string{}
 	var walk func(n any)
@@ -453,30 +453,24 @@ func (pt *pageTools) readFramesChanged() (bool, error) {
 	pt.mu.Lock()
 	changed := pt.loader != "" && loader != pt.loader
 	pt.loader, pt.mainID, pt.frames = loader, mainID, frames
+	if changed {
+		pt.native = map[string]executor.PageTool{}
+		pt.inpage = nil
+		close(pt.navWake)
+		pt.navWake = make(chan struct{})
+	}
 	pt.mu.Unlock()
-	return changed, nil
+	if changed {
+		pt.publishChange()
+		_, _ = pt.send("WebMCP.disable", nil)
+		_, _ = pt.send("WebMCP.enable", nil)
+	}
+	return nil
 }
 
-// checkDocument runs after a main-frame navigation: a new document drops
-// the old one's tools and interrupts its calls.
-func (pt *pageTools) checkDocument() {
-	changed, err := pt.readFramesChanged()
-	if err != nil || !changed {
-		return
-	}
-	pt.mu.Lock()
-	pt.native = map[string]executor.PageTool{}
-	pt.inpage = nil
-	close(pt.navWake)
-	pt.navWake = make(chan struct{})
-	pt.mu.Unlock()
-	pt.publishChange()
-	// The new document's tools may have been reported before its
-	// navigation was seen, and were dropped with the old ones: ask for
-	// them again.
-	_, _ = pt.send("WebMCP.disable", nil)
-	_, _ = pt.send("WebMCP.enable", nil)
-}
+// checkDocument runs after a main-frame navigation (a same-document one
+// keeps the loaderId, and the tools).
+func (pt *pageTools) checkDocument() { _ = pt.readFrames() }
 
 func (pt *pageTools) frameURL(frameID string) string {
 	pt.mu.Lock()
@@ -746,8 +740,8 @@ func (pt *pageTools) refresh(ctx context.Context) ([]executor.PageTool, error) {
 }
 
 // applyInPage stores what the script listed, unless the document changed
-// since the script was asked.
-func (pt *pageTools) applyInPage(loader string, r inPageResult) {
+// since the script was asked; it reports whether it did.
+func (pt *pageTools) applyInPage(loader string, r inPageResult) bool {
 	url := pt.t.page.URL()
 	var tools []executor.PageTool
 	for _, d := range r.Tools {
@@ -764,7 +758,7 @@ func (pt *pageTools) applyInPage(loader string, r inPageResult) {
 	pt.mu.Lock()
 	if pt.loader != loader || pt.closed {
 		pt.mu.Unlock()
-		return
+		return false
 	}
 	for i := range tools {
 		tools[i].FrameID = pt.mainID
@@ -778,6 +772,7 @@ func (pt *pageTools) applyInPage(loader string, r inPageResult) {
 	if resChanged {
 		pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Resources: true})
 	}
+	return true
 }
 
 // watch starts the tab's long poll, when someone watches and it is not
@@ -809,10 +804,14 @@ func (pt *pageTools) loop() {
 			if pt.t.page.IsClosed() {
 				return
 			}
+			pt.s.log.Debug("page tools: cannot follow a tab", "err", err)
 			pt.pause(backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
+		// The document the poll will run in (a navigation may not have
+		// been seen yet).
+		_ = pt.readFrames()
 		pt.mu.Lock()
 		loader := pt.loader
 		pt.mu.Unlock()
@@ -823,6 +822,7 @@ func (pt *pageTools) loop() {
 		if err != nil {
 			// The document went away under the poll (a navigation), or the
 			// page broke the script: start over on the next document.
+			pt.s.log.Debug("page tools: the in-page poll ended", "err", err)
 			sig = ""
 			pt.pause(backoff)
 			backoff = min(backoff*2, 5*time.Second)
@@ -830,8 +830,10 @@ func (pt *pageTools) loop() {
 		}
 		backoff = 100 * time.Millisecond
 		if r.Sig != sig {
-			pt.applyInPage(loader, r)
-			sig = r.Sig
+			sig = ""
+			if pt.applyInPage(loader, r) {
+				sig = r.Sig
+			}
 		}
 	}
 }
@@ -926,13 +928,12 @@ func (pt *pageTools) invokeNative(ctx context.Context, tool executor.PageTool, i
 // newDocument reports whether the tab shows another document than the one
 // whose loaderId was loader (one round trip).
 func (pt *pageTools) newDocument(loader string) bool {
-	changed, err := pt.readFramesChanged()
-	if err != nil {
+	if err := pt.readFrames(); err != nil {
 		return false
 	}
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
-	return changed || pt.loader != loader
+	return pt.loader != loader
 }
 
 func pageToolTimeout(ctx context.Context, name string) error {
