@@ -351,6 +351,14 @@ func TestEveryTool(t *testing.T) {
 			}
 		}
 	})
+	step("page_tools", func(t *testing.T) {
+		// The form registers no WebMCP tools (TestPageTools has pages that do).
+		s.call("navigate", map[string]any{"url": base + "/form"})
+		if txt := resultText(s.call("page_tools_list", map[string]any{})); !strings.Contains(txt, `"tools":[]`) {
+			t.Errorf("page_tools_list on a page without tools: %s", txt)
+		}
+		s.fail("BAD_ARGS", "page_tool_call", map[string]any{"name": "nothing_here"})
+	})
 	step("chrome_status", func(t *testing.T) {
 		txt := resultText(s.call("chrome_status", nil))
 		for _, want := range []string{"cdp", "headless"} {
