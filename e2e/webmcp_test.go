@@ -85,7 +85,7 @@ Object.defineProperty(navigator, "modelContextTesting", {value: {
 
 // webmcpSite serves the WebMCP pages; other is where the native page's link
 // leads (a host outside the policy).
-func webmcpSite(t *testing.T, other func(port string) string) (port string) {
+func webmcpSite(t testing.TB, other func(port string) string) (port string) {
 	mux := http.NewServeMux()
 	var p string
 	page := func(path string, body func() string) {
@@ -102,7 +102,14 @@ func webmcpSite(t *testing.T, other func(port string) string) (port string) {
 		w.Header().Set("Content-Type", "text/javascript")
 		http.ServeFile(w, r, mcpbGlobal)
 	})
-	p = serveMux(t, mux)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	_, p, _ = strings.Cut(ln.Addr().String(), ":")
 	return p
 }
 

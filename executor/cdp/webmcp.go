@@ -282,6 +282,7 @@ type pageTools struct {
 	navWake  chan struct{} // closed and replaced on every new document
 	shown    []executor.PageTool
 	looping  bool
+	polled   bool // the long poll has listed the current document's in-page tools
 	closed   bool
 	closedCh chan struct{}
 }
@@ -456,6 +457,7 @@ func (pt *pageTools) readFrames() error {
 	if changed {
 		pt.native = map[string]executor.PageTool{}
 		pt.inpage = nil
+		pt.polled = false
 		close(pt.navWake)
 		pt.navWake = make(chan struct{})
 	}
@@ -725,8 +727,13 @@ func (pt *pageTools) refresh(ctx context.Context) ([]executor.PageTool, error) {
 		return nil, err
 	}
 	pt.mu.Lock()
-	loader := pt.loader
+	loader, polled := pt.loader, pt.looping && pt.polled
 	pt.mu.Unlock()
+	if polled {
+		// The long poll keeps the list current (it answers within a
+		// quarter of a second of a change).
+		return pt.merged(), nil
+	}
 	var r inPageResult
 	if err := pt.script(ctx, map[string]any{"op": "list"}, &r); err != nil {
 		if pt.isClosed() || pt.t.page.IsClosed() {
@@ -791,7 +798,7 @@ func (pt *pageTools) watch() {
 func (pt *pageTools) loop() {
 	defer func() {
 		pt.mu.Lock()
-		pt.looping = false
+		pt.looping, pt.polled = false, false
 		pt.mu.Unlock()
 	}()
 	sig := ""
@@ -833,6 +840,9 @@ func (pt *pageTools) loop() {
 			sig = ""
 			if pt.applyInPage(loader, r) {
 				sig = r.Sig
+				pt.mu.Lock()
+				pt.polled = pt.loader == loader
+				pt.mu.Unlock()
 			}
 		}
 	}
