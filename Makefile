@@ -61,6 +61,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // socialPage mimics the compose form of Mastodon's web app, as far as the
@@ -220,4 +222,44 @@ func TestPluginExamples(t *testing.T) {
 	if strings.Contains(s.log.String(), "ada@example.com") {
 		t.Error("a form value reached the server log")
 	}
+}
+
+// readSteps is a plugin of n get_text steps on the current page.
+func readSteps(n int) string {
+	steps := make([]string, n)
+	for i := range steps {
+		steps[i] = fmt.Sprintf(`{"name": "r%d", "tool": "get_text", "args": {"selector": "#para"}}`, i)
+	}
+	return fmt.Sprintf(`{"name": "read_n", "description": "Read #para %d times.", "read_only": true, "steps": [%s]}`, n, strings.Join(steps, ","))
+}
+
+// BenchmarkPluginOverhead compares, on real Chromium over stdio, a plugin
+// of 8 get_text steps with the same 8 calls made one by one by the client:
+// per step, what the plugin's own gating and substitution cost, and what
+// it saves in round trips. Each call or step is decided by the default
+// policy.
+func BenchmarkPluginOverhead(b *testing.B) {
+	const n = 8
+	base := site(b)
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "read_n.json"), []byte(readSteps(n)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s := startServer(b, "--allow-domain=127.0.0.1", "--plugins="+dir)
+	s.call("navigate", map[string]any{"url": base + "/form"})
+	var direct, plugin []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for range n {
+			s.call("get_text", map[string]any{"selector": "#para"})
+		}
+		direct = append(direct, time.Since(start))
+		start = time.Now()
+		s.call("read_n", nil)
+		plugin = append(plugin, time.Since(start))
+	}
+	perStep := func(d []time.Duration) float64 { return float64(median(d).Microseconds()) / 1000 / n }
+	b.ReportMetric(perStep(direct), "direct-ms/call")
+	b.ReportMetric(perStep(plugin), "plugin-ms/step")
+	b.ReportMetric(perStep(plugin)/perStep(direct), "plugin/direct")
 }

@@ -3,17 +3,20 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // readPlugin is a small valid plugin: it opens a page and reads it.
@@ -437,4 +440,68 @@ func FuzzParsePlugin(f *testing.F) {
 			_, _, _ = env.expand(st.Args)
 		}
 	})
+}
+
+// BenchmarkPluginStep measures, in process on the in-memory browser with
+// the default policy, a plugin step against the same call made directly
+// through Server.Call: what running as a step (the step's list and call
+// decisions, argument building and validation) costs over dispatch alone.
+func BenchmarkPluginStep(b *testing.B) {
+	const n = 8
+	steps := make([]string, n)
+	for i := range steps {
+		steps[i] = fmt.Sprintf(`{"name": "r%d", "tool": "get_text", "args": {"selector": "#p"}}`, i)
+	}
+	plugin := fmt.Sprintf(`{"name": "read_n", "description": "d", "read_only": true, "steps": [%s]}`, strings.Join(steps, ","))
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.json"), []byte(plugin), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ps, err := LoadPlugins(dir)
+	if err != nil || len(ps.Loaded) != 1 {
+		b.Fatal(err, ps)
+	}
+	eng, err := policy.New(b.Context(), policy.WithData(map[string]any{"allow_domains": []string{"a.test"}}), policy.WithTimeout(10*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &PolicyGate{Engine: eng}
+	h := newHarness(b, func(o *Options) { o.Gate, o.List, o.Plugins = g, g, ps })
+	ctx := b.Context()
+	if res, _ := h.server.Call(ctx, "", LocalPrincipal, "navigate", json.RawMessage(`{"url":"https://a.test/"}`)); res.IsError {
+		b.Fatal(textOf(res))
+	}
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if res, _ := h.server.Call(ctx, "", LocalPrincipal, "get_text", json.RawMessage(`{"selector":"#p"}`)); res.IsError {
+				b.Fatal(textOf(res))
+			}
+		}
+	})
+	b.Run("plugin_step", func(b *testing.B) {
+		for b.Loop() {
+			if res, _ := h.server.Call(ctx, "", LocalPrincipal, "read_n", nil); res.IsError {
+				b.Fatal(textOf(res))
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n/1000, "µs/step")
+	})
+}
+
+// With result, the JSON is the template's; the output step's text follows
+// only when output names it.
+func TestPluginOutputAndResult(t *testing.T) {
+	t.Parallel()
+	withOutput := strings.Replace(readPlugin, `"result":`, `"output": "read", "result":`, 1)
+	for name, c := range map[string]struct {
+		file     string
+		wantText bool
+	}{"result only": {readPlugin, false}, "result and output": {withOutput, true}} {
+		h := newHarness(t, func(o *Options) { o.Plugins = loadPlugins(t, map[string]string{"p.json": c.file}) })
+		res := h.call("read_page", map[string]any{"url": "https://example.test/a", "selector": "#main"})
+		head, text, _ := strings.Cut(unfenced(textOf(res)), "\n")
+		if !strings.HasPrefix(head, `{"count":2,`) || (text == "text of selector #main") != c.wantText {
+			t.Errorf("%s: head %s, text %q", name, head, text)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
@@ -27,7 +28,7 @@ func TestToolClassMatchesPolicy(t *testing.T) {
 
 func newPolicyGate(t *testing.T, data map[string]any) *PolicyGate {
 	t.Helper()
-	eng, err := policy.New(t.Context(), policy.WithData(data))
+	eng, err := policy.New(t.Context(), policy.WithData(data), policy.WithTimeout(10*time.Second)) // a loaded test machine is not a slow policy
 	if err != nil {
 		t.Fatal(err)
 	}

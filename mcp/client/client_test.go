@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,7 +22,7 @@ import (
 // data, an in-memory browser, plugins if given) and returns a client on it.
 func connect(t *testing.T, data map[string]any, plugins *mcp.Plugins) *client.Client {
 	t.Helper()
-	eng, err := policy.New(t.Context(), policy.WithData(data))
+	eng, err := policy.New(t.Context(), policy.WithData(data), policy.WithTimeout(10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

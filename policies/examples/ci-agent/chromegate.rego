@@ -130,3 +130,28 @@ deny contains sprintf("%v is not allowed on %v: not a test host", [input.tool, p
 	not input.tool in forbidden_tools
 	not url_ok(input.page)
 }
+
+# ---------------------------------------------------------------------------
+# Plugin tools: the plugin's own call is allowed unless one of its steps
+# calls a tool the CI agent may never use; each step is then decided above,
+# as its own tool.
+
+forbidden_step if {
+	some t in input.plugin.tools
+	t in forbidden_tools
+}
+
+call_allowed if {
+	input.action == "plugin"
+	not forbidden_step
+}
+
+listed if {
+	input.action == "plugin"
+	not forbidden_step
+}
+
+deny contains sprintf("plugin %v calls a tool never allowed for the CI agent", [input.tool]) if {
+	input.action == "plugin"
+	forbidden_step
+}

@@ -102,3 +102,19 @@ test_malformed_data_allows_nothing_more if {
 	allowed(nav("http://localhost:3000/")) with data.allow_domains as "example.com"
 	not allowed(nav("https://example.com/")) with data.allow_domains as "example.com"
 }
+
+plugin(tools) := call("signup", "plugin", {"plugin": {"name": "signup", "step": "", "tools": tools}})
+
+test_plugin_allowed_unless_a_step_is_forbidden if {
+	allowed(plugin(["navigate", "fill_form", "get_text"]))
+	allowed(object.union(plugin(["navigate", "click"]), {"phase": "list"}))
+	not allowed(plugin(["navigate", "eval"]))
+	not allowed(object.union(plugin(["download_file"]), {"phase": "list"}))
+	reasons(plugin(["navigate", "eval"])) == ["plugin signup calls a tool never allowed for the CI agent"]
+}
+
+test_plugin_steps_decided_as_their_tools if {
+	step := object.union(on("click", "interact", "https://example.com/"), {"plugin": {"name": "signup", "step": "s", "tools": ["click"]}})
+	not allowed(step)
+	allowed(step) with data.allow_domains as ["example.com"]
+}

@@ -138,3 +138,25 @@ hints contains sprintf("add %v to allow_domains (or start chromegate with --allo
 	input.target.scheme in {"http", "https"}
 	not chromegate.host_match(never, input.target.host)
 }
+
+# ---------------------------------------------------------------------------
+# Plugin tools (your own recipes): allowed unless a step calls a tool that
+# is never allowed here; each step is then decided above, as its own tool,
+# on its own page.
+
+never_step if {
+	some t in input.plugin.tools
+	t in never_tools
+}
+
+allow if {
+	input.version == 1
+	input.phase in {"list", "call"}
+	input.action == "plugin"
+	not never_step
+}
+
+deny contains sprintf("plugin %v calls a tool that is never allowed on this desktop", [input.tool]) if {
+	input.action == "plugin"
+	never_step
+}

@@ -100,3 +100,14 @@ test_malformed_data if {
 	not allowed(nav("https://github.com/")) with data.allow_domains as "github.com"
 	allowed(nav("https://online.bank.example/")) with data.allow_domains as ["*"] with data.never_domains as "*.bank.example"
 }
+
+plugin(tools) := call("post_status", "plugin", {"plugin": {"name": "post_status", "step": "", "tools": tools}})
+
+test_plugin_allowed_unless_a_step_never_is if {
+	allowed(plugin(["navigate", "wait_for", "fill_form"]))
+	allowed(object.union(plugin(["navigate", "click"]), {"phase": "list"}))
+	not allowed(plugin(["navigate", "eval"]))
+	decision(plugin(["navigate", "eval"])).reasons == ["plugin post_status calls a tool that is never allowed on this desktop"]
+	step := object.union(on("fill_form", "interact", "https://mail.google.com/"), {"plugin": {"name": "post_status", "step": "s", "tools": ["fill_form"]}})
+	not allowed(step)
+}

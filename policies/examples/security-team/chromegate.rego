@@ -112,3 +112,21 @@ deny contains sprintf("%v is not allowed on %v for roles %v", [input.tool, input
 	count(principal_patterns) > 0
 	not url_ok(input.page)
 }
+
+# ---------------------------------------------------------------------------
+# Plugin tools: one whose steps all only look is allowed, and each step is
+# then decided above as its own tool; any other plugin is not (the reason
+# above, "only look", names it).
+
+looking_plugin if {
+	input.action == "plugin"
+	every t in input.plugin.tools {
+		t in looking_tools
+	}
+}
+
+allow if {
+	input.version == 1
+	input.phase in {"list", "call"}
+	looking_plugin
+}

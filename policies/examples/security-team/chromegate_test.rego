@@ -88,3 +88,19 @@ test_page_tools_list_on_role_hosts if {
 	allowed(on("page_tools_list", "page_tool", "https://app.example.com/"))
 	not allowed(on("page_tools_list", "page_tool", "https://other.test/"))
 }
+
+plugin(tools) := call("triage", "plugin", {"plugin": {"name": "triage", "step": "", "tools": tools}})
+
+test_looking_plugin_allowed if {
+	allowed(plugin(["navigate", "snapshot", "screenshot"]))
+	allowed(object.union(plugin(["navigate", "get_text"]), {"phase": "list"}))
+	step := object.union(on("get_text", "read", "https://urlscan.io/"), {"plugin": {"name": "triage", "step": "s", "tools": ["get_text"]}})
+	not allowed(step)
+	allowed(as_roles(step, ["threat-intel"]))
+}
+
+test_acting_plugin_denied if {
+	not allowed(plugin(["navigate", "click"]))
+	not allowed(object.union(plugin(["fill_form"]), {"phase": "list"}))
+	reasons(plugin(["navigate", "click"])) == ["triage is not allowed: this team's agents only look"]
+}
