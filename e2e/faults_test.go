@@ -19,7 +19,7 @@ func TestBadInput(t *testing.T) {
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
 	current := tabIDs(s)[0]
-	session := strings.Split(current, ":")[1]
+	backend, session := strings.Split(current, ":")[0], strings.Split(current, ":")[1]
 
 	cases := []struct {
 		name string
@@ -30,8 +30,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"invalid URL", "navigate", map[string]any{"url": "not a url"}, "BAD_ARGS", ""},
 		{"unknown tab id", "click", map[string]any{"tab_id": "nonsense", "selector": "#counter"}, "TAB_NOT_FOUND", "tabs_list"},
-		{"closed tab id", "get_text", map[string]any{"tab_id": "cdp:" + session + ":999"}, "TAB_NOT_FOUND", ""},
-		{"stale tab id", "click", map[string]any{"tab_id": "cdp:0badcafe:1", "selector": "#counter"}, "STALE_TAB", "tabs_list"},
+		{"closed tab id", "get_text", map[string]any{"tab_id": backend + ":" + session + ":999"}, "TAB_NOT_FOUND", ""},
+		{"stale tab id", "click", map[string]any{"tab_id": backend + ":0badcafe:1", "selector": "#counter"}, "STALE_TAB", "tabs_list"},
 		{"both selector and ref", "click", map[string]any{"selector": "#counter", "ref": "e1"}, "BAD_ARGS", "exactly one"},
 		{"neither selector nor ref", "click", map[string]any{}, "BAD_ARGS", ""},
 		{"selector that never appears", "click", map[string]any{"selector": "#never-there", "timeout_ms": 1500}, "SELECTOR_NOT_FOUND", "#never-there"},

@@ -34,6 +34,7 @@ class TabState {
     this.worldPending = null;
     this.drag = null; // Input.dragIntercepted data
     this.lastTitle = '';
+    this.navPending = false; // the main frame asked to navigate and has not committed or stopped
   }
 
   notify() {
@@ -310,9 +311,17 @@ export function onEvent(source, method, params) {
       chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args).catch(() => {});
       break;
     }
+    case 'Page.frameRequestedNavigation':
+    case 'Page.frameStartedNavigating':
+      if (!st.mainFrameId || params.frameId === st.mainFrameId) {
+        st.navPending = true;
+        st.notify();
+      }
+      break;
     case 'Page.frameNavigated': {
       const f = params.frame;
       if (f && !f.parentId) {
+        st.navPending = false;
         st.mainFrameId = f.id;
         st.loaderId = f.loaderId;
         st.world = null;
@@ -323,6 +332,7 @@ export function onEvent(source, method, params) {
     }
     case 'Page.navigatedWithinDocument':
       if (params.frameId === st.mainFrameId) {
+        st.navPending = false;
         st.sameDoc = (st.sameDoc || 0) + 1;
         st.notify();
       }
@@ -341,6 +351,9 @@ export function onEvent(source, method, params) {
       }
       break;
     case 'Page.frameStoppedLoading':
+      if (params.frameId === st.mainFrameId) st.navPending = false;
+      st.notify();
+      break;
     case 'Page.loadEventFired':
       st.notify();
       break;
@@ -880,12 +893,43 @@ async function onTab(ctx, what, fn) {
     const c = { tabId, st, ctx, what, start, title: undefined, acted: false };
     try {
       await bounded(ctx, what, fn(c), start);
+      if (c.acted) await bounded(ctx, what, settleNavigation(c), start);
     } catch (e) {
       if (attempt === 0 && e instanceof WireError && e.code === 'DETACHED' && !c.acted) continue;
       throw e;
     }
     return pageState(c);
   }
+}
+
+// settleNavigation lets a navigation that an action started commit before
+// the call reports the page, as Playwright's actions do: the server's
+// policy decides on the page the tab landed on, so a click that leaves the
+// allowlist must be seen to have left. The renderer asks for the
+// navigation while it handles the input, so one round trip after the
+// action shows it; a navigation that neither commits nor stops within a
+// few seconds (a slow server) is left to the next call's check.
+async function settleNavigation(c) {
+  const st = c.st;
+  try {
+    await csend(c, 'Page.getFrameTree');
+  } catch {
+    return; // the tab went away or detached: pageState reports what it can
+  }
+  if (!st.navPending) return;
+  await new Promise((resolve) => {
+    const done = () => {
+      if (!st.navPending) finish();
+    };
+    const timer = setTimeout(() => finish(), 5000);
+    function finish() {
+      clearTimeout(timer);
+      st.waiters.delete(done);
+      resolve();
+    }
+    st.waiters.add(done);
+    done();
+  });
 }
 
 // pageState reads the tab's committed URL and title from the browser (no
