@@ -1597,6 +1597,14 @@ export const handlers = {
         }
         args.clip = { x: 0, y: 0, width: Math.ceil(w), height: Math.min(Math.ceil(h), limit), scale: 1 };
         args.captureBeyondViewport = true;
+      } else {
+        // The viewport the page lays out in (innerWidth x innerHeight),
+        // which a device-metrics override may make differ from the
+        // window's surface that a bare capture would return.
+        const m = await csend(c, 'Page.getLayoutMetrics');
+        const vv = m.cssVisualViewport || m.visualViewport;
+        args.clip = { x: vv.pageX, y: vv.pageY, width: Math.floor(vv.clientWidth), height: Math.floor(vv.clientHeight), scale: 1 };
+        args.captureBeyondViewport = true;
       }
       const r = await csend(c, 'Page.captureScreenshot', args);
       data = r.data;
