@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -503,5 +504,23 @@ func TestPluginOutputAndResult(t *testing.T) {
 		if !strings.HasPrefix(head, `{"count":2,`) || (text == "text of selector #main") != c.wantText {
 			t.Errorf("%s: head %s, text %q", name, head, text)
 		}
+	}
+}
+
+// The policy sees a plugin's parameter names, never their values.
+func TestPluginArgsRedactedForThePolicy(t *testing.T) {
+	t.Parallel()
+	ps := loadPlugins(t, map[string]string{"read.json": readPlugin})
+	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"example.test"}})
+	h := newHarness(t, func(o *Options) { o.Plugins = ps })
+	tool, _ := h.server.Tool("read_page")
+	in, err := g.input(policy.PhaseCall, tool, map[string]any{"url": "https://example.test/secret?token=abc", "selector": "#pw"}, LocalPrincipal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"url": policy.Redacted, "selector": policy.Redacted}
+	if diff := cmp.Diff(want, in.Args); diff != "" || in.Action != policy.ActionPlugin || in.Plugin.Name != "read_page" ||
+		!slices.Equal(in.Plugin.Tools, []string{"navigate", "get_text"}) {
+		t.Errorf("plugin input: %+v %s", in, diff)
 	}
 }

@@ -145,6 +145,12 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 		in.Action = policy.ActionPlugin
 		in.ReadOnly = t.ReadOnly != nil && *t.ReadOnly
 		in.Plugin = &policy.Plugin{Name: t.Name, Tools: t.PluginTools}
+		// A plugin's parameters are the caller's words (a post, a
+		// password): the policy sees their names only. Each step's
+		// arguments reach it as that tool's, redacted as that tool's.
+		for k := range in.Args {
+			in.Args[k] = policy.Redacted
+		}
 	}
 	in.Principal = policy.Principal{Name: p.Name, Roles: p.Roles, Transport: p.Transport}
 	if in.Principal.Roles == nil {
