@@ -263,3 +263,30 @@ func BenchmarkPluginOverhead(b *testing.B) {
 	b.ReportMetric(perStep(plugin), "plugin-ms/step")
 	b.ReportMetric(perStep(plugin)/perStep(direct), "plugin/direct")
 }
+
+// A plugin step that clicks a link off the allowlist is stopped by the
+// same landing check as a direct click: the tab goes back to about:blank,
+// and nothing after the step runs.
+func TestPluginStepLandingDenied(t *testing.T) {
+	port := policySite(t)
+	dir := t.TempDir()
+	plugin := `{"name": "follow_away", "description": "Open the links page and follow the link.", "read_only": false,
+	  "params": {"type": "object", "required": ["site"], "properties": {"site": {"type": "string"}}},
+	  "steps": [
+	    {"name": "open", "tool": "navigate", "args": {"url": "{{params.site}}/link-to-other"}},
+	    {"name": "follow", "tool": "click", "args": {"selector": "#away"}},
+	    {"name": "read", "tool": "get_text", "args": {}}
+	  ]}`
+	if err := os.WriteFile(filepath.Join(dir, "follow.json"), []byte(plugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--plugins="+dir)
+	txt := s.fail("POLICY_DENIED", "follow_away", map[string]any{"site": "http://allowed.test:" + port})
+	if !strings.HasPrefix(txt, "POLICY_DENIED: plugin follow_away stopped at step 2 (follow, click): the tab landed on other.test") {
+		t.Errorf("got %s", txt)
+	}
+	s.waitTabAt("about:blank")
+	if strings.Contains(s.log.String(), `step=read`) {
+		t.Error("a step ran after the denied one")
+	}
+}
