@@ -34,7 +34,12 @@ class TabState {
     this.worldPending = null;
     this.drag = null; // Input.dragIntercepted data
     this.lastTitle = '';
-    this.navPending = false; // the main frame asked to navigate and has not committed or stopped
+    this.commitSeq = 0; // main-frame commits seen
+    this.commits = new Map(); // loaderId -> its commit's sequence number
+    this.navRequests = 0; // main-frame navigations the page or an input started
+    this.stopsSinceRequest = 0; // main-frame loads that stopped since the last request
+    this.url = ''; // the main frame's URL as its last navigation event said
+    this.urlSeq = 0;
   }
 
   notify() {
@@ -198,23 +203,39 @@ function contextGone(msg) {
 
 // send runs one CDP command on a tab. Errors keep the protocol's message;
 // a lost attachment is DETACHED and a closed tab TAB_NOT_FOUND.
+//
+// Right after a cross-document commit Chrome may answer "Not attached to
+// an active page" while it moves the session to the new document (no
+// onDetach follows): that answer is retried for up to a second.
 async function send(tabId, method, params = {}) {
-  try {
-    return await chrome.debugger.sendCommand({ tabId }, method, params);
-  } catch (e) {
-    const msg = String((e && e.message) || e);
-    if (/not attached/i.test(msg)) {
-      const st = state(tabId);
-      st.attached = false;
-      throw fail('DETACHED', `the debugger is no longer attached to tab ${tabId}`, 'retry the call: the extension attaches again');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await chrome.debugger.sendCommand({ tabId }, method, params);
+    } catch (e) {
+      const msg = String((e && e.message) || e);
+      if (/Not attached to an active page/i.test(msg) && attempt < 10) {
+        await sleep(10 * (attempt + 1));
+        continue;
+      }
+      throw sendError(tabId, msg);
     }
-    if (/No tab with given id|No target with given id/i.test(msg)) {
-      throw fail('TAB_NOT_FOUND', `tab ${tabId} was closed`, 'call tabs_list to see the open tabs');
-    }
-    const err = new Error(msg);
-    err.cdp = true;
-    throw err;
   }
+}
+
+function sendError(tabId, msg) {
+  if (/Debugger is not attached|not attached to the tab/i.test(msg)) {
+    state(tabId).attached = false;
+    return fail('DETACHED', `the debugger is no longer attached to tab ${tabId}`, 'retry the call: the extension attaches again');
+  }
+  if (/Not attached to an active page/i.test(msg)) {
+    return fail('DETACHED', `tab ${tabId} is between two documents`, 'retry the call');
+  }
+  if (/No tab with given id|No target with given id/i.test(msg)) {
+    return fail('TAB_NOT_FOUND', `tab ${tabId} was closed`, 'call tabs_list to see the open tabs');
+  }
+  const err = new Error(msg);
+  err.cdp = true;
+  return err;
 }
 
 // MUTATING are the commands after whose success a call must not be run
@@ -225,6 +246,7 @@ const MUTATING = /^(Input\.|Page\.(navigate|reload|navigateToHistoryEntry)|DOM\.
 async function csend(c, method, params = {}) {
   const r = await send(c.tabId, method, params);
   if (MUTATING.test(method)) c.acted = true;
+  if (method.startsWith('Input.')) c.input = true;
   return r;
 }
 
@@ -311,29 +333,39 @@ export function onEvent(source, method, params) {
       chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args).catch(() => {});
       break;
     }
-    case 'Page.frameRequestedNavigation':
-    case 'Page.frameStartedNavigating':
-      if (!st.mainFrameId || params.frameId === st.mainFrameId) {
-        st.navPending = true;
-        st.notify();
-      }
-      break;
     case 'Page.frameNavigated': {
       const f = params.frame;
       if (f && !f.parentId) {
-        st.navPending = false;
         st.mainFrameId = f.id;
         st.loaderId = f.loaderId;
         st.world = null;
+        st.commitSeq += 1;
+        st.commits.set(f.loaderId, st.commitSeq);
+        if (st.commits.size > 20) st.commits.delete(st.commits.keys().next().value);
         st.lastNav = { loaderId: f.loaderId, type: params.type || 'Navigation' };
+        st.url = f.url + (f.urlFragment || '');
+        st.urlSeq += 1;
         st.notify();
       }
       break;
     }
+    case 'Page.frameRequestedNavigation':
+    case 'Page.frameStartedNavigating':
+      if (params.frameId === st.mainFrameId && (!params.disposition || params.disposition === 'currentTab')) {
+        st.navRequests += 1;
+        st.stopsSinceRequest = 0;
+        st.notify();
+      }
+      break;
+    case 'Page.frameStoppedLoading':
+      if (params.frameId === st.mainFrameId) st.stopsSinceRequest += 1;
+      st.notify();
+      break;
     case 'Page.navigatedWithinDocument':
       if (params.frameId === st.mainFrameId) {
-        st.navPending = false;
         st.sameDoc = (st.sameDoc || 0) + 1;
+        st.url = params.url;
+        st.urlSeq += 1;
         st.notify();
       }
       break;
@@ -349,10 +381,6 @@ export function onEvent(source, method, params) {
         if (st.lifecycle.size > 20) st.lifecycle.delete(st.lifecycle.keys().next().value);
         st.notify();
       }
-      break;
-    case 'Page.frameStoppedLoading':
-      if (params.frameId === st.mainFrameId) st.navPending = false;
-      st.notify();
       break;
     case 'Page.loadEventFired':
       st.notify();
@@ -890,46 +918,17 @@ async function onTab(ctx, what, fn) {
   const start = Date.now();
   for (let attempt = 0; ; attempt++) {
     const st = await bounded(ctx, what, attach(tabId), start);
-    const c = { tabId, st, ctx, what, start, title: undefined, acted: false };
+    const c = { tabId, st, ctx, what, start, title: undefined, acted: false, input: false, urlSeq: st.urlSeq };
+    const before = { navRequests: st.navRequests, commitSeq: st.commitSeq };
     try {
       await bounded(ctx, what, fn(c), start);
-      if (c.acted) await bounded(ctx, what, settleNavigation(c), start);
+      if (c.input) await bounded(ctx, what, settle(c, before), start);
     } catch (e) {
       if (attempt === 0 && e instanceof WireError && e.code === 'DETACHED' && !c.acted) continue;
       throw e;
     }
     return pageState(c);
   }
-}
-
-// settleNavigation lets a navigation that an action started commit before
-// the call reports the page, as Playwright's actions do: the server's
-// policy decides on the page the tab landed on, so a click that leaves the
-// allowlist must be seen to have left. The renderer asks for the
-// navigation while it handles the input, so one round trip after the
-// action shows it; a navigation that neither commits nor stops within a
-// few seconds (a slow server) is left to the next call's check.
-async function settleNavigation(c) {
-  const st = c.st;
-  try {
-    await csend(c, 'Page.getFrameTree');
-  } catch {
-    return; // the tab went away or detached: pageState reports what it can
-  }
-  if (!st.navPending) return;
-  await new Promise((resolve) => {
-    const done = () => {
-      if (!st.navPending) finish();
-    };
-    const timer = setTimeout(() => finish(), 5000);
-    function finish() {
-      clearTimeout(timer);
-      st.waiters.delete(done);
-      resolve();
-    }
-    st.waiters.add(done);
-    done();
-  });
 }
 
 // pageState reads the tab's committed URL and title from the browser (no
@@ -941,6 +940,12 @@ async function pageState(c) {
     const e = h.entries[h.currentIndex];
     out.url = e.url;
     out.title = c.title !== undefined ? c.title : e.title;
+    // The history may lag a commit the call just waited for: the commit's
+    // own event has the URL, and the new document the title.
+    if (c.st.url && c.st.url !== e.url && c.st.urlSeq > (c.urlSeq || 0)) {
+      out.url = c.st.url;
+      if (c.title === undefined) out.title = await boundedTitle(c);
+    }
   } catch {
     try {
       const t = await chrome.tabs.get(c.tabId);
@@ -956,6 +961,24 @@ async function pageState(c) {
     c.st.dialogs = [];
   }
   return out;
+}
+
+function pageTitle() {
+  return document.title;
+}
+
+// boundedTitle reads the document's title, giving up after a second: the
+// title is a nicety, never a reason for a call to hang or fail.
+async function boundedTitle(c) {
+  let timer;
+  const t = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(''), 1000);
+  });
+  try {
+    return String(await Promise.race([inWorld(c.st, fnDecl(pageTitle), []).catch(() => ''), t]));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1015,15 +1038,43 @@ function navTimeout(c, what, target, w) {
 
 // waitLoader waits for the milestone of a document (loaderId), or of a
 // later one that replaced it.
-function waitLoader(c, loaderId, w, what, target) {
+// The document that was current when the wait began never counts: its
+// milestones are long past.
+function waitLoader(c, loaderId, w, what, target, since = c.st.commitSeq) {
   const name = MILESTONES[w || ''];
   return waitEvent(c, () => {
     if (!c.st.attached) throw fail('DETACHED', `the debugger was detached from tab ${c.tabId} during ${what}`, 'retry the call');
     const seen = c.st.lifecycle.get(loaderId);
     if (seen && seen.has(name)) return true;
+    if (c.st.loaderId === loaderId) return false;
+    const curSeq = c.st.commits.get(c.st.loaderId) || 0;
+    const targetSeq = c.st.commits.get(loaderId) || since;
     const cur = c.st.lifecycle.get(c.st.loaderId);
-    return c.st.loaderId !== loaderId && cur && cur.has(name);
+    return curSeq > Math.max(since, targetSeq) && !!cur && cur.has(name);
   }, navTimeout(c, what, target, w));
+}
+
+// settle waits, after input, for a navigation of the tab the input started
+// to commit (as Playwright's actions do), so the call reports the page it
+// led to and the server's policy decides on the page the tab landed on (a
+// click that leaves the allowlist must be seen to have left). It never
+// fails the call: a navigation that does not commit within SETTLE_MS (a
+// slow server) is left to the next call's landing check.
+const SETTLE_MS = 5000;
+
+async function settle(c, before) {
+  c = { ...c, ctx: { ...c.ctx, deadline: Math.min(c.ctx.deadline, Date.now() + SETTLE_MS) } };
+  if (c.st.navRequests === before.navRequests) {
+    // one round trip delivers the events the input caused
+    await send(c.tabId, 'Page.getNavigationHistory').catch(() => {});
+  }
+  if (c.st.navRequests === before.navRequests || c.st.commitSeq !== before.commitSeq) return;
+  // A navigation that commits nothing (a download, a 204) only stops
+  // loading; but a stop may also come just before the commit.
+  await waitEvent(c, () => c.st.commitSeq !== before.commitSeq || c.st.stopsSinceRequest > 0, () => null).catch(() => {});
+  if (c.st.commitSeq !== before.commitSeq) return;
+  const grace = { ...c, ctx: { ...c.ctx, deadline: Math.min(c.ctx.deadline, Date.now() + 400) } };
+  await waitEvent(grace, () => c.st.commitSeq !== before.commitSeq, () => null).catch(() => {});
 }
 
 // navStatus is the HTTP status of the tab's document (0 when none).
@@ -1037,6 +1088,7 @@ async function navStatus(c) {
 
 async function gotoURL(c, url, w) {
   c.title = undefined;
+  const since = c.st.commitSeq;
   const r = await csend(c, 'Page.navigate', { url });
   if (r.errorText) {
     const code = /net::ERR_[A-Z_]+/.exec(r.errorText);
@@ -1046,7 +1098,7 @@ async function gotoURL(c, url, w) {
     throw fail('BAD_ARGS', `navigation to ${url} failed: ${code ? code[0] : r.errorText}`, 'check the URL; is the server up?');
   }
   if (!r.loaderId) return 0; // same-document
-  await waitLoader(c, r.loaderId, w, 'navigation to', url);
+  await waitLoader(c, r.loaderId, w, 'navigation to', url, since);
   return navStatus(c);
 }
 
@@ -1055,7 +1107,7 @@ async function gotoURL(c, url, w) {
 // then its milestone. A same-document step or a page restored from the
 // back/forward cache needs no wait.
 async function historyNav(c, what, w, trigger) {
-  const before = { sameDoc: c.st.sameDoc || 0, lastNav: c.st.lastNav };
+  const before = { sameDoc: c.st.sameDoc || 0, lastNav: c.st.lastNav, commitSeq: c.st.commitSeq };
   let target = '';
   try {
     const h = await csend(c, 'Page.getNavigationHistory');
@@ -1071,7 +1123,7 @@ async function historyNav(c, what, w, trigger) {
   }, navTimeout(c, what, target, w));
   if (committed.same) return 0;
   if (committed.nav.type === 'BackForwardCacheRestore') return navStatus(c);
-  await waitLoader(c, committed.nav.loaderId, w, what, target);
+  await waitLoader(c, committed.nav.loaderId, w, what, target, before.commitSeq);
   return navStatus(c);
 }
 
