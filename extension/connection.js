@@ -12,6 +12,7 @@ export const NATIVE_HOST = 'com.chromegate.bridge';
 const PAIRING_KEY = 'pairing'; // storage.local: {port, token, source}
 const CODE_KEY = 'pendingCode'; // storage.session: {port, code}
 const STATE_KEY = 'connection'; // storage.session: what the popup shows
+const REFUSED_KEY = 'codeRefused'; // storage.session: why the last pairing code failed
 
 const HELLO_TIMEOUT_MS = 5000;
 const KEEPALIVE_MS = 25000;
@@ -285,7 +286,7 @@ export class Connection {
     if (withCode) {
       if (!validToken(w.token)) throw new Error('welcome after a pairing code carried no token');
       await this.setPairing({ port, token: w.token, source: 'code' });
-      await chrome.storage.session.remove(CODE_KEY);
+      await chrome.storage.session.remove([CODE_KEY, REFUSED_KEY]);
     }
     await this.onWelcome(w);
     this.attempt = 0;
@@ -386,6 +387,13 @@ export class Connection {
       case CLOSE.UNAUTHORIZED:
         if (withCode) {
           await chrome.storage.session.remove(CODE_KEY);
+          await chrome.storage.session.set({ [REFUSED_KEY]: 'the pairing code was refused: ' + (reason || 'unauthorized') });
+          this.log('warn', 'the server refused the pairing code: ' + (reason || 'unauthorized'));
+          if (current && validToken(current.token)) {
+            // the earlier pairing still stands
+            this.#retry(0);
+            return;
+          }
         } else if (current && current.source !== 'code' && (await this.refreshFromNative(current))) {
           this.#retry(0);
           return;
@@ -442,7 +450,8 @@ export function setBadge(status) {
 }
 
 export async function connectionState() {
-  const [s, l] = await Promise.all([chrome.storage.session.get(STATE_KEY), chrome.storage.local.get(PAIRING_KEY)]);
+  const [s, l] = await Promise.all([chrome.storage.session.get([STATE_KEY, REFUSED_KEY]), chrome.storage.local.get(PAIRING_KEY)]);
   const p = l[PAIRING_KEY];
-  return { ...(s[STATE_KEY] || { status: 'idle' }), paired: !!(p && validToken(p.token)), pairingSource: p ? p.source : '', pairedPort: p ? p.port : 0 };
+  return { ...(s[STATE_KEY] || { status: 'idle' }), paired: !!(p && validToken(p.token)), pairingSource: p ? p.source : '', pairedPort: p ? p.port : 0,
+    codeRefused: s[REFUSED_KEY] || '' };
 }

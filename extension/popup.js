@@ -36,6 +36,7 @@ async function render() {
   $('server').textContent = s.server && s.server.name ? `${s.server.name} ${s.server.version || ''}`.trim() : '–';
   $('port').textContent = s.port || s.pairedPort || '–';
   $('attached').textContent = s.attachedTabs && s.attachedTabs.length ? s.attachedTabs.join(', ') : 'none';
+  $('msg').textContent = s.codeRefused || '';
   if (s.missing && s.missing.length) $('msg').textContent = 'This extension lacks handlers for: ' + s.missing.join(', ');
 }
 
