@@ -162,7 +162,18 @@ func TestGeneratedClientHTTP(t *testing.T) {
 	// The ACL holds at every step: reader may call acme_signup, but not
 	// fill_form, its second step, over either transport.
 	for name, c := range map[string]*client.Client{"rest": client.NewREST("http://"+s.addr, reader), "mcp": mustHTTP(t, s.addr, reader)} {
-		_, err := c.Call(t.Context(), "acme_signup", map[string]any{"site": demo, "name": "Ada", "email": "ada@example.com"})
+		tools, err := c.ListTools(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed := map[string]bool{}
+		for _, tl := range tools {
+			listed[tl.Name] = true
+		}
+		if !listed["acme_signup"] || !listed["navigate"] || !listed["get_text"] || listed["fill_form"] || listed["post_status"] {
+			t.Errorf("%s: reader's tools: %v", name, listed)
+		}
+		_, err = c.Call(t.Context(), "acme_signup", map[string]any{"site": demo, "name": "Ada", "email": "ada@example.com"})
 		var e *client.Error
 		if !errors.As(err, &e) || e.Code != "POLICY_DENIED" ||
 			!strings.HasPrefix(e.Message, "plugin acme_signup stopped at step 2 (form, fill_form): tool fill_form is not available to reader") {

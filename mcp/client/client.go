@@ -105,6 +105,32 @@ func (c *Client) CallJSON(ctx context.Context, name string, params, out any) (*R
 	return raw, nil
 }
 
+// Tool is a tool the server offers the caller: the built-in ones the key
+// or policy allows, and the server's plugin tools.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations struct {
+		ReadOnlyHint bool `json:"readOnlyHint"`
+	} `json:"annotations"`
+}
+
+// ToolLister is a Transport that can list the caller's tools.
+type ToolLister interface {
+	ListTools(ctx context.Context) ([]Tool, error)
+}
+
+// ListTools lists the tools the server offers this caller (tools/list, or
+// GET /api/v1/tools), plugin tools included.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	l, ok := c.t.(ToolLister)
+	if !ok {
+		return nil, fmt.Errorf("chromegate: %T cannot list tools", c.t)
+	}
+	return l.ListTools(ctx)
+}
+
 // call is what the generated methods use.
 func call[T any](ctx context.Context, c *Client, name string, params any) (*T, *Raw, error) {
 	var out T
@@ -177,6 +203,26 @@ func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, erro
 
 // Close implements Transport.
 func (m *MCP) Close() error { return m.Session.Close() }
+
+// ListTools implements ToolLister.
+func (m *MCP) ListTools(ctx context.Context) ([]Tool, error) {
+	var out []Tool
+	for t, err := range m.Session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("chromegate: tools/list: %w", err)
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		var tool Tool
+		if err := json.Unmarshal(b, &tool); err != nil {
+			return nil, err
+		}
+		out = append(out, tool)
+	}
+	return out, nil
+}
 
 // parseError reads "CODE: message\nNext: hint".
 func parseError(s string) *Error {
@@ -261,6 +307,30 @@ func (r *REST) CallTool(ctx context.Context, name string, params any) (*Raw, err
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	raw := &Raw{}
+	if err := r.do(req, name, raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// ListTools implements ToolLister.
+func (r *REST) ListTools(ctx context.Context) ([]Tool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.BaseURL+"/api/v1/tools", nil)
+	if err != nil {
+		return nil, err
+	}
+	var data struct {
+		Tools []Tool `json:"tools"`
+	}
+	if err := r.do(req, "tools", &data); err != nil {
+		return nil, err
+	}
+	return data.Tools, nil
+}
+
+// do sends req and decodes the data of a successful answer into data.
+func (r *REST) do(req *http.Request, what string, data any) error {
 	if r.Key != "" {
 		req.Header.Set("Authorization", "Bearer "+r.Key)
 	}
@@ -270,24 +340,31 @@ func (r *REST) CallTool(ctx context.Context, name string, params any) (*Raw, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("chromegate %s: %w", name, err)
+		return fmt.Errorf("chromegate %s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxRESTResponse))
 	if err != nil {
-		return nil, fmt.Errorf("chromegate %s: read response: %w", name, err)
+		return fmt.Errorf("chromegate %s: read response: %w", what, err)
 	}
 	var out restResponse
-	if err := json.Unmarshal(b, &out); err != nil || (out.OK == nil) {
-		return nil, fmt.Errorf("chromegate %s: HTTP %d: %s", name, resp.StatusCode, snippet(b))
+	if err := json.Unmarshal(b, &out); err != nil || out.OK == nil {
+		return fmt.Errorf("chromegate %s: HTTP %d: %s", what, resp.StatusCode, snippet(b))
 	}
 	if !*out.OK {
 		if out.Error == nil {
-			return nil, &Error{Code: "INTERNAL", Message: fmt.Sprintf("HTTP %d without an error", resp.StatusCode)}
+			return &Error{Code: "INTERNAL", Message: fmt.Sprintf("HTTP %d without an error", resp.StatusCode)}
 		}
-		return nil, out.Error
+		return out.Error
 	}
-	return out.raw(), nil
+	if raw, ok := data.(*Raw); ok {
+		*raw = *out.raw()
+		return nil
+	}
+	if err := json.Unmarshal(out.Data, data); err != nil {
+		return fmt.Errorf("chromegate %s: decode: %w", what, err)
+	}
+	return nil
 }
 
 // restResponse is {"ok": true, "data": ...} or {"ok": false, "error": {...}}.
@@ -350,7 +427,9 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 var (
-	_ Transport = (*MCP)(nil)
-	_ Transport = (*REST)(nil)
-	_ error     = (*Error)(nil)
+	_ Transport  = (*MCP)(nil)
+	_ Transport  = (*REST)(nil)
+	_ ToolLister = (*MCP)(nil)
+	_ ToolLister = (*REST)(nil)
+	_ error      = (*Error)(nil)
 )

@@ -134,6 +134,19 @@ func TestCallPlugin(t *testing.T) {
 		t.Fatalf("%v %+v", err, ps)
 	}
 	c := connect(t, map[string]any{"allow_domains": []string{"a.test"}}, ps)
+	tools, err := c.ListTools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed *client.Tool
+	for i := range tools {
+		if tools[i].Name == "headline" {
+			listed = &tools[i]
+		}
+	}
+	if listed == nil || listed.Description != "Read a page's headline." || !strings.Contains(string(listed.InputSchema), `"url"`) {
+		t.Errorf("headline in ListTools: %+v", listed)
+	}
 	var out client.TextResult
 	raw, err := c.CallJSON(t.Context(), "headline", map[string]any{"url": "https://a.test/"}, &out)
 	if err != nil {
