@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // mcpbGlobal is the real @mcp-b/global, installed from npm by `make
@@ -369,10 +371,70 @@ func TestPageTools(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+
+		// Its resource and prompt, bridged, read through the policy, fenced.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var uri string
+		for uri == "" {
+			res, err := s.session.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Resources {
+				if strings.HasSuffix(r.URI, "/notes:%2F%2Fall") {
+					uri = r.URI
+				}
+			}
+			if uri == "" && ctx.Err() == nil {
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+		rr, err := s.session.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+		if err != nil || len(rr.Contents) != 1 {
+			t.Fatalf("resources/read %s: %v %+v", uri, err, rr)
+		}
+		if content, _, ok := mcp.Unfence(rr.Contents[0].Text); !ok || content != "note one" {
+			t.Errorf("resource text: %q", rr.Contents[0].Text)
+		}
+		prompts, err := s.session.ListPrompts(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prompt string
+		for _, p := range prompts.Prompts {
+			if strings.HasSuffix(p.Name, "_summarize") {
+				prompt = p.Name
+			}
+		}
+		if prompt != "prompt_"+host+"_summarize" {
+			t.Fatalf("prompts: %+v", prompts.Prompts)
+		}
+		gp, err := s.session.GetPrompt(ctx, &sdk.GetPromptParams{Name: prompt})
+		if err != nil || len(gp.Messages) != 1 {
+			t.Fatalf("prompts/get: %v %+v", err, gp)
+		}
+		if text, _, ok := mcp.Unfence(gp.Messages[0].Content.(*sdk.TextContent).Text); !ok || text != "Summarize this page." {
+			t.Errorf("prompt text: %v", gp.Messages[0].Content)
+		}
 	})
 
 	t.Run("closed tab", func(t *testing.T) {
 		s.call("tab_close", nil)
 		s.waitLive("dropped the closed tab's tools", func(n []string) bool { return len(n) == 0 })
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			res, err := s.session.ListResources(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Resources) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the closed tab's resources are still listed: %+v", res.Resources)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 }

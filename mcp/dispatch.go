@@ -93,7 +93,10 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	t := c.Tool
 	c.ex = ex
 	c.Page = c.pageFunc(ex)
-	if t.Action == ActionPageTool && t.Name != "page_tools_list" {
+	switch {
+	case t.PageItem:
+		c.PageTool = c.pageItemFunc()
+	case t.Action == ActionPageTool && t.Name != "page_tools_list":
 		c.PageTool = c.pageToolFunc(ex)
 	}
 	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {

@@ -79,6 +79,23 @@ func (c *Call) pageToolFunc(ex executor.Executor) func(context.Context) (executo
 	}
 }
 
+// pageItemFunc is pageToolFunc for a page's resource or prompt: the item
+// stands as its read-only page tool while its tab still shows its origin.
+func (c *Call) pageItemFunc() func(context.Context) (executor.PageTool, error) {
+	return func(ctx context.Context) (executor.PageTool, error) {
+		pt := *c.Tool.PageTool
+		tab, err := c.Page(ctx)
+		if err != nil {
+			return executor.PageTool{}, err
+		}
+		if executor.OriginOf(tab.URL) != pt.Origin {
+			return executor.PageTool{}, executor.Errorf(executor.CodeBadArgs, "tab %s no longer shows %s", tab.ID, pt.Origin).
+				WithHint("list the resources and prompts again")
+		}
+		return pt, nil
+	}
+}
+
 func (c *Call) resolvePageTool(ctx context.Context) (executor.PageTool, error) {
 	pt, err := pageTooler(c)
 	if err != nil {
@@ -269,9 +286,10 @@ func pageToolText(r executor.PageToolResult) string {
 
 // liveTools are the MCP tools that stand for page tools, keyed both ways.
 type liveTools struct {
-	ex    executor.Executor
-	stop  func()
-	byKey map[string]string // tab + "\x00" + page tool name → MCP tool name
+	ex      executor.Executor
+	stop    func()
+	byKey   map[string]string // tab + "\x00" + page tool name → MCP tool name
+	bridged map[string]*pageBridged
 }
 
 func pageToolKey(t executor.PageTool) string { return t.TabID + "\x00" + t.Name }
@@ -293,12 +311,15 @@ func (s *Server) watchPageTools() {
 		}
 		old := s.live.stop
 		removed := s.dropLiveLocked()
+		res, prompts := s.dropBridgedLocked()
 		s.live.ex = ex
 		s.mu.Unlock()
 		if old != nil {
 			old()
 		}
 		s.sdk.RemoveTools(removed...)
+		s.sdk.RemoveResources(res...)
+		s.sdk.RemovePrompts(prompts...)
 		s.log.Debug("following the page tools of the browser", "backend", ex.Backend())
 		stop := pt.WatchPageTools(func(ev executor.PageToolsEvent) { s.applyPageTools(ex, ev) })
 		s.mu.Lock()
@@ -318,12 +339,15 @@ func (s *Server) watchPageTools() {
 			}
 			stop := s.live.stop
 			removed := s.dropLiveLocked()
+			res, prompts := s.dropBridgedLocked()
 			s.live = liveTools{}
 			s.mu.Unlock()
 			if stop != nil {
 				stop()
 			}
 			s.sdk.RemoveTools(removed...)
+			s.sdk.RemoveResources(res...)
+			s.sdk.RemovePrompts(prompts...)
 		}()
 	})
 }
@@ -382,7 +406,11 @@ func (s *Server) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent
 		s.tools[name] = e
 		adds = append(adds, add{lt.Definition(), e})
 	}
+	bridged := s.live.bridged[ev.TabID] != nil
 	s.mu.Unlock()
+	if ev.Resources || (ev.Closed && bridged) {
+		go s.syncPageResources(ex, ev.TabID, ev.Closed)
+	}
 	s.log.Debug("page tools changed", "tab", ev.TabID, "added", len(adds), "removed", len(removes), "closed", ev.Closed)
 	// A name removed and added again in one event stays.
 	keep := map[string]bool{}

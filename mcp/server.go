@@ -91,6 +91,7 @@ type Server struct {
 	mu    sync.RWMutex
 	tools map[string]*entry // the table's tools, and the live page tools
 	live  liveTools         // pagetools.go
+	resMu sync.Mutex        // serialises syncPageResources
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.
@@ -127,7 +128,12 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 			Instructions: instructions,
 			Logger:       opts.Logger,
 			// No logging capability: logs go to stderr, not to the client.
-			Capabilities: &sdk.ServerCapabilities{},
+			// Resources and prompts are those of pages that run an MCP
+			// server (@mcp-b/global), bridged as they come and go.
+			Capabilities: &sdk.ServerCapabilities{
+				Resources: &sdk.ResourceCapabilities{ListChanged: true},
+				Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			},
 		},
 	)
 	for _, t := range tools {

@@ -91,6 +91,9 @@ type Tool struct {
 	// it as page_tool_call of that tool; its arguments are the page
 	// tool's input, checked against the page's schema.
 	PageTool *executor.PageTool
+	// PageItem marks a resource or prompt of a page's MCP server, decided
+	// as the read-only page tool PageTool (see pageresources.go).
+	PageItem bool
 
 	// Handler does the work, inside Manager.Do, after the Gate allowed it.
 	// A user-fixable failure is an *executor.Error; any other error is

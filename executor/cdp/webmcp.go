@@ -254,7 +254,11 @@ func (s *Session) PageMCPRequest(ctx context.Context, tabID, method string, para
 		return nil, err
 	}
 	if !out.OK {
-		return nil, executor.Errorf(executor.CodeBadArgs, "the page's MCP server: %s", firstLineOf(out.Error)).
+		msg := strings.Join(strings.Fields(out.Error), " ")
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return nil, executor.Errorf(executor.CodeBadArgs, "the page's MCP server: %s", msg).
 			WithHint("the page may not run @mcp-b/global, or not offer this")
 	}
 	return out.Result, nil
@@ -458,12 +462,14 @@ func (pt *pageTools) readFrames() error {
 		pt.native = map[string]executor.PageTool{}
 		pt.inpage = nil
 		pt.polled = false
+		pt.res = -1 // the new document's page MCP server, if any, counts anew
 		close(pt.navWake)
 		pt.navWake = make(chan struct{})
 	}
 	pt.mu.Unlock()
 	if changed {
 		pt.publishChange()
+		pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Resources: true})
 		_, _ = pt.send("WebMCP.disable", nil)
 		_, _ = pt.send("WebMCP.enable", nil)
 	}

@@ -85,6 +85,7 @@
         m.caps = r.result.capabilities || {};
         post({ jsonrpc: '2.0', method: 'notifications/initialized' });
         await m.refresh();
+        m.res++; // its resources and prompts are there to list
         return true;
       })();
       return m.init;
