@@ -516,8 +516,59 @@ async function inWorld(st, fnDecl, args, { byValue = true, userGesture = false }
   }
 }
 
-function scriptFunction(source) {
-  return 'function (arg, env) { return (\n' + source + '\n)(arg, env); }';
+// Script sources (the element script, the selector engine, the server's
+// scripts) are tens of kilobytes: each is sent and compiled once per
+// document, kept in a Map on the isolated world's globalThis (which the
+// page cannot reach) and called by a short stub afterwards.
+const MISSING = '__chromegateMissing__';
+const installed = new WeakMap(); // world -> Set of source ids defined in it
+
+function sourceId(source) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < source.length; i++) {
+    h ^= source.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16) + '-' + source.length;
+}
+
+function stubDecl(id) {
+  return `function (arg, env) {
+  const m = globalThis[Symbol.for('chromegate.scripts')];
+  const f = m && m.get(${JSON.stringify(id)});
+  if (!f) return { ${MISSING}: true };
+  return f(arg, env);
+}`;
+}
+
+function installDecl(id, source) {
+  return `function (arg, env) {
+  const key = Symbol.for('chromegate.scripts');
+  if (!globalThis[key]) Object.defineProperty(globalThis, key, { value: new Map() });
+  const f = (
+${source}
+  );
+  globalThis[key].set(${JSON.stringify(id)}, f);
+  return f(arg, env);
+}`;
+}
+
+// runSource runs a script source (an expression whose value is a
+// function) as fn(arg, env) in the isolated world.
+async function runSource(st, source, args, opts = {}) {
+  const id = sourceId(source);
+  const w = st.world;
+  if (opts.byValue !== false && w && installed.has(w) && installed.get(w).has(id)) {
+    const v = await inWorld(st, stubDecl(id), args, opts);
+    if (!(v && typeof v === 'object' && v[MISSING] === true)) return v;
+  }
+  const v = await inWorld(st, installDecl(id, source), args, opts);
+  const now = st.world;
+  if (now) {
+    if (!installed.has(now)) installed.set(now, new Set());
+    installed.get(now).add(id);
+  }
+  return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -812,10 +863,10 @@ async function targetOp(c, what, target, op, extra = {}, { byValue = true } = {}
   let r;
   if (t.ref) {
     if (!/^[a-z]+[0-9]+$/.test(t.ref)) throw refError(t.ref, 'malformed', '');
-    r = await inWorld(c.st, scriptFunction(s.element), [{ op, ref: t.ref, ...extra }], { byValue });
+    r = await runSource(c.st, s.element, [{ op, ref: t.ref, ...extra }], { byValue });
   } else {
     const waitMs = Math.max(budget(c.ctx) - 50, 0);
-    r = await inWorld(c.st, scriptFunction(s.selector), [{ selector: t.selector, waitMs, op, opArg: { op, ...extra } }], { byValue });
+    r = await runSource(c.st, s.selector, [{ selector: t.selector, waitMs, op, opArg: { op, ...extra } }], { byValue });
   }
   if (!byValue) {
     if (r && r.subtype === 'node' && r.objectId) return r;
@@ -1733,13 +1784,13 @@ export const handlers = {
         let r;
         if (p.target.ref) {
           if (!/^[a-z]+[0-9]+$/.test(p.target.ref)) throw refError(p.target.ref, 'malformed', '');
-          r = await inWorld(c.st, scriptFunction(s.element), [{ op: 'state', ref: p.target.ref }]);
+          r = await runSource(c.st, s.element, [{ op: 'state', ref: p.target.ref }]);
           if (r && r.error) {
             if (r.why === 'navigated' && !(await issuedToken(p.target.ref.replace(/[0-9]+$/, '')))) throw refError(p.target.ref, 'unknown', '');
             throw refError(p.target.ref, r.error, r.why);
           }
         } else {
-          r = await inWorld(c.st, scriptFunction(s.selector), [{ selector: p.target.selector, op: 'probe' }]);
+          r = await runSource(c.st, s.selector, [{ selector: p.target.selector, op: 'probe' }]);
           if (r && r.error === 'badselector') {
             throw fail('BAD_ARGS', `wait_for: invalid selector: ${r.why}`, 'use a CSS selector, or a Playwright selector such as text=Sign in or role=button[name="OK"]');
           }
@@ -1776,7 +1827,7 @@ export const handlers = {
     if (typeof p.source !== 'string' || !p.source.trim()) throw fail('BAD_ARGS', 'the script source is empty');
     let value = null;
     const st = await onTab(ctx, 'run_script', async (c) => {
-      value = await inWorld(c.st, scriptFunction(p.source), [p.arg === undefined ? null : p.arg]);
+      value = await runSource(c.st, p.source, [p.arg === undefined ? null : p.arg]);
     });
     st.value = value ?? null;
     return st;
