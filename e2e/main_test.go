@@ -29,10 +29,12 @@ import (
 // binary is the chromegate executable built once for the whole package.
 var binary string
 
-// e2eBackend is the backend the suite drives: "cdp" (the default), or
-// "ext" (CHROMEGATE_E2E_BACKEND=ext): chromegate's extension loaded into
-// the browser chromegate launches, paired over CDP, with every call
-// going through it. `make test` runs the tool suite both ways.
+// e2eBackend is the backend the suite drives (CHROMEGATE_E2E_BACKEND):
+// "cdp" (the default, a Chromium chromegate launches); "ext", chromegate's
+// extension loaded into that browser and paired over CDP, every call going
+// through it; "browser-server", a local `playwright run-server` joined with
+// --browser-endpoint; "cdp-endpoint", a bare Chromium attached with
+// --cdp-endpoint. `make test` runs the tool suite all four ways.
 var e2eBackend = cmp.Or(os.Getenv("CHROMEGATE_E2E_BACKEND"), "cdp")
 
 // missing says why the browser tests cannot run here ("" when they can).
@@ -56,7 +58,14 @@ func TestMain(m *testing.M) {
 	} else if _, err := cdp.FindDriver(""); err != nil {
 		missing = err.Error()
 	}
+	if missing == "" {
+		if err := startRemote(); err != nil {
+			fmt.Fprintln(os.Stderr, "starting the remote browser:", err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
+	stopRemote()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -125,6 +134,10 @@ func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *se
 	switch {
 	case withExt && !slices.Contains(args, "--with-extension"):
 		full = append(full, "--with-extension")
+	case remoteArgs != nil && !slices.ContainsFunc(args, notWithExtension):
+		full = append(full, remoteArgs...)
+	case e2eBackend == "cdp-endpoint" && !withExt && !slices.ContainsFunc(args, notWithExtension):
+		full = append(full, cdpEndpointFor(t, s.mark))
 	case !withExt:
 		full = append(full, "--isolated")
 	}

@@ -280,6 +280,15 @@ func TestManagerPreferenceAndFallback(t *testing.T) {
 	if CodeOf(err) != CodeNoBackend || !strings.Contains(err.Error(), "not paired") || !strings.Contains(err.Error(), "no chromium") {
 		t.Fatalf("all backends failing: %v", err)
 	}
+	// An absent extension is no reason: the launch failure and its fix are.
+	absent := NewManager(ManagerOptions{Backends: []Backend{
+		&stubBackend{name: "ext", err: Errorf(CodeNoBackend, "no extension is connected")},
+		&stubBackend{name: "cdp", err: Errorf(CodeLaunchFailed, "no chromium").WithHint("apt-get install chromium")},
+	}})
+	_, err = absent.Ready(t.Context(), "")
+	if e := AsError(err); e.Code != CodeLaunchFailed || e.Hint != "apt-get install chromium" || !strings.Contains(e.Message, "no extension") {
+		t.Fatalf("launch failure beside an absent extension: %v", err)
+	}
 	if _, err := NewManager(ManagerOptions{}).Ready(t.Context(), ""); CodeOf(err) != CodeNoBackend {
 		t.Fatalf("no backends: %v", err)
 	}

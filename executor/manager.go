@@ -94,7 +94,8 @@ func (m *Manager) Ready(ctx context.Context, session string) (Executor, error) {
 	if closed {
 		return nil, ErrManagerClosed
 	}
-	var fails []string
+	var fails, absent []string
+	var errs []error
 	var last error
 	for _, b := range m.opts.Backends {
 		ex, err := m.ready(ctx, b, session)
@@ -105,10 +106,27 @@ func (m *Manager) Ready(ctx context.Context, session string) (Executor, error) {
 			return nil, AsError(ctx.Err())
 		}
 		last = err
+		errs = append(errs, err)
 		fails = append(fails, b.Name()+": "+AsError(err).Message)
+		if CodeOf(err) == CodeNoBackend {
+			absent = append(absent, b.Name()+": "+AsError(err).Message)
+		}
 	}
 	if len(m.opts.Backends) == 1 {
 		return nil, last
+	}
+	// A backend that is merely absent (no extension connected) says
+	// NO_BACKEND; when exactly one backend failed for a real reason (a
+	// launch that failed), that failure and its fix are the answer.
+	var real []error
+	for _, err := range errs {
+		if CodeOf(err) != CodeNoBackend {
+			real = append(real, err)
+		}
+	}
+	if len(real) == 1 {
+		e := AsError(real[0])
+		return nil, Errorf(e.Code, "%s (and %s)", e.Message, strings.Join(absent, "; ")).WithHint(e.Hint).Wrap(real[0])
 	}
 	return nil, Errorf(CodeNoBackend, "no backend is ready (%s)", strings.Join(fails, "; ")).
 		WithHint("run `chromegate doctor` to see what is missing").Wrap(last)

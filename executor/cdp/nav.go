@@ -121,15 +121,40 @@ func (s *Session) history(ctx context.Context, what string, p executor.HistoryPa
 // Back goes one step back in the tab's history.
 func (s *Session) Back(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
 	return s.history(ctx, "back", p, func(c *call) (playwright.Response, error) {
-		return c.page.GoBack(playwright.PageGoBackOptions{WaitUntil: waitState(p.WaitUntil), Timeout: c.to()})
+		resp, err := c.page.GoBack(playwright.PageGoBackOptions{WaitUntil: playwright.WaitUntilStateCommit, Timeout: c.to()})
+		if err != nil {
+			return nil, err
+		}
+		return resp, c.historyMilestone(p.WaitUntil)
 	})
 }
 
 // Forward goes one step forward in the tab's history.
 func (s *Session) Forward(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
 	return s.history(ctx, "forward", p, func(c *call) (playwright.Response, error) {
-		return c.page.GoForward(playwright.PageGoForwardOptions{WaitUntil: waitState(p.WaitUntil), Timeout: c.to()})
+		resp, err := c.page.GoForward(playwright.PageGoForwardOptions{WaitUntil: playwright.WaitUntilStateCommit, Timeout: c.to()})
+		if err != nil {
+			return nil, err
+		}
+		return resp, c.historyMilestone(p.WaitUntil)
 	})
+}
+
+// historyMilestone waits, after a history step committed, for the
+// document to reach the milestone. A page restored from the back/forward
+// cache (on in a browser chromegate only attached to) fires no new load
+// event, so the document's own readyState is asked instead of waiting for
+// one.
+func (c *call) historyMilestone(w executor.WaitUntil) error {
+	cond := "document.readyState === 'complete'"
+	switch w {
+	case executor.WaitDOMContentLoaded:
+		cond = "document.readyState !== 'loading'"
+	case executor.WaitNetworkIdle:
+		return c.page.WaitForLoadState(playwright.PageWaitForLoadStateOptions{State: playwright.LoadStateNetworkidle, Timeout: c.to()})
+	}
+	_, err := c.page.WaitForFunction(cond, nil, playwright.PageWaitForFunctionOptions{Polling: playwright.Float(50), Timeout: c.to()})
+	return err
 }
 
 // Reload reloads the tab.
