@@ -911,8 +911,11 @@ async function targetPoint(c, what, target, click) {
 
 const BUTTONS = { left: 1, right: 2, middle: 4 };
 
+// mouse dispatches one mouse event and remembers where the pointer is: a
+// wheel turns where the pointer last was, as Playwright's does.
 async function mouse(c, type, x, y, extra = {}) {
   await csend(c, 'Input.dispatchMouseEvent', { type, x, y, ...extra });
+  c.st.pointer = { x, y };
 }
 
 async function click(c, p, button = 'left', count = 1) {
@@ -1562,11 +1565,8 @@ export const handlers = {
     if (!p.dx && !p.dy) throw fail('BAD_ARGS', 'scroll needs a target or a non-zero dx/dy');
     return onTab(ctx, 'scroll', async (c) => {
       const start = await inWorld(c.st, fnDecl(pageScroll), []);
-      const m = await csend(c, 'Page.getLayoutMetrics');
-      const vp = m.cssLayoutViewport || m.layoutViewport;
-      const x = Math.floor((vp.clientWidth || 800) / 2);
-      const y = Math.floor((vp.clientHeight || 600) / 2);
-      await mouse(c, 'mouseWheel', x, y, { deltaX: p.dx || 0, deltaY: p.dy || 0 });
+      const at = c.st.pointer || { x: 0, y: 0 };
+      await mouse(c, 'mouseWheel', at.x, at.y, { deltaX: p.dx || 0, deltaY: p.dy || 0 });
       await inWorld(c.st, fnDecl(pageScrollSettle), [start]);
     });
   },
