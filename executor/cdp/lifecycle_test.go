@@ -285,38 +285,7 @@ func plantLock(t *testing.T, profile, target string) {
 func TestAttach(t *testing.T) {
 	needBrowser(t)
 	t.Parallel()
-	exe, err := FindChromium("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	userDir := testOptions(t, nil).DataDir // under testRoot: TestMain sees leftovers
-	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the browser and its helpers
-		_ = cmd.Wait()
-	}()
-	var port string
-	deadline := time.Now().Add(20 * time.Second)
-	for port == "" {
-		if f, err := os.Open(filepath.Join(userDir, "DevToolsActivePort")); err == nil {
-			sc := bufio.NewScanner(f)
-			if sc.Scan() {
-				port = strings.TrimSpace(sc.Text())
-			}
-			f.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the browser never wrote DevToolsActivePort")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	endpoint := "http://127.0.0.1:" + port
+	endpoint, cmd := bareBrowser(t)
 
 	b := newBackend(t, func(o *Options) { o.CDPEndpoint = endpoint })
 	s := openSession(t, b, "")
@@ -344,6 +313,44 @@ func TestAttach(t *testing.T) {
 	if !slices.Contains(urls, "about:blank") || slices.Contains(urls, srv.URL+"/counter") {
 		t.Errorf("after Close the browser has %v; want the user's about:blank and not chromegate's tab", urls)
 	}
+}
+
+// bareBrowser starts a Chromium with a CDP endpoint that chromegate did not
+// launch, killed when the test ends, and returns its endpoint.
+func bareBrowser(t *testing.T) (string, *exec.Cmd) {
+	t.Helper()
+	exe, err := FindChromium("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userDir := testOptions(t, nil).DataDir // under testRoot: TestMain sees leftovers
+	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-port=0", "--user-data-dir="+userDir, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the browser and its helpers
+		_ = cmd.Wait()
+	})
+	var port string
+	deadline := time.Now().Add(20 * time.Second)
+	for port == "" {
+		if f, err := os.Open(filepath.Join(userDir, "DevToolsActivePort")); err == nil {
+			sc := bufio.NewScanner(f)
+			if sc.Scan() {
+				port = strings.TrimSpace(sc.Text())
+			}
+			f.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the browser never wrote DevToolsActivePort")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return "http://127.0.0.1:" + port, cmd
 }
 
 // targets lists the page URLs of a browser through its /json endpoint.
