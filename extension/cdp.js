@@ -299,6 +299,7 @@ async function doAttach(st) {
   }
   st.attached = true;
   await setAttachedList(tabId, true);
+  emit('attached', { tabId: String(tabId) });
 }
 
 // detachAll lets go of every tab (unpairing).

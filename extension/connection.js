@@ -33,9 +33,10 @@ export function validCode(c) {
 export class Connection {
   // router: a Router (handle, cancel, abortAll); onWelcome(welcome) stores
   // the server's scripts; log(level, msg, fields).
-  constructor({ router, onWelcome = async () => {}, log = () => {} }) {
+  constructor({ router, onWelcome = async () => {}, onConnected = async () => {}, log = () => {} }) {
     this.router = router;
     this.onWelcome = onWelcome;
+    this.onConnected = onConnected;
     this.log = log;
     this.ws = null;
     this.connecting = null; // the single dial in flight
@@ -302,6 +303,7 @@ export class Connection {
     const server = w.server && typeof w.server === 'object' ? { name: String(w.server.name || ''), version: String(w.server.version || '') } : {};
     await this.setStatus('connected', { port, server, sessionId: String(w.sessionId || '') });
     this.log('info', `connected to ${server.name || 'the server'} on port ${port}`);
+    this.onConnected().catch((e) => this.log('warn', 'after connecting: ' + e.message));
   }
 
   #heartbeat(ws) {

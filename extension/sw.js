@@ -20,6 +20,10 @@ const conn = new Connection({
   router: null,
   log,
   onWelcome: (w) => cdp.setScripts(w.scripts),
+  // the server learns which tabs are already attached (chrome_status)
+  onConnected: async () => {
+    for (const id of await cdp.attachedTabs()) conn.event('attached', { tabId: String(id) });
+  },
 });
 const router = new Router(cdp.handlers, { send: (text) => conn.sendText(text), log });
 conn.router = router;
