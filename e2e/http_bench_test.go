@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,9 @@ func BenchmarkHTTPSessions(b *testing.B) {
 			b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
 			fmt.Fprintf(os.Stderr, "HTTP sessions=%-2d rounds=%-3d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
 				n, b.N, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
-			fmt.Fprintf(os.Stderr, "  medians: %s\n", strings.Join(r.perTool, ", "))
+			fmt.Fprintf(os.Stderr, "  medians: %s; CPU over %.1f s: server %.1f s, driver %.1f s, browser %.1f s\n",
+				strings.Join(r.perTool, ", "), r.wall.Seconds(), r.cpu.server, r.cpu.driver, r.cpu.browser)
+			b.ReportMetric(r.cpu.server/r.wall.Seconds()*100, "server-cpu-%")
 			if r.errors > 0 {
 				b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
 			}
@@ -62,6 +65,8 @@ type sessionsResult struct {
 	serverKB, totalKB int
 	pssKB             int
 	perTool           []string // median latency of each tool
+	cpu               cpuUse
+	wall              time.Duration
 	procs             int
 }
 
@@ -82,6 +87,7 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 		wg   sync.WaitGroup
 		peak struct{ server, total, pss, procs int }
 	)
+	cpu0 := h.cpu()
 	start := time.Now()
 	for _, cs := range sessions {
 		wg.Add(1)
@@ -138,6 +144,7 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 	}()
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu := h.cpuSince(cpu0, h.cpu())
 	b.StopTimer()
 	close(done)
 	<-sampled
@@ -146,7 +153,8 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 		_ = cs.Close()
 	}
 	slices.Sort(lat)
-	r := sessionsResult{calls: len(lat), errors: len(errs), serverKB: peak.server, totalKB: peak.total, pssKB: peak.pss, procs: peak.procs}
+	r := sessionsResult{calls: len(lat), errors: len(errs), serverKB: peak.server, totalKB: peak.total, pssKB: peak.pss, procs: peak.procs,
+		cpu: cpu, wall: elapsed}
 	if len(errs) > 0 {
 		r.firstErr = errs[0]
 	}
@@ -163,11 +171,21 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 
 // rss is the resident memory (kB) of the server process and of it with
 // every process it started (driver, browser, zygotes, renderers, GPU and
-// utility processes), from /proc: the server's process tree, plus any
-// process carrying its marker that was re-parented.
+// utility processes), from /proc.
 func (h *httpServer) rss() (server, total, pss, procs int) {
+	server = vmRSS(h.cmd.Process.Pid)
+	for pid := range h.tree() {
+		total += vmRSS(pid)
+		pss += statusKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+		procs++
+	}
+	return server, total, pss, procs
+}
+
+// tree is the server's process tree, plus any process carrying its marker
+// that was re-parented.
+func (h *httpServer) tree() map[int]bool {
 	root := h.cmd.Process.Pid
-	server = vmRSS(root)
 	children := map[int][]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -175,14 +193,7 @@ func (h *httpServer) rss() (server, total, pss, procs int) {
 		if err != nil {
 			continue
 		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The fields after the command name (which may hold spaces).
-		i := strings.LastIndexByte(string(st), ')')
-		f := strings.Fields(string(st)[i+1:])
-		if len(f) > 1 {
+		if f := statFields(pid); len(f) > 1 {
 			if ppid, err := strconv.Atoi(f[1]); err == nil {
 				children[ppid] = append(children[ppid], pid)
 			}
@@ -202,12 +213,60 @@ func (h *httpServer) rss() (server, total, pss, procs int) {
 	for _, pid := range h.procs() {
 		seen[pid] = true
 	}
-	for pid := range seen {
-		total += vmRSS(pid)
-		pss += statusKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
-		procs++
+	return seen
+}
+
+// statFields are the fields of /proc/PID/stat after the command name
+// (which may hold spaces): state is [0], ppid [1], utime [11], stime [12].
+func statFields(pid int) []string {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
 	}
-	return server, total, pss, procs
+	i := strings.LastIndexByte(string(st), ')')
+	return strings.Fields(string(st)[i+1:])
+}
+
+// cpuUse is CPU time by kind of process: the server itself, the
+// Playwright driver (node), the browser (every Chromium process).
+type cpuUse struct{ server, driver, browser float64 }
+
+// clockTicks is USER_HZ, 100 on Linux.
+const clockTicks = 100
+
+// cpu reads the CPU seconds used so far by each process of the tree.
+func (h *httpServer) cpu() map[int]float64 {
+	out := map[int]float64{}
+	for pid := range h.tree() {
+		f := statFields(pid)
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseFloat(f[11], 64)
+		s, _ := strconv.ParseFloat(f[12], 64)
+		out[pid] = (u + s) / clockTicks
+	}
+	return out
+}
+
+// cpuSince is the CPU time the tree used between two cpu readings (a
+// process that exited in between is lost; one that started counts whole).
+func (h *httpServer) cpuSince(before, after map[int]float64) cpuUse {
+	var u cpuUse
+	for pid, sec := range after {
+		d := sec - before[pid]
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		exe := filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0])
+		switch {
+		case pid == h.cmd.Process.Pid:
+			u.server += d
+		case exe == "node":
+			u.driver += d
+		default:
+			u.browser += d
+		}
+	}
+	return u
 }
 
 func vmRSS(pid int) int { return statusKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:") }
