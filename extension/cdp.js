@@ -227,6 +227,10 @@ function sendError(tabId, msg) {
     state(tabId).attached = false;
     return fail('DETACHED', `the debugger is no longer attached to tab ${tabId}`, 'retry the call: the extension attaches again');
   }
+  if (/Detached while handling command/i.test(msg)) {
+    state(tabId).attached = false;
+    return fail('DETACHED', `the debugger was detached from tab ${tabId} during the call`, 'retry the call');
+  }
   if (/Not attached to an active page/i.test(msg)) {
     return fail('DETACHED', `tab ${tabId} is between two documents`, 'retry the call');
   }
@@ -283,8 +287,10 @@ async function doAttach(st) {
     } else if (/No tab with given id/i.test(msg)) {
       throw fail('TAB_NOT_FOUND', `there is no open tab ${tabId}`, 'call tabs_list to see the open tabs');
     } else if (/Cannot access|Cannot attach|chrome-extension:|chrome:\/\//i.test(msg)) {
-      throw fail('BAD_ARGS', `tab ${tabId} shows a page the extension may not drive (${msg})`,
+      const err = fail('BAD_ARGS', `tab ${tabId} shows a page the extension may not drive (${msg})`,
         'navigate the tab to an http(s) page first, or use another tab');
+      err.restricted = true;
+      throw err;
     } else {
       throw fail('INTERNAL', `attaching to tab ${tabId} failed: ${msg}`);
     }
@@ -1157,6 +1163,24 @@ async function gotoURL(c, url, w) {
   return navStatus(c);
 }
 
+// leaveRestricted navigates a tab the debugger may not attach to with
+// chrome.tabs, and waits until the new page has committed.
+const RESTRICTED = /^(chrome|chrome-untrusted|devtools|edge|chrome-extension|chrome-search):/i;
+
+async function leaveRestricted(ctx, id, url) {
+  await chrome.tabs.update(id, { url });
+  const until = Date.now() + budget(ctx);
+  for (;;) {
+    aborted(ctx);
+    const t = await tabs.get(id);
+    if (!t.pendingUrl && t.url && (RESTRICTED.test(url) ? t.status === 'complete' : !RESTRICTED.test(t.url))) return;
+    if (Date.now() >= until) {
+      throw fail('TIMEOUT', `navigation to ${url} did not commit in time`, 'retry with a larger timeout_ms');
+    }
+    await sleep(50);
+  }
+}
+
 // historyNav triggers a navigation whose document is not known up front
 // (back, forward, reload) and waits for it: the next main-frame commit,
 // then its milestone. A same-document step or a page restored from the
@@ -1481,9 +1505,7 @@ export const handlers = {
     checkWaitUntil(p.waitUntil);
     if (p.url) checkURL(p.url);
     const id = await tabs.open();
-    if (p.url) {
-      await onTab({ ...ctx, tabId: String(id) }, 'tab_new', (c) => gotoURL(c, p.url, p.waitUntil));
-    }
+    if (p.url) await handlers.navigate({ url: p.url, waitUntil: p.waitUntil }, { ...ctx, tabId: String(id) });
     return tabInfo(id);
   },
 
@@ -1504,8 +1526,26 @@ export const handlers = {
     checkWaitUntil(p.waitUntil);
     checkURL(p.url);
     let status = 0;
-    const st = await onTab(ctx, 'navigate', async (c) => {
-      status = await gotoURL(c, p.url, p.waitUntil);
+    try {
+      const st = await onTab(ctx, 'navigate', async (c) => {
+        status = await gotoURL(c, p.url, p.waitUntil);
+      });
+      return withStatus(st, status);
+    } catch (e) {
+      if (!e.restricted && !(e.code === 'DETACHED' && RESTRICTED.test(p.url))) throw e;
+    }
+    // The tab shows a page no debugger may attach to (the New Tab page,
+    // chrome://settings), or is to show one: chrome.tabs navigates it, then
+    // the debugger takes over on the new page, if it may.
+    const id = await tabs.resolve(ctx.tabId);
+    await leaveRestricted(ctx, id, p.url);
+    if (RESTRICTED.test(p.url)) {
+      const t = await tabs.get(id);
+      return { tabId: String(id), url: t.url || p.url, title: tabs.displayTitle(t.title, t.url || '') };
+    }
+    const st = await onTab({ ...ctx, tabId: String(id) }, 'navigate', async (c) => {
+      await waitLoader(c, c.st.loaderId, p.waitUntil, 'navigation to', p.url, -1);
+      status = await navStatus(c);
     });
     return withStatus(st, status);
   },
