@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,11 +41,12 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 		t.Fatal(err)
 	}
 	txt := resultText(s.call("navigate", map[string]any{"url": base + "/form"}))
-	if id := firstTabID(t, txt); !strings.HasPrefix(id, "ext:") {
+	id := firstTabID(t, txt)
+	if !strings.HasPrefix(id, "ext:") {
 		t.Fatalf("navigate went through %s, want the extension", id)
 	}
-	if backend, st := s.status(); backend != "ext" || !st.Connected || st.ExtVersion == "" {
-		t.Fatalf("chrome_status: backend %q, extension %+v", backend, st)
+	if backend, st := s.status(); backend != "ext" || !st.Connected || st.ExtVersion == "" || !slices.Contains(st.Attached, id) {
+		t.Fatalf("chrome_status: backend %q, extension %+v (want %s attached)", backend, st, id)
 	}
 	if got := s.evalString(`document.title`); got != "Test form" {
 		t.Fatalf("eval through the extension: title %q", got)

@@ -173,11 +173,12 @@ func notWithExtension(arg string) bool {
 
 // extStatus is the extension part of chrome_status.
 type extStatus struct {
-	Connected  bool   `json:"connected"`
-	Paired     bool   `json:"paired"`
-	ExtVersion string `json:"extension_version"`
-	Listening  string `json:"listening"`
-	LastDispl  any    `json:"last_displacement"`
+	Connected  bool     `json:"connected"`
+	Paired     bool     `json:"paired"`
+	ExtVersion string   `json:"extension_version"`
+	Listening  string   `json:"listening"`
+	LastDispl  any      `json:"last_displacement"`
+	Attached   []string `json:"attached_tabs"`
 }
 
 // status returns chrome_status's JSON.

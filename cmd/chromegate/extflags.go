@@ -37,6 +37,7 @@ func (f *extFlags) register(fs *flag.FlagSet) {
 // extSetup is what the extension flags set up for serve.
 type extSetup struct {
 	bridge   *ext.Bridge
+	extBack  *ext.Backend
 	pool     *cdp.Pool
 	backends []executor.Backend
 }
@@ -71,8 +72,9 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 			return nil, err
 		}
 		s.bridge = b
-		extBackend = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
+		s.extBack = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
 			MaxDownloadBytes: copts.MaxDownloadBytes})
+		extBackend = s.extBack
 	}
 	if f.withExtension {
 		if copts.CDPEndpoint != "" || bf.pooled() || copts.Isolated {
@@ -153,7 +155,9 @@ func (s *extSetup) watchHangup(ctx context.Context, log *slog.Logger) {
 func (s *extSetup) status(context.Context) map[string]any {
 	out := map[string]any{"extension": map[string]any{"enabled": false}}
 	if s.bridge != nil {
-		out["extension"] = s.bridge.Status()
+		st := s.bridge.Status()
+		st.AttachedTabs = s.extBack.StampTabs(st.AttachedTabs)
+		out["extension"] = st
 	}
 	if s.pool != nil {
 		out["endpoints"] = s.pool.Health()

@@ -72,6 +72,26 @@ func (be *Backend) Open(ctx context.Context, session string) (executor.Executor,
 	return &Executor{c: c, be: be, ids: ids}, nil
 }
 
+// StampTabs turns the current connection's raw Chrome tab ids (as the
+// bridge's Status reports them) into the tab ids calls use.
+func (be *Backend) StampTabs(raw []string) []string {
+	c := be.b.Conn()
+	if c == nil {
+		return raw
+	}
+	be.mu.Lock()
+	ids, ok := be.ids[c]
+	be.mu.Unlock()
+	if !ok {
+		return raw // no call made yet: no ids handed out either
+	}
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		out[i] = ids.Stamp(r)
+	}
+	return out
+}
+
 // Executor proxies every primitive to the extension as a command frame.
 // Tab ids are stamped "ext:<session>:<chrome tab id>".
 type Executor struct {
