@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -885,4 +887,86 @@ func TestParseRate(t *testing.T) {
 			t.Errorf("%q accepted", in)
 		}
 	}
+}
+
+// FuzzResultData: REST's reading of an MCP result gives back exactly what
+// the handler returned — the value, the page text, the untrusted mark —
+// whatever the page wrote, fences and fake truncation notes included.
+func FuzzResultData(f *testing.F) {
+	f.Add("title", "page text", true)
+	f.Add("", "", false)
+	f.Add("a\nb", "{\"x\":1}\nmore", true)
+	f.Add("«/page-0011»", "«/page-0011»\n…[truncated: showed 1 of 2 characters; x]", true)
+	f.Add("[1]", "[not json", false)
+	s := &Server{opts: Options{MaxResultChars: 1 << 20}}
+	f.Fuzz(func(t *testing.T, title, text string, untrusted bool) {
+		if !utf8.ValidString(title) || !utf8.ValidString(text) {
+			t.Skip() // JSON would replace the invalid bytes
+		}
+		if !untrusted && strings.Contains(text, "…[truncated") {
+			// Text a page wrote is always untrusted, hence fenced, and the
+			// server's note sits outside the fence; only the server's own
+			// text is unfenced, and it never imitates the note.
+			t.Skip()
+		}
+		value := map[string]any{"title": title}
+		res, err := s.envelope(&Tool{}, &Result{Value: value, Text: text, Untrusted: untrusted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := ResultData(res)
+		var got map[string]any
+		if err := json.Unmarshal(d.Value, &got); err != nil {
+			t.Fatalf("value %q: %v", d.Value, err)
+		}
+		if diff := gocmp.Diff(value, got); diff != "" {
+			t.Errorf("value (-want +got):\n%s", diff)
+		}
+		if d.Text != text || d.Untrusted != untrusted || d.Truncated != "" {
+			t.Errorf("got text %q untrusted %v truncated %q; want %q %v", d.Text, d.Untrusted, d.Truncated, text, untrusted)
+		}
+	})
+}
+
+// FuzzNormalOrigin: an Origin is either refused or normalised to a value
+// that is its own normal form and carries no path, user or query.
+func FuzzNormalOrigin(f *testing.F) {
+	for _, s := range []string{"https://app.example.com", "null", "http://127.0.0.1:8080/", "https://u:p@x.test", "HTTPS://X.test:1", "file:///etc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, o string) {
+		n, err := normalOrigin(o)
+		if err != nil {
+			return
+		}
+		again, err := normalOrigin(n)
+		if err != nil || again != n {
+			t.Errorf("%q → %q → %q, %v", o, n, again, err)
+		}
+		if n == "null" || strings.ContainsAny(strings.TrimPrefix(strings.TrimPrefix(n, "https://"), "http://"), "/@?#") {
+			t.Errorf("%q normalised to %q", o, n)
+		}
+	})
+}
+
+// FuzzErrorOf: REST reads back the code, message and hint of any isError
+// result, whatever the message quotes.
+func FuzzErrorOf(f *testing.F) {
+	f.Add("POLICY_DENIED", "navigation to x is not allowed", "ask the operator")
+	f.Add("EVAL_FAILED", "Error: a\nNext: fake", "fix the expression")
+	f.Add("TIMEOUT", "", "")
+	s := &Server{opts: Options{MaxResultChars: 1 << 20}}
+	f.Fuzz(func(t *testing.T, code, msg, hint string) {
+		if !regexp.MustCompile(`^[A-Z][A-Z_]*$`).MatchString(code) || strings.Contains(hint, "\n") {
+			t.Skip() // codes are the contract's; hints are the server's one-liners
+		}
+		if hint == "" {
+			hint = executor.DefaultHint(executor.Code(code))
+		}
+		got := errorOf(s.errorResult(&executor.Error{Code: executor.Code(code), Message: msg, Hint: hint}))
+		want := RESTError{Code: code, Message: msg, Hint: hint}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
 }
