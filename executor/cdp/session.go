@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/webmcp"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -48,7 +49,7 @@ type Session struct {
 	granted  map[string]bool // origins with clipboard permissions
 	ua       string
 
-	hub *toolHub // page-tool watchers (webmcp.go)
+	hub *webmcp.Hub // page-tool watchers (webmcp.go)
 
 	newTabMu  sync.Mutex // one implicit tab at a time
 	closeOnce sync.Once
@@ -69,8 +70,8 @@ type tab struct {
 	dialogs []executor.Dialog
 	title   string // the last title read, for TabInfo (guarded by dmu)
 
-	w  world      // chromegate's isolated world in the main frame
-	pt *pageTools // the page's WebMCP tools (webmcp.go)
+	w  world       // chromegate's isolated world in the main frame
+	pt *webmcp.Tab // the page's WebMCP tools (webmcp.go)
 }
 
 // seenTitle remembers title as the tab's latest and returns it.
@@ -120,7 +121,7 @@ func newSession(in *instance, name string, bctx playwright.BrowserContext, owns 
 		tabs:    map[string]*tab{},
 		byPage:  map[playwright.Page]*tab{},
 		granted: map[string]bool{},
-		hub:     newToolHub(),
+		hub:     webmcp.NewHub(in.log),
 	}
 	s.onPageFn = s.onPage
 	s.onDialogFn = s.onDialog
@@ -202,8 +203,8 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	p.OnClose(func(playwright.Page) { s.unregister(t) })
 	if p.IsClosed() {
 		s.unregister(t)
-	} else if s.hub.watched.Load() > 0 {
-		t.pt.watch()
+	} else if s.hub.Watched() {
+		t.pt.Watch()
 	}
 	return t
 }
@@ -217,7 +218,7 @@ func (s *Session) unregister(t *tab) {
 	delete(s.tabs, t.raw)
 	delete(s.byPage, t.page)
 	t.w.cur.Store(nil)
-	t.pt.close()
+	t.pt.Close()
 	s.order = slices.DeleteFunc(s.order, func(o *tab) bool { return o == t })
 	if s.selected == t {
 		s.selected = nil

@@ -2,135 +2,138 @@ package cdp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/webmcp"
 	"github.com/playwright-community/playwright-go"
 )
 
-// Page tools (WebMCP) on the CDP backend. Each tab gets, on first need, a
-// CDP session of its own with the WebMCP domain enabled: Chromium replays
-// the tools registered so far and reports every change (toolsAdded,
-// toolsRemoved), and runs calls (invokeTool → toolResponded,
-// cancelInvocation). Tools that polyfills and @mcp-b/global keep in the
-// page's main world come from executor.PageToolsScript, evaluated there
-// through the same session (Runtime.evaluate needs no Runtime.enable, which
-// pages can detect). While someone watches, each tab runs a long poll of
-// that script, which answers as soon as its list changes.
-//
-// A document is known by its main frame's loaderId (Page.getFrameTree, the
-// browser's word, not the page's): when it changes, every tool of the old
-// document is dropped, calls in flight fail with "interrupted by
-// navigation", and the domain is re-enabled so the new document's tools
-// are replayed.
+// Page tools (WebMCP) on the CDP backend: each tab's executor/webmcp.Tab
+// runs over a CDP session of its own (created on first need) with the
+// WebMCP domain enabled; Playwright's framenavigated tells it of
+// navigations. The in-page script runs through Runtime.evaluate on that
+// session, which needs no Runtime.enable (which pages can detect).
 
 var (
 	_ executor.PageTooler = (*Session)(nil)
 	_ executor.PageMCP    = (*Session)(nil)
 )
 
-const (
-	// waitPollMs is how long one long poll of the in-page script lasts.
-	waitPollMs = 20_000
-	// toolSetupTimeout bounds creating a tab's session and enabling the domain.
-	toolSetupTimeout = 10 * time.Second
-	// earlyKeep bounds answers that arrive before their invokeTool reply.
-	earlyKeep = 64
-)
+// tabLink is a tab's CDP session for executor/webmcp.
+type tabLink struct {
+	s *Session
+	t *tab
 
-// toolHub is a session's page-tool subscribers and the queue that delivers
-// their events in order, on one goroutine.
-type toolHub struct {
-	key string // the in-page script's state key, random per session
-
-	mu      sync.Mutex
-	subs    map[int]func(executor.PageToolsEvent)
-	nextSub int
-	queue   []executor.PageToolsEvent
-	running bool
-	watched atomic.Int32
+	mu   sync.Mutex
+	sess playwright.CDPSession
+	nav  sync.Once
 }
 
-func newToolHub() *toolHub {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return &toolHub{key: "__chromegate_" + hex.EncodeToString(b[:]), subs: map[int]func(executor.PageToolsEvent){}}
+func (l *tabLink) session() playwright.CDPSession {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sess
 }
 
-// publish queues ev for every subscriber; it never blocks.
-func (h *toolHub) publish(ev executor.PageToolsEvent) {
-	h.mu.Lock()
-	if len(h.subs) == 0 {
-		h.mu.Unlock()
-		return
+// Open creates the session and routes its WebMCP events to the tab.
+func (l *tabLink) Open(ctx context.Context) error {
+	if l.session() != nil {
+		return nil
 	}
-	h.queue = append(h.queue, ev)
-	if !h.running {
-		h.running = true
-		go h.drain()
+	page := l.t.page
+	type res struct {
+		sess playwright.CDPSession
+		err  error
 	}
-	h.mu.Unlock()
+	ch := make(chan res, 1)
+	go func() {
+		sess, err := page.Context().NewCDPSession(page)
+		ch <- res{sess, err}
+	}()
+	var r res
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.sess != nil {
+				_ = r.sess.Detach()
+			}
+		}()
+		return ctx.Err()
+	}
+	if r.err != nil {
+		return r.err
+	}
+	pt := l.t.pt
+	for _, ev := range []string{"WebMCP.toolsAdded", "WebMCP.toolsRemoved", "WebMCP.toolResponded"} {
+		r.sess.On(ev, func(params map[string]any) { pt.Event(ev, params) })
+	}
+	l.nav.Do(func() {
+		page.OnFrameNavigated(func(f playwright.Frame) {
+			if f == page.MainFrame() {
+				pt.Navigated()
+			}
+		})
+	})
+	l.mu.Lock()
+	l.sess = r.sess
+	l.mu.Unlock()
+	return nil
 }
 
-func (h *toolHub) drain() {
-	for {
-		h.mu.Lock()
-		if len(h.queue) == 0 {
-			h.running = false
-			h.mu.Unlock()
-			return
-		}
-		ev := h.queue[0]
-		h.queue = h.queue[1:]
-		subs := make([]func(executor.PageToolsEvent), 0, len(h.subs))
-		for _, fn := range h.subs {
-			subs = append(subs, fn)
-		}
-		h.mu.Unlock()
-		for _, fn := range subs {
-			fn(ev)
-		}
+// Send runs a command on the session; playwright-go takes no context, so
+// the wait is bounded here.
+func (l *tabLink) Send(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+	sess := l.session()
+	if sess == nil {
+		return nil, errors.New("the page-tool session is not open")
 	}
+	type res struct {
+		v   any
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		v, err := sess.Send(method, params)
+		ch <- res{v, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return json.Marshal(r.v)
+	case <-ctx.Done():
+		return nil, executor.AsError(ctx.Err())
+	}
+}
+
+func (l *tabLink) URL() string  { return l.t.page.URL() }
+func (l *tabLink) Closed() bool { return l.t.page.IsClosed() }
+
+func newPageTools(s *Session, t *tab) *webmcp.Tab {
+	return webmcp.NewTab(s.hub, s.ids.Stamp(t.raw), &tabLink{s: s, t: t})
 }
 
 // WatchPageTools reports every change of the page tools of this session's
 // tabs to fn, starting with the tools already registered.
 func (s *Session) WatchPageTools(fn func(executor.PageToolsEvent)) (stop func()) {
-	h := s.hub
-	h.mu.Lock()
-	h.nextSub++
-	id := h.nextSub
-	h.subs[id] = fn
-	h.mu.Unlock()
-	h.watched.Add(1)
+	stop = s.hub.Subscribe(fn)
 	s.mu.Lock()
 	tabs := slices.Clone(s.order)
 	s.mu.Unlock()
 	for _, t := range tabs {
-		t.pt.watch()
+		t.pt.Watch()
 		// The tools known so far, as if they had just been added.
-		if cur := t.pt.merged(); len(cur) > 0 {
-			h.publish(executor.PageToolsEvent{TabID: s.ids.Stamp(t.raw), Added: cur})
+		if cur := t.pt.Merged(); len(cur) > 0 {
+			s.hub.Publish(executor.PageToolsEvent{TabID: s.ids.Stamp(t.raw), Added: cur})
 		}
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			h.mu.Lock()
-			delete(h.subs, id)
-			h.mu.Unlock()
-			h.watched.Add(-1)
-		})
-	}
+	return stop
 }
 
 // PageTools lists the tools of one tab ("" = every tab).
@@ -159,13 +162,13 @@ func (s *Session) PageTools(ctx context.Context, tabID string) ([]executor.PageT
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lists[i], errs[i] = t.pt.refresh(ctx)
+				lists[i], errs[i] = t.pt.Tools(ctx)
 			}()
 		}
 		wg.Wait()
 		for i, l := range lists {
 			if errs[i] != nil && tabID != "" {
-				return nil, s.mapErr("page_tools_list", errs[i])
+				return nil, s.toolErr("page_tools_list", errs[i])
 			}
 			out = append(out, l...)
 		}
@@ -175,17 +178,6 @@ func (s *Session) PageTools(ctx context.Context, tabID string) ([]executor.PageT
 
 // CallPageTool calls a tool of a tab's page.
 func (s *Session) CallPageTool(ctx context.Context, p executor.PageToolCallParams) (executor.PageToolResult, error) {
-	if !executor.ValidPageToolName(p.Name) {
-		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "%q is not a page tool name", p.Name).
-			WithHint("call page_tools_list for the names")
-	}
-	if !p.Surface.Valid() {
-		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "unknown surface %q", p.Surface)
-	}
-	input, err := executor.NormalizeInput(p.Input)
-	if err != nil {
-		return executor.PageToolResult{}, err
-	}
 	if _, err := s.ids.Raw(p.TabID); err != nil {
 		return executor.PageToolResult{}, err
 	}
@@ -193,34 +185,10 @@ func (s *Session) CallPageTool(ctx context.Context, p executor.PageToolCallParam
 	if err != nil {
 		return executor.PageToolResult{}, err
 	}
-	if err := t.pt.ensure(ctx); err != nil {
-		return executor.PageToolResult{}, s.mapErr("page_tool_call", err)
-	}
-	tool, ok := t.pt.find(p.Name, p.Surface)
-	if !ok {
-		// A tool registered a moment ago may not have been polled yet.
-		if _, err := t.pt.refresh(ctx); err == nil {
-			tool, ok = t.pt.find(p.Name, p.Surface)
-		}
-	}
-	if !ok {
-		what := "no page tool " + p.Name
-		if p.Surface != "" {
-			what += " on surface " + string(p.Surface)
-		}
-		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "%s in tab %s", what, s.ids.Stamp(t.raw)).
-			WithHint("call page_tools_list: the page may have unregistered it or navigated")
-	}
-	var r executor.PageToolResult
-	if tool.Surface == executor.SurfaceWebMCP {
-		r, err = t.pt.invokeNative(ctx, tool, input)
-	} else {
-		r, err = t.pt.invokeInPage(ctx, tool, input)
-	}
+	r, err := t.pt.Call(ctx, p)
 	if err != nil {
-		return executor.PageToolResult{}, err
+		return executor.PageToolResult{}, s.toolErr("page_tool_call", err)
 	}
-	r.Surface = tool.Surface
 	c := s.newCall(ctx, t)
 	r.PageState = c.state()
 	return r, nil
@@ -236,835 +204,19 @@ func (s *Session) PageMCPRequest(ctx context.Context, tabID, method string, para
 	if err != nil {
 		return nil, err
 	}
-	if err := t.pt.ensure(ctx); err != nil {
-		return nil, s.mapErr("page_mcp", err)
-	}
-	var ps any
-	if len(params) > 0 {
-		if err := json.Unmarshal(params, &ps); err != nil {
-			return nil, executor.Errorf(executor.CodeBadArgs, "params are not JSON: %v", err)
-		}
-	}
-	var out struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  string          `json:"error"`
-	}
-	if err := t.pt.script(ctx, map[string]any{"op": "mcp", "method": method, "params": ps}, &out); err != nil {
-		return nil, err
-	}
-	if !out.OK {
-		msg := strings.Join(strings.Fields(out.Error), " ")
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-		return nil, executor.Errorf(executor.CodeBadArgs, "the page's MCP server: %s", msg).
-			WithHint("the page may not run @mcp-b/global, or not offer this")
-	}
-	return out.Result, nil
-}
-
-// pageTools is one tab's page tools.
-type pageTools struct {
-	s *Session
-	t *tab
-
-	setupMu  sync.Mutex            // serialises ensure
-	sess     playwright.CDPSession // guarded by mu; set by ensure under setupMu
-	work     chan func()           // one goroutine applies changes in order
-	workOnce sync.Once
-
-	mu       sync.Mutex
-	loader   string // the main frame's loaderId: the current document
-	mainID   string
-	frames   map[string]string // frame id → URL
-	native   map[string]executor.PageTool
-	inpage   []executor.PageTool
-	res      int
-	pending  map[string]chan toolAnswer
-	early    map[string]toolAnswer
-	navWake  chan struct{} // closed and replaced on every new document
-	shown    []executor.PageTool
-	looping  bool
-	polled   bool // the long poll has listed the current document's in-page tools
-	closed   bool
-	closedCh chan struct{}
-}
-
-type toolAnswer struct {
-	Status    string          `json:"status"`
-	Output    json.RawMessage `json:"output"`
-	ErrorText string          `json:"errorText"`
-	Exception struct {
-		Description string `json:"description"`
-	} `json:"exception"`
-}
-
-func newPageTools(s *Session, t *tab) *pageTools {
-	return &pageTools{
-		s: s, t: t,
-		work:     make(chan func(), 256),
-		frames:   map[string]string{},
-		native:   map[string]executor.PageTool{},
-		pending:  map[string]chan toolAnswer{},
-		early:    map[string]toolAnswer{},
-		navWake:  make(chan struct{}),
-		closedCh: make(chan struct{}),
-	}
-}
-
-// ensure creates the tab's session and enables the WebMCP domain, once.
-func (pt *pageTools) ensure(ctx context.Context) error {
-	pt.setupMu.Lock()
-	defer pt.setupMu.Unlock()
-	if pt.session() != nil {
-		return nil
-	}
-	if pt.isClosed() {
-		return playwright.ErrTargetClosed
-	}
-	page := pt.t.page
-	type res struct {
-		sess playwright.CDPSession
-		err  error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		sess, err := page.Context().NewCDPSession(page)
-		ch <- res{sess, err}
-	}()
-	var r res
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.sess != nil {
-				_ = r.sess.Detach()
-			}
-		}()
-		return ctx.Err()
-	}
-	if r.err != nil {
-		return r.err
-	}
-	sess := r.sess
-	pt.setSession(sess)
-	pt.workOnce.Do(func() {
-		go pt.worker()
-		page.OnFrameNavigated(func(f playwright.Frame) {
-			if f == page.MainFrame() {
-				pt.enqueue(pt.checkDocument)
-			}
-		})
-	})
-	sess.On("WebMCP.toolsAdded", func(ev map[string]any) { pt.enqueue(func() { pt.nativeAdded(ev) }) })
-	sess.On("WebMCP.toolsRemoved", func(ev map[string]any) { pt.enqueue(func() { pt.nativeRemoved(ev) }) })
-	sess.On("WebMCP.toolResponded", pt.responded)
-	err := pt.readFrames()
-	if err == nil {
-		if _, err = sess.Send("WebMCP.enable", nil); err != nil {
-			err = fmt.Errorf("WebMCP.enable: %w", err)
-		}
-	}
+	out, err := t.pt.MCP(ctx, method, params)
 	if err != nil {
-		pt.setSession(nil)
-		_ = sess.Detach()
-		return err
+		return nil, s.toolErr("page_mcp", err)
 	}
-	return nil
+	return out, nil
 }
 
-func (pt *pageTools) session() playwright.CDPSession {
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	return pt.sess
-}
-
-func (pt *pageTools) setSession(sess playwright.CDPSession) {
-	pt.mu.Lock()
-	pt.sess = sess
-	pt.mu.Unlock()
-}
-
-// send is a command on the tab's session.
-func (pt *pageTools) send(method string, params map[string]any) (any, error) {
-	sess := pt.session()
-	if sess == nil {
-		return nil, errors.New("the page-tool session is not set up")
+// toolErr maps a page-tool error: the contract's errors stay, a closed tab
+// is TAB_NOT_FOUND, anything else as any Playwright error.
+func (s *Session) toolErr(what string, err error) error {
+	if errors.Is(err, webmcp.ErrTabClosed) {
+		return executor.Errorf(executor.CodeTabNotFound, "%s failed: the tab was closed", what).
+			WithHint("call tabs_list to see the open tabs").Wrap(err)
 	}
-	return sess.Send(method, params)
-}
-
-func (pt *pageTools) isClosed() bool {
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	return pt.closed
-}
-
-// enqueue hands fn to the worker without ever blocking an event handler.
-func (pt *pageTools) enqueue(fn func()) {
-	select {
-	case pt.work <- fn:
-	default:
-		go func() {
-			select {
-			case pt.work <- fn:
-			case <-pt.closedCh:
-			}
-		}()
-	}
-}
-
-func (pt *pageTools) worker() {
-	for {
-		select {
-		case fn := <-pt.work:
-			fn()
-		case <-pt.closedCh:
-			return
-		}
-	}
-}
-
-// readFrames reads the frame tree: the frames' URLs and the main frame's
-// loaderId. When the loaderId is new, the tab shows a new document: the old
-// one's tools are dropped (and reported gone), its calls are woken to fail
-// with "interrupted by navigation", and the domain is re-enabled, because
-// the new document's tools may have been reported before its navigation was
-// seen, and were dropped with the old ones. Whoever notices the change
-// first does all of it, once.
-func (pt *pageTools) readFrames() error {
-	tree, err := pt.send("Page.getFrameTree", nil)
-	if err != nil {
-		return err
-	}
-	frames := map[string]string{}
-	var walk func(n any)
-	walk = func(n any) {
-		id, _ := dig(n, "frame", "id").(string)
-		u, _ := dig(n, "frame", "url").(string)
-		if id != "" {
-			frames[id] = u
-		}
-		kids, _ := dig(n, "childFrames").([]any)
-		for _, k := range kids {
-			walk(k)
-		}
-	}
-	root := dig(tree, "frameTree")
-	walk(root)
-	loader, _ := dig(root, "frame", "loaderId").(string)
-	mainID, _ := dig(root, "frame", "id").(string)
-	pt.mu.Lock()
-	changed := pt.loader != "" && loader != pt.loader
-	pt.loader, pt.mainID, pt.frames = loader, mainID, frames
-	if changed {
-		pt.native = map[string]executor.PageTool{}
-		pt.inpage = nil
-		pt.polled = false
-		pt.res = -1 // the new document's page MCP server, if any, counts anew
-		close(pt.navWake)
-		pt.navWake = make(chan struct{})
-	}
-	pt.mu.Unlock()
-	if changed {
-		pt.publishChange()
-		pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Resources: true})
-		_, _ = pt.send("WebMCP.disable", nil)
-		_, _ = pt.send("WebMCP.enable", nil)
-	}
-	return nil
-}
-
-// checkDocument runs after a main-frame navigation (a same-document one
-// keeps the loaderId, and the tools).
-func (pt *pageTools) checkDocument() { _ = pt.readFrames() }
-
-func (pt *pageTools) frameURL(frameID string) string {
-	pt.mu.Lock()
-	u, ok := pt.frames[frameID]
-	main := frameID == pt.mainID
-	pt.mu.Unlock()
-	if !ok || main {
-		if main || frameID == "" {
-			return pt.t.page.URL()
-		}
-		// A frame the tree did not have yet.
-		if err := pt.readFrames(); err == nil {
-			pt.mu.Lock()
-			u = pt.frames[frameID]
-			pt.mu.Unlock()
-		}
-	}
-	return u
-}
-
-func (pt *pageTools) nativeAdded(ev map[string]any) {
-	tools, _ := ev["tools"].([]any)
-	var add []executor.PageTool
-	for _, raw := range tools {
-		m, _ := raw.(map[string]any)
-		if m == nil {
-			continue
-		}
-		tool := executor.PageTool{Surface: executor.SurfaceWebMCP}
-		tool.FrameID, _ = m["frameId"].(string)
-		tool.Name, _ = m["name"].(string)
-		tool.Title, _ = m["title"].(string)
-		tool.Description, _ = m["description"].(string)
-		if s, ok := m["inputSchema"]; ok {
-			tool.InputSchema, _ = json.Marshal(s)
-		}
-		if a, ok := m["annotations"].(map[string]any); ok {
-			tool.Annotations = executor.PageToolAnnotations{
-				ReadOnly: a["readOnly"] == true, UntrustedContent: a["untrustedContent"] == true,
-				Consequential: a["consequential"] == true,
-			}
-		}
-		if !executor.NormalizePageTool(&tool) {
-			continue
-		}
-		tool.URL = pt.frameURL(tool.FrameID)
-		tool.Origin = executor.OriginOf(tool.URL)
-		add = append(add, tool)
-	}
-	pt.mu.Lock()
-	for _, tool := range add {
-		if len(pt.native) < executor.MaxPageTools {
-			pt.native[tool.FrameID+"\x00"+tool.Name] = tool
-		}
-	}
-	pt.mu.Unlock()
-	pt.publishChange()
-}
-
-func (pt *pageTools) nativeRemoved(ev map[string]any) {
-	tools, _ := ev["tools"].([]any)
-	pt.mu.Lock()
-	for _, raw := range tools {
-		m, _ := raw.(map[string]any)
-		frame, _ := m["frameId"].(string)
-		name, _ := m["name"].(string)
-		delete(pt.native, frame+"\x00"+name)
-	}
-	pt.mu.Unlock()
-	pt.publishChange()
-}
-
-// responded delivers an invocation's answer (an event handler: no
-// Playwright call here).
-func (pt *pageTools) responded(ev map[string]any) {
-	id, _ := ev["invocationId"].(string)
-	b, _ := json.Marshal(ev)
-	var a toolAnswer
-	_ = json.Unmarshal(b, &a)
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	if ch, ok := pt.pending[id]; ok {
-		delete(pt.pending, id)
-		ch <- a
-		return
-	}
-	if len(pt.early) >= earlyKeep {
-		clear(pt.early)
-	}
-	pt.early[id] = a
-}
-
-// merged is the tab's tools, one per name: the main frame's before other
-// frames', then by surface preference; sorted by name.
-func (pt *pageTools) merged() []executor.PageTool {
-	pt.mu.Lock()
-	all := make([]executor.PageTool, 0, len(pt.native)+len(pt.inpage))
-	for _, t := range pt.native {
-		all = append(all, t)
-	}
-	all = append(all, pt.inpage...)
-	main := pt.mainID
-	pt.mu.Unlock()
-	tabID := pt.s.ids.Stamp(pt.t.raw)
-	best := map[string]executor.PageTool{}
-	rank := func(t executor.PageTool) int {
-		r := t.Surface.Rank()
-		if t.FrameID != main {
-			r += 10
-		}
-		return r
-	}
-	for _, t := range all {
-		t.TabID = tabID
-		if b, ok := best[t.Name]; !ok || rank(t) < rank(b) {
-			best[t.Name] = t
-		}
-	}
-	out := make([]executor.PageTool, 0, len(best))
-	for _, t := range best {
-		out = append(out, t)
-	}
-	slices.SortFunc(out, func(a, b executor.PageTool) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// find returns the tool called name, on surface if one is given.
-func (pt *pageTools) find(name string, surface executor.PageToolSurface) (executor.PageTool, bool) {
-	if surface == "" {
-		for _, t := range pt.merged() {
-			if t.Name == name {
-				return t, true
-			}
-		}
-		return executor.PageTool{}, false
-	}
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	if surface == executor.SurfaceWebMCP {
-		if t, ok := pt.native[pt.mainID+"\x00"+name]; ok {
-			return t, true
-		}
-		for _, t := range pt.native {
-			if t.Name == name {
-				return t, true
-			}
-		}
-		return executor.PageTool{}, false
-	}
-	for _, t := range pt.inpage {
-		if t.Name == name && t.Surface == surface {
-			return t, true
-		}
-	}
-	return executor.PageTool{}, false
-}
-
-// publishChange tells the watchers what changed since the last event.
-func (pt *pageTools) publishChange() {
-	cur := pt.merged()
-	pt.mu.Lock()
-	added, removed := executor.DiffPageTools(pt.shown, cur)
-	pt.shown = cur
-	pt.mu.Unlock()
-	if len(added)+len(removed) > 0 {
-		pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Added: added, Removed: removed})
-	}
-}
-
-// close ends the tab's page tools: its tools are reported gone and its
-// calls fail.
-func (pt *pageTools) close() {
-	pt.mu.Lock()
-	if pt.closed {
-		pt.mu.Unlock()
-		return
-	}
-	pt.closed = true
-	close(pt.closedCh)
-	shown := pt.shown
-	pt.shown = nil
-	pt.mu.Unlock()
-	pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Removed: shown, Closed: true})
-}
-
-// inPageResult is what the in-page script's list and wait ops return.
-type inPageResult struct {
-	Tools []struct {
-		Surface     executor.PageToolSurface     `json:"surface"`
-		Name        string                       `json:"name"`
-		Title       string                       `json:"title"`
-		Description string                       `json:"description"`
-		InputSchema json.RawMessage              `json:"inputSchema"`
-		Annotations executor.PageToolAnnotations `json:"annotations"`
-	} `json:"tools"`
-	Sig string `json:"sig"`
-	Res int    `json:"res"`
-}
-
-// script runs the in-page script with arg in the main world and decodes
-// its result into out.
-func (pt *pageTools) script(ctx context.Context, arg map[string]any, out any) error {
-	arg["key"] = pt.s.hub.key
-	arg["skipNative"] = true
-	a, err := json.Marshal(arg)
-	if err != nil {
-		return err
-	}
-	type res struct {
-		v   any
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		v, err := pt.send("Runtime.evaluate", map[string]any{
-			"expression":    "(" + executor.PageToolsScript() + ")(" + string(a) + ")",
-			"awaitPromise":  true,
-			"returnByValue": true,
-		})
-		ch <- res{v, err}
-	}()
-	var r res
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		return executor.AsError(ctx.Err())
-	case <-pt.closedCh:
-		return playwright.ErrTargetClosed
-	}
-	if r.err != nil {
-		return r.err
-	}
-	if ex, ok := dig(r.v, "exceptionDetails").(map[string]any); ok {
-		return &scriptError{exceptionText(ex)}
-	}
-	b, err := json.Marshal(dig(r.v, "result", "value"))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, out)
-}
-
-// scriptError is an exception of the in-page script: the page broke
-// something it relies on, or the document went away under it.
-type scriptError struct{ msg string }
-
-func (e *scriptError) Error() string { return "the page-tool script failed: " + e.msg }
-
-// refresh lists the in-page tools once and returns the tab's tools.
-func (pt *pageTools) refresh(ctx context.Context) ([]executor.PageTool, error) {
-	if err := pt.ensure(ctx); err != nil {
-		return nil, err
-	}
-	pt.mu.Lock()
-	loader, polled := pt.loader, pt.looping && pt.polled
-	pt.mu.Unlock()
-	if polled {
-		// The long poll keeps the list current (it answers within a
-		// quarter of a second of a change).
-		return pt.merged(), nil
-	}
-	var r inPageResult
-	if err := pt.script(ctx, map[string]any{"op": "list"}, &r); err != nil {
-		if pt.isClosed() || pt.t.page.IsClosed() {
-			return nil, playwright.ErrTargetClosed
-		}
-		// The native tools stand without the page's own.
-		return pt.merged(), nil
-	}
-	pt.applyInPage(loader, r)
-	return pt.merged(), nil
-}
-
-// applyInPage stores what the script listed, unless the document changed
-// since the script was asked; it reports whether it did.
-func (pt *pageTools) applyInPage(loader string, r inPageResult) bool {
-	url := pt.t.page.URL()
-	var tools []executor.PageTool
-	for _, d := range r.Tools {
-		if d.Surface != executor.SurfaceInPage && d.Surface != executor.SurfaceMCPB {
-			continue
-		}
-		t := executor.PageTool{Name: d.Name, Title: d.Title, Description: d.Description, InputSchema: d.InputSchema,
-			Annotations: d.Annotations, Surface: d.Surface}
-		if !executor.NormalizePageTool(&t) || len(tools) >= executor.MaxPageTools {
-			continue
-		}
-		tools = append(tools, t)
-	}
-	pt.mu.Lock()
-	if pt.loader != loader || pt.closed {
-		pt.mu.Unlock()
-		return false
-	}
-	for i := range tools {
-		tools[i].FrameID = pt.mainID
-		tools[i].URL = url
-		tools[i].Origin = executor.OriginOf(url)
-	}
-	resChanged := r.Res != pt.res
-	pt.inpage, pt.res = tools, r.Res
-	pt.mu.Unlock()
-	pt.publishChange()
-	if resChanged {
-		pt.s.hub.publish(executor.PageToolsEvent{TabID: pt.s.ids.Stamp(pt.t.raw), Resources: true})
-	}
-	return true
-}
-
-// watch starts the tab's long poll, when someone watches and it is not
-// running.
-func (pt *pageTools) watch() {
-	pt.mu.Lock()
-	if pt.looping || pt.closed {
-		pt.mu.Unlock()
-		return
-	}
-	pt.looping = true
-	pt.mu.Unlock()
-	go pt.loop()
-}
-
-func (pt *pageTools) loop() {
-	defer func() {
-		pt.mu.Lock()
-		pt.looping, pt.polled = false, false
-		pt.mu.Unlock()
-	}()
-	sig := ""
-	backoff := 100 * time.Millisecond
-	for pt.s.hub.watched.Load() > 0 && !pt.isClosed() && !pt.s.isDone() {
-		ctx, cancel := context.WithTimeout(context.Background(), toolSetupTimeout)
-		err := pt.ensure(ctx)
-		cancel()
-		if err != nil {
-			if pt.t.page.IsClosed() {
-				return
-			}
-			pt.s.log.Debug("page tools: cannot follow a tab", "err", err)
-			pt.pause(backoff)
-			backoff = min(backoff*2, 5*time.Second)
-			continue
-		}
-		// The document the poll will run in (a navigation may not have
-		// been seen yet).
-		_ = pt.readFrames()
-		pt.mu.Lock()
-		loader := pt.loader
-		pt.mu.Unlock()
-		var r inPageResult
-		ctx, cancel = context.WithTimeout(context.Background(), waitPollMs*time.Millisecond+10*time.Second)
-		err = pt.script(ctx, map[string]any{"op": "wait", "sig": sig, "ms": waitPollMs}, &r)
-		cancel()
-		if err != nil {
-			// The document went away under the poll (a navigation), or the
-			// page broke the script: start over on the next document.
-			pt.s.log.Debug("page tools: the in-page poll ended", "err", err)
-			sig = ""
-			pt.pause(backoff)
-			backoff = min(backoff*2, 5*time.Second)
-			continue
-		}
-		backoff = 100 * time.Millisecond
-		if r.Sig != sig {
-			sig = ""
-			if pt.applyInPage(loader, r) {
-				sig = r.Sig
-				pt.mu.Lock()
-				pt.polled = pt.loader == loader
-				pt.mu.Unlock()
-			}
-		}
-	}
-}
-
-func (pt *pageTools) pause(d time.Duration) {
-	select {
-	case <-time.After(d):
-	case <-pt.closedCh:
-	}
-}
-
-// invokeNative runs a tool through WebMCP.invokeTool and waits for its
-// toolResponded; on ctx's end the invocation is cancelled in the page.
-func (pt *pageTools) invokeNative(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
-	pt.mu.Lock()
-	loader, nav := pt.loader, pt.navWake
-	pt.mu.Unlock()
-	var in any
-	_ = json.Unmarshal(input, &in)
-	type sent struct {
-		v   any
-		err error
-	}
-	sch := make(chan sent, 1)
-	go func() {
-		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in})
-		sch <- sent{v, err}
-	}()
-	var sr sent
-	select {
-	case sr = <-sch:
-	case <-ctx.Done():
-		// The invocation may still start: cancel it when it does.
-		go func() {
-			if sr := <-sch; sr.err == nil {
-				if id, _ := dig(sr.v, "invocationId").(string); id != "" {
-					_, _ = pt.send("WebMCP.cancelInvocation", map[string]any{"invocationId": id})
-				}
-			}
-		}()
-		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
-	case <-pt.closedCh:
-		return executor.PageToolResult{}, playwright.ErrTargetClosed
-	}
-	if sr.err != nil {
-		if strings.Contains(sr.err.Error(), "Tool not found") {
-			return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "the page no longer has tool %s", tool.Name).
-				WithHint("call page_tools_list: the page may have unregistered it or navigated")
-		}
-		return executor.PageToolResult{}, sr.err
-	}
-	id, _ := dig(sr.v, "invocationId").(string)
-	if id == "" {
-		return executor.PageToolResult{}, fmt.Errorf("WebMCP.invokeTool gave no invocationId: %v", sr.v)
-	}
-	ch := make(chan toolAnswer, 1)
-	pt.mu.Lock()
-	if a, ok := pt.early[id]; ok {
-		delete(pt.early, id)
-		ch <- a
-	} else {
-		pt.pending[id] = ch
-	}
-	pt.mu.Unlock()
-	forget := func() {
-		pt.mu.Lock()
-		delete(pt.pending, id)
-		pt.mu.Unlock()
-	}
-	for {
-		select {
-		case a := <-ch:
-			if pt.newDocument(loader) {
-				return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
-			}
-			return nativeResult(a), nil
-		case <-ctx.Done():
-			forget()
-			// Cancel in the page; the call's own context is over.
-			go func() { _, _ = pt.send("WebMCP.cancelInvocation", map[string]any{"invocationId": id}) }()
-			return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
-		case <-nav:
-			forget()
-			return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
-		case <-pt.closedCh:
-			forget()
-			return executor.PageToolResult{}, playwright.ErrTargetClosed
-		}
-	}
-}
-
-// newDocument reports whether the tab shows another document than the one
-// whose loaderId was loader (one round trip).
-func (pt *pageTools) newDocument(loader string) bool {
-	if err := pt.readFrames(); err != nil {
-		return false
-	}
-	pt.mu.Lock()
-	defer pt.mu.Unlock()
-	return pt.loader != loader
-}
-
-func pageToolTimeout(ctx context.Context, name string) error {
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return executor.Errorf(executor.CodeTimeout, "page tool %s was cancelled; it was cancelled in the page too", name).Wrap(ctx.Err())
-	}
-	return executor.Errorf(executor.CodeTimeout, "page tool %s did not answer in time; the call was cancelled in the page", name).
-		WithHint("retry with a larger timeout_ms if the tool is slow").Wrap(ctx.Err())
-}
-
-func nativeResult(a toolAnswer) executor.PageToolResult {
-	switch a.Status {
-	case "Completed":
-		r := executor.PageToolResult{Output: a.Output}
-		r.IsError, r.Error = mcpError(a.Output)
-		return r
-	case "Canceled":
-		return executor.PageToolResult{IsError: true, Error: "the page cancelled the call"}
-	}
-	msg := a.ErrorText
-	if msg == "" {
-		msg = firstLineOf(a.Exception.Description)
-	}
-	if msg == "" {
-		msg = "the page tool failed"
-	}
-	return executor.PageToolResult{IsError: true, Error: msg}
-}
-
-// mcpError reads an MCP-shaped result's isError flag and its text.
-func mcpError(out json.RawMessage) (bool, string) {
-	var r struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-	}
-	if json.Unmarshal(out, &r) != nil || !r.IsError {
-		return false, ""
-	}
-	var texts []string
-	for _, c := range r.Content {
-		if c.Type == "text" && c.Text != "" {
-			texts = append(texts, c.Text)
-		}
-	}
-	return true, strings.Join(texts, "\n")
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return strings.TrimSpace(s)
-}
-
-// invokeInPage runs a tool through the in-page script (a polyfill's
-// executeTool, or tools/call to @mcp-b/global's server).
-func (pt *pageTools) invokeInPage(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
-	pt.mu.Lock()
-	loader, nav := pt.loader, pt.navWake
-	pt.mu.Unlock()
-	var in any
-	_ = json.Unmarshal(input, &in)
-	ms := int64(30_000)
-	if dl, ok := ctx.Deadline(); ok {
-		ms = max(1, time.Until(dl).Milliseconds())
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	callID := hex.EncodeToString(b[:])
-	var out struct {
-		OK      bool            `json:"ok"`
-		Output  json.RawMessage `json:"output"`
-		Error   string          `json:"error"`
-		Missing bool            `json:"missing"`
-		Timeout bool            `json:"timeout"`
-	}
-	done := make(chan error, 1)
-	go func() {
-		done <- pt.script(context.WithoutCancel(ctx), map[string]any{"op": "call", "id": callID, "surface": tool.Surface,
-			"name": tool.Name, "input": in, "ms": ms}, &out)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			var ok bool
-			_ = pt.script(cctx, map[string]any{"op": "cancel", "id": callID}, &ok)
-		}()
-		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
-	case <-nav:
-		return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
-	}
-	if err != nil {
-		if pt.newDocument(loader) || contextGone(err) {
-			return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
-		}
-		return executor.PageToolResult{}, err
-	}
-	if pt.newDocument(loader) {
-		return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
-	}
-	switch {
-	case out.Timeout:
-		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
-	case out.Missing:
-		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "the page no longer has tool %s", tool.Name).
-			WithHint("call page_tools_list: the page may have unregistered it or navigated")
-	case !out.OK:
-		return executor.PageToolResult{IsError: true, Error: out.Error}, nil
-	}
-	r := executor.PageToolResult{Output: out.Output}
-	r.IsError, r.Error = mcpError(out.Output)
-	return r, nil
+	return s.mapErr(what, err)
 }

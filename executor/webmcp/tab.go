@@ -1,0 +1,1062 @@
+// Package webmcp tracks the tools web pages register through WebMCP in one
+// tab, over that tab's DevTools protocol, for any backend that can send CDP
+// commands to a tab and deliver its WebMCP events: the CDP backend through
+// a Playwright CDP session, the extension through chrome.debugger. It
+// speaks the WebMCP domain (toolsAdded, toolsRemoved, invokeTool →
+// toolResponded, cancelInvocation) and runs executor.PageToolsScript in
+// the page's main world for polyfills and @mcp-b/global.
+//
+// A document is known by its main frame's loaderId (Page.getFrameTree, the
+// browser's word, not the page's): when it changes, every tool of the old
+// document is dropped, calls in flight fail with "interrupted by
+// navigation", and the domain is re-enabled so the new document's tools
+// are replayed.
+package webmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Link is a tab's DevTools protocol, as a backend provides it.
+type Link interface {
+	// Open sets up the tab's protocol session, once (it is called again
+	// after a failure), and from then on delivers the tab's WebMCP.*
+	// events to Tab.Event and its main-frame navigations to
+	// Tab.Navigated. It must not block on ctx's end.
+	Open(ctx context.Context) error
+	// Send runs one command and returns its result (a JSON object).
+	Send(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
+	// URL is the tab's current main-frame URL, as the browser reports it.
+	URL() string
+	// Closed reports whether the tab is gone.
+	Closed() bool
+}
+
+// ErrTabClosed fails what was asked of a tab that closed.
+var ErrTabClosed = errors.New("the tab was closed")
+
+const (
+	// waitPollMs is how long one long poll of the in-page script lasts.
+	waitPollMs = 20_000
+	// setupTimeout bounds opening a tab's session and enabling the domain.
+	setupTimeout = 10 * time.Second
+	// earlyKeep bounds answers that arrive before their invokeTool reply.
+	earlyKeep = 64
+)
+
+// Hub is a browser session's page-tool subscribers and the queue that
+// delivers their events in order, on one goroutine. It is safe for
+// concurrent use.
+type Hub struct {
+	log *slog.Logger
+	key string // the in-page script's state key, random per session
+
+	mu      sync.Mutex
+	subs    map[int]func(executor.PageToolsEvent)
+	nextSub int
+	queue   []executor.PageToolsEvent
+	running bool
+	watched atomic.Int32
+}
+
+// NewHub returns a Hub.
+func NewHub(log *slog.Logger) *Hub {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{log: log, key: "__chromegate_" + hex.EncodeToString(b[:]), subs: map[int]func(executor.PageToolsEvent){}}
+}
+
+// publish queues ev for every subscriber; it never blocks.
+func (h *Hub) publish(ev executor.PageToolsEvent) {
+	h.mu.Lock()
+	if len(h.subs) == 0 {
+		h.mu.Unlock()
+		return
+	}
+	h.queue = append(h.queue, ev)
+	if !h.running {
+		h.running = true
+		go h.drain()
+	}
+	h.mu.Unlock()
+}
+
+func (h *Hub) drain() {
+	for {
+		h.mu.Lock()
+		if len(h.queue) == 0 {
+			h.running = false
+			h.mu.Unlock()
+			return
+		}
+		ev := h.queue[0]
+		h.queue = h.queue[1:]
+		subs := make([]func(executor.PageToolsEvent), 0, len(h.subs))
+		for _, fn := range h.subs {
+			subs = append(subs, fn)
+		}
+		h.mu.Unlock()
+		for _, fn := range subs {
+			fn(ev)
+		}
+	}
+}
+
+// Subscribe adds fn as a subscriber; the backend then calls Watch on its
+// tabs and publishes their current tools (see Tab.Merged). stop removes it.
+func (h *Hub) Subscribe(fn func(executor.PageToolsEvent)) (stop func()) {
+	h.mu.Lock()
+	h.nextSub++
+	id := h.nextSub
+	h.subs[id] = fn
+	h.mu.Unlock()
+	h.watched.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			delete(h.subs, id)
+			h.mu.Unlock()
+			h.watched.Add(-1)
+		})
+	}
+}
+
+// Watched reports whether anyone subscribes.
+func (h *Hub) Watched() bool { return h.watched.Load() > 0 }
+
+// Publish queues ev for the subscribers.
+func (h *Hub) Publish(ev executor.PageToolsEvent) { h.publish(ev) }
+
+// Tab is one tab's page tools. It is safe for concurrent use.
+type Tab struct {
+	hub  *Hub
+	link Link
+	id   string // the public tab id
+	log  *slog.Logger
+
+	setupMu  sync.Mutex  // serialises ensure
+	opened   bool        // guarded by mu
+	work     chan func() // one goroutine applies changes in order
+	workOnce sync.Once
+
+	mu       sync.Mutex
+	loader   string // the main frame's loaderId: the current document
+	mainID   string
+	frames   map[string]string // frame id → URL
+	native   map[string]executor.PageTool
+	inpage   []executor.PageTool
+	res      int
+	pending  map[string]chan toolAnswer
+	early    map[string]toolAnswer
+	navWake  chan struct{} // closed and replaced on every new document
+	shown    []executor.PageTool
+	looping  bool
+	polled   bool // the long poll has listed the current document's in-page tools
+	closed   bool
+	closedCh chan struct{}
+}
+
+type toolAnswer struct {
+	Status    string          `json:"status"`
+	Output    json.RawMessage `json:"output"`
+	ErrorText string          `json:"errorText"`
+	Exception struct {
+		Description string `json:"description"`
+	} `json:"exception"`
+}
+
+// NewTab tracks the page tools of the tab with public id id.
+func NewTab(h *Hub, id string, link Link) *Tab {
+	return &Tab{
+		hub: h, link: link, id: id, log: h.log,
+		work:     make(chan func(), 256),
+		frames:   map[string]string{},
+		native:   map[string]executor.PageTool{},
+		pending:  map[string]chan toolAnswer{},
+		early:    map[string]toolAnswer{},
+		navWake:  make(chan struct{}),
+		closedCh: make(chan struct{}),
+	}
+}
+
+// send is a command on the tab's session.
+func (pt *Tab) send(method string, params map[string]any) (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return pt.sendCtx(ctx, method, params)
+}
+
+func (pt *Tab) sendCtx(ctx context.Context, method string, params map[string]any) (any, error) {
+	raw, err := pt.link.Send(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	return v, nil
+}
+
+func (pt *Tab) isClosed() bool {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.closed
+}
+
+// enqueue hands fn to the worker without ever blocking an event handler.
+func (pt *Tab) enqueue(fn func()) {
+	select {
+	case pt.work <- fn:
+	default:
+		go func() {
+			select {
+			case pt.work <- fn:
+			case <-pt.closedCh:
+			}
+		}()
+	}
+}
+
+func (pt *Tab) worker() {
+	for {
+		select {
+		case fn := <-pt.work:
+			fn()
+		case <-pt.closedCh:
+			return
+		}
+	}
+}
+
+// readFrames reads the frame tree: the frames' URLs and the main frame's
+// loaderId. When the loaderId is new, the tab shows a new document: the old
+// one's tools are dropped (and reported gone), its calls are woken to fail
+// with "interrupted by navigation", and the domain is re-enabled, because
+// the new document's tools may have been reported before its navigation was
+// seen, and were dropped with the old ones. Whoever notices the change
+// first does all of it, once.
+func (pt *Tab) readFrames() error {
+	tree, err := pt.send("Page.getFrameTree", nil)
+	if err != nil {
+		return err
+	}
+	frames := map[string]string{}
+	var walk func(n any)
+	walk = func(n any) {
+		id, _ := dig(n, "frame", "id").(string)
+		u, _ := dig(n, "frame", "url").(string)
+		if id != "" {
+			frames[id] = u
+		}
+		kids, _ := dig(n, "childFrames").([]any)
+		for _, k := range kids {
+			walk(k)
+		}
+	}
+	root := dig(tree, "frameTree")
+	walk(root)
+	loader, _ := dig(root, "frame", "loaderId").(string)
+	mainID, _ := dig(root, "frame", "id").(string)
+	pt.mu.Lock()
+	changed := pt.loader != "" && loader != pt.loader
+	pt.loader, pt.mainID, pt.frames = loader, mainID, frames
+	if changed {
+		pt.native = map[string]executor.PageTool{}
+		pt.inpage = nil
+		pt.polled = false
+		pt.res = -1 // the new document's page MCP server, if any, counts anew
+		close(pt.navWake)
+		pt.navWake = make(chan struct{})
+	}
+	pt.mu.Unlock()
+	if changed {
+		pt.publishChange()
+		pt.hub.publish(executor.PageToolsEvent{TabID: pt.id, Resources: true})
+		_, _ = pt.send("WebMCP.disable", nil)
+		_, _ = pt.send("WebMCP.enable", nil)
+	}
+	return nil
+}
+
+// checkDocument runs after a main-frame navigation (a same-document one
+// keeps the loaderId, and the tools).
+func (pt *Tab) checkDocument() { _ = pt.readFrames() }
+
+func (pt *Tab) frameURL(frameID string) string {
+	pt.mu.Lock()
+	u, ok := pt.frames[frameID]
+	main := frameID == pt.mainID
+	pt.mu.Unlock()
+	if !ok || main {
+		if main || frameID == "" {
+			return pt.link.URL()
+		}
+		// A frame the tree did not have yet.
+		if err := pt.readFrames(); err == nil {
+			pt.mu.Lock()
+			u = pt.frames[frameID]
+			pt.mu.Unlock()
+		}
+	}
+	return u
+}
+
+func (pt *Tab) nativeAdded(ev map[string]any) {
+	tools, _ := ev["tools"].([]any)
+	var add []executor.PageTool
+	for _, raw := range tools {
+		m, _ := raw.(map[string]any)
+		if m == nil {
+			continue
+		}
+		tool := executor.PageTool{Surface: executor.SurfaceWebMCP}
+		tool.FrameID, _ = m["frameId"].(string)
+		tool.Name, _ = m["name"].(string)
+		tool.Title, _ = m["title"].(string)
+		tool.Description, _ = m["description"].(string)
+		if s, ok := m["inputSchema"]; ok {
+			tool.InputSchema, _ = json.Marshal(s)
+		}
+		if a, ok := m["annotations"].(map[string]any); ok {
+			tool.Annotations = executor.PageToolAnnotations{
+				ReadOnly: a["readOnly"] == true, UntrustedContent: a["untrustedContent"] == true,
+				Consequential: a["consequential"] == true,
+			}
+		}
+		if !executor.NormalizePageTool(&tool) {
+			continue
+		}
+		tool.URL = pt.frameURL(tool.FrameID)
+		tool.Origin = executor.OriginOf(tool.URL)
+		add = append(add, tool)
+	}
+	pt.mu.Lock()
+	for _, tool := range add {
+		if len(pt.native) < executor.MaxPageTools {
+			pt.native[tool.FrameID+"\x00"+tool.Name] = tool
+		}
+	}
+	pt.mu.Unlock()
+	pt.publishChange()
+}
+
+func (pt *Tab) nativeRemoved(ev map[string]any) {
+	tools, _ := ev["tools"].([]any)
+	pt.mu.Lock()
+	for _, raw := range tools {
+		m, _ := raw.(map[string]any)
+		frame, _ := m["frameId"].(string)
+		name, _ := m["name"].(string)
+		delete(pt.native, frame+"\x00"+name)
+	}
+	pt.mu.Unlock()
+	pt.publishChange()
+}
+
+// responded delivers an invocation's answer (an event handler: no
+// Playwright call here).
+func (pt *Tab) responded(ev map[string]any) {
+	id, _ := ev["invocationId"].(string)
+	b, _ := json.Marshal(ev)
+	var a toolAnswer
+	_ = json.Unmarshal(b, &a)
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if ch, ok := pt.pending[id]; ok {
+		delete(pt.pending, id)
+		ch <- a
+		return
+	}
+	if len(pt.early) >= earlyKeep {
+		clear(pt.early)
+	}
+	pt.early[id] = a
+}
+
+// Merged is the tab's tools, one per name: the main frame's before other
+// frames', then by surface preference; sorted by name.
+func (pt *Tab) Merged() []executor.PageTool {
+	pt.mu.Lock()
+	all := make([]executor.PageTool, 0, len(pt.native)+len(pt.inpage))
+	for _, t := range pt.native {
+		all = append(all, t)
+	}
+	all = append(all, pt.inpage...)
+	main := pt.mainID
+	pt.mu.Unlock()
+	tabID := pt.id
+	best := map[string]executor.PageTool{}
+	rank := func(t executor.PageTool) int {
+		r := t.Surface.Rank()
+		if t.FrameID != main {
+			r += 10
+		}
+		return r
+	}
+	for _, t := range all {
+		t.TabID = tabID
+		if b, ok := best[t.Name]; !ok || rank(t) < rank(b) {
+			best[t.Name] = t
+		}
+	}
+	out := make([]executor.PageTool, 0, len(best))
+	for _, t := range best {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b executor.PageTool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// find returns the tool called name, on surface if one is given.
+func (pt *Tab) find(name string, surface executor.PageToolSurface) (executor.PageTool, bool) {
+	if surface == "" {
+		for _, t := range pt.Merged() {
+			if t.Name == name {
+				return t, true
+			}
+		}
+		return executor.PageTool{}, false
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	if surface == executor.SurfaceWebMCP {
+		if t, ok := pt.native[pt.mainID+"\x00"+name]; ok {
+			return t, true
+		}
+		for _, t := range pt.native {
+			if t.Name == name {
+				return t, true
+			}
+		}
+		return executor.PageTool{}, false
+	}
+	for _, t := range pt.inpage {
+		if t.Name == name && t.Surface == surface {
+			return t, true
+		}
+	}
+	return executor.PageTool{}, false
+}
+
+// publishChange tells the watchers what changed since the last event.
+func (pt *Tab) publishChange() {
+	cur := pt.Merged()
+	pt.mu.Lock()
+	added, removed := executor.DiffPageTools(pt.shown, cur)
+	pt.shown = cur
+	pt.mu.Unlock()
+	if len(added)+len(removed) > 0 {
+		pt.hub.publish(executor.PageToolsEvent{TabID: pt.id, Added: added, Removed: removed})
+	}
+}
+
+// Close ends the tab's page tools: its tools are reported gone and its
+// calls fail. It may be called more than once.
+func (pt *Tab) Close() {
+	pt.mu.Lock()
+	if pt.closed {
+		pt.mu.Unlock()
+		return
+	}
+	pt.closed = true
+	close(pt.closedCh)
+	shown := pt.shown
+	pt.shown = nil
+	pt.mu.Unlock()
+	pt.hub.publish(executor.PageToolsEvent{TabID: pt.id, Removed: shown, Closed: true})
+}
+
+// inPageResult is what the in-page script's list and wait ops return.
+type inPageResult struct {
+	Tools []struct {
+		Surface     executor.PageToolSurface     `json:"surface"`
+		Name        string                       `json:"name"`
+		Title       string                       `json:"title"`
+		Description string                       `json:"description"`
+		InputSchema json.RawMessage              `json:"inputSchema"`
+		Annotations executor.PageToolAnnotations `json:"annotations"`
+	} `json:"tools"`
+	Sig string `json:"sig"`
+	Res int    `json:"res"`
+}
+
+// script runs the in-page script with arg in the main world and decodes
+// its result into out.
+func (pt *Tab) script(ctx context.Context, arg map[string]any, out any) error {
+	arg["key"] = pt.hub.key
+	arg["skipNative"] = true
+	a, err := json.Marshal(arg)
+	if err != nil {
+		return err
+	}
+	type res struct {
+		v   any
+		err error
+	}
+	ch := make(chan res, 1)
+	// The evaluation outlives ctx by a little, so a late answer is read
+	// (and dropped) rather than left hanging.
+	limit := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		limit = time.Until(dl) + 2*time.Second
+	}
+	go func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+		defer cancel()
+		v, err := pt.sendCtx(sctx, "Runtime.evaluate", map[string]any{
+			"expression":    "(" + executor.PageToolsScript() + ")(" + string(a) + ")",
+			"awaitPromise":  true,
+			"returnByValue": true,
+		})
+		ch <- res{v, err}
+	}()
+	var r res
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		return executor.AsError(ctx.Err())
+	case <-pt.closedCh:
+		return ErrTabClosed
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if ex, ok := dig(r.v, "exceptionDetails").(map[string]any); ok {
+		return &scriptError{exceptionText(ex)}
+	}
+	b, err := json.Marshal(dig(r.v, "result", "value"))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// scriptError is an exception of the in-page script: the page broke
+// something it relies on, or the document went away under it.
+type scriptError struct{ msg string }
+
+func (e *scriptError) Error() string { return "the page-tool script failed: " + e.msg }
+
+// Tools returns the tab's tools, listing the in-page ones afresh unless the
+// long poll keeps them current.
+func (pt *Tab) Tools(ctx context.Context) ([]executor.PageTool, error) {
+	if err := pt.ensure(ctx); err != nil {
+		return nil, err
+	}
+	pt.mu.Lock()
+	loader, polled := pt.loader, pt.looping && pt.polled
+	pt.mu.Unlock()
+	if polled {
+		// The long poll keeps the list current (it answers within a
+		// quarter of a second of a change).
+		return pt.Merged(), nil
+	}
+	var r inPageResult
+	if err := pt.script(ctx, map[string]any{"op": "list"}, &r); err != nil {
+		if pt.isClosed() || pt.link.Closed() {
+			return nil, ErrTabClosed
+		}
+		// The native tools stand without the page's own.
+		return pt.Merged(), nil
+	}
+	pt.applyInPage(loader, r)
+	return pt.Merged(), nil
+}
+
+// applyInPage stores what the script listed, unless the document changed
+// since the script was asked; it reports whether it did.
+func (pt *Tab) applyInPage(loader string, r inPageResult) bool {
+	url := pt.link.URL()
+	var tools []executor.PageTool
+	for _, d := range r.Tools {
+		if d.Surface != executor.SurfaceInPage && d.Surface != executor.SurfaceMCPB {
+			continue
+		}
+		t := executor.PageTool{Name: d.Name, Title: d.Title, Description: d.Description, InputSchema: d.InputSchema,
+			Annotations: d.Annotations, Surface: d.Surface}
+		if !executor.NormalizePageTool(&t) || len(tools) >= executor.MaxPageTools {
+			continue
+		}
+		tools = append(tools, t)
+	}
+	pt.mu.Lock()
+	if pt.loader != loader || pt.closed {
+		pt.mu.Unlock()
+		return false
+	}
+	for i := range tools {
+		tools[i].FrameID = pt.mainID
+		tools[i].URL = url
+		tools[i].Origin = executor.OriginOf(url)
+	}
+	resChanged := r.Res != pt.res
+	pt.inpage, pt.res = tools, r.Res
+	pt.mu.Unlock()
+	pt.publishChange()
+	if resChanged {
+		pt.hub.publish(executor.PageToolsEvent{TabID: pt.id, Resources: true})
+	}
+	return true
+}
+
+// Watch starts the tab's long poll, when someone watches and it is not
+// running.
+func (pt *Tab) Watch() {
+	pt.mu.Lock()
+	if pt.looping || pt.closed {
+		pt.mu.Unlock()
+		return
+	}
+	pt.looping = true
+	pt.mu.Unlock()
+	go pt.loop()
+}
+
+func (pt *Tab) loop() {
+	defer func() {
+		pt.mu.Lock()
+		pt.looping, pt.polled = false, false
+		pt.mu.Unlock()
+	}()
+	sig := ""
+	backoff := 100 * time.Millisecond
+	for pt.hub.Watched() && !pt.isClosed() && !pt.link.Closed() {
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		err := pt.ensure(ctx)
+		cancel()
+		if err != nil {
+			if pt.link.Closed() {
+				return
+			}
+			pt.log.Debug("page tools: cannot follow a tab", "err", err)
+			pt.pause(backoff)
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		// The document the poll will run in (a navigation may not have
+		// been seen yet).
+		_ = pt.readFrames()
+		pt.mu.Lock()
+		loader := pt.loader
+		pt.mu.Unlock()
+		var r inPageResult
+		ctx, cancel = context.WithTimeout(context.Background(), waitPollMs*time.Millisecond+10*time.Second)
+		err = pt.script(ctx, map[string]any{"op": "wait", "sig": sig, "ms": waitPollMs}, &r)
+		cancel()
+		if err != nil {
+			// The document went away under the poll (a navigation), or the
+			// page broke the script: start over on the next document.
+			pt.log.Debug("page tools: the in-page poll ended", "err", err)
+			sig = ""
+			pt.pause(backoff)
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		if r.Sig != sig {
+			sig = ""
+			if pt.applyInPage(loader, r) {
+				sig = r.Sig
+				pt.mu.Lock()
+				pt.polled = pt.loader == loader
+				pt.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (pt *Tab) pause(d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-pt.closedCh:
+	}
+}
+
+// invokeNative runs a tool through WebMCP.invokeTool and waits for its
+// toolResponded; on ctx's end the invocation is cancelled in the page.
+func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
+	pt.mu.Lock()
+	loader, nav := pt.loader, pt.navWake
+	pt.mu.Unlock()
+	var in any
+	_ = json.Unmarshal(input, &in)
+	type sent struct {
+		v   any
+		err error
+	}
+	sch := make(chan sent, 1)
+	go func() {
+		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in})
+		sch <- sent{v, err}
+	}()
+	var sr sent
+	select {
+	case sr = <-sch:
+	case <-ctx.Done():
+		// The invocation may still start: cancel it when it does.
+		go func() {
+			if sr := <-sch; sr.err == nil {
+				if id, _ := dig(sr.v, "invocationId").(string); id != "" {
+					_, _ = pt.send("WebMCP.cancelInvocation", map[string]any{"invocationId": id})
+				}
+			}
+		}()
+		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
+	case <-pt.closedCh:
+		return executor.PageToolResult{}, ErrTabClosed
+	}
+	if sr.err != nil {
+		if strings.Contains(sr.err.Error(), "Tool not found") {
+			return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "the page no longer has tool %s", tool.Name).
+				WithHint("call page_tools_list: the page may have unregistered it or navigated")
+		}
+		return executor.PageToolResult{}, sr.err
+	}
+	id, _ := dig(sr.v, "invocationId").(string)
+	if id == "" {
+		return executor.PageToolResult{}, fmt.Errorf("WebMCP.invokeTool gave no invocationId: %v", sr.v)
+	}
+	ch := make(chan toolAnswer, 1)
+	pt.mu.Lock()
+	if a, ok := pt.early[id]; ok {
+		delete(pt.early, id)
+		ch <- a
+	} else {
+		pt.pending[id] = ch
+	}
+	pt.mu.Unlock()
+	forget := func() {
+		pt.mu.Lock()
+		delete(pt.pending, id)
+		pt.mu.Unlock()
+	}
+	for {
+		select {
+		case a := <-ch:
+			if pt.newDocument(loader) {
+				return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
+			}
+			return nativeResult(a), nil
+		case <-ctx.Done():
+			forget()
+			// Cancel in the page; the call's own context is over.
+			go func() { _, _ = pt.send("WebMCP.cancelInvocation", map[string]any{"invocationId": id}) }()
+			return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
+		case <-nav:
+			forget()
+			return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
+		case <-pt.closedCh:
+			forget()
+			return executor.PageToolResult{}, ErrTabClosed
+		}
+	}
+}
+
+// newDocument reports whether the tab shows another document than the one
+// whose loaderId was loader (one round trip).
+func (pt *Tab) newDocument(loader string) bool {
+	if err := pt.readFrames(); err != nil {
+		return false
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.loader != loader
+}
+
+func pageToolTimeout(ctx context.Context, name string) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return executor.Errorf(executor.CodeTimeout, "page tool %s was cancelled; it was cancelled in the page too", name).Wrap(ctx.Err())
+	}
+	return executor.Errorf(executor.CodeTimeout, "page tool %s did not answer in time; the call was cancelled in the page", name).
+		WithHint("retry with a larger timeout_ms if the tool is slow").Wrap(ctx.Err())
+}
+
+func nativeResult(a toolAnswer) executor.PageToolResult {
+	switch a.Status {
+	case "Completed":
+		r := executor.PageToolResult{Output: a.Output}
+		r.IsError, r.Error = mcpError(a.Output)
+		return r
+	case "Canceled":
+		return executor.PageToolResult{IsError: true, Error: "the page cancelled the call"}
+	}
+	msg := a.ErrorText
+	if msg == "" {
+		msg = firstLineOf(a.Exception.Description)
+	}
+	if msg == "" {
+		msg = "the page tool failed"
+	}
+	return executor.PageToolResult{IsError: true, Error: msg}
+}
+
+// mcpError reads an MCP-shaped result's isError flag and its text.
+func mcpError(out json.RawMessage) (bool, string) {
+	var r struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if json.Unmarshal(out, &r) != nil || !r.IsError {
+		return false, ""
+	}
+	var texts []string
+	for _, c := range r.Content {
+		if c.Type == "text" && c.Text != "" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return true, strings.Join(texts, "\n")
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return strings.TrimSpace(s)
+}
+
+// invokeInPage runs a tool through the in-page script (a polyfill's
+// executeTool, or tools/call to @mcp-b/global's server).
+func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
+	pt.mu.Lock()
+	loader, nav := pt.loader, pt.navWake
+	pt.mu.Unlock()
+	var in any
+	_ = json.Unmarshal(input, &in)
+	ms := int64(30_000)
+	if dl, ok := ctx.Deadline(); ok {
+		ms = max(1, time.Until(dl).Milliseconds())
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	callID := hex.EncodeToString(b[:])
+	var out struct {
+		OK      bool            `json:"ok"`
+		Output  json.RawMessage `json:"output"`
+		Error   string          `json:"error"`
+		Missing bool            `json:"missing"`
+		Timeout bool            `json:"timeout"`
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- pt.script(context.WithoutCancel(ctx), map[string]any{"op": "call", "id": callID, "surface": tool.Surface,
+			"name": tool.Name, "input": in, "ms": ms}, &out)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		go func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var ok bool
+			_ = pt.script(cctx, map[string]any{"op": "cancel", "id": callID}, &ok)
+		}()
+		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
+	case <-nav:
+		return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
+	}
+	if err != nil {
+		if pt.newDocument(loader) || contextGone(err) {
+			return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
+		}
+		return executor.PageToolResult{}, err
+	}
+	if pt.newDocument(loader) {
+		return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
+	}
+	switch {
+	case out.Timeout:
+		return executor.PageToolResult{}, pageToolTimeout(ctx, tool.Name)
+	case out.Missing:
+		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "the page no longer has tool %s", tool.Name).
+			WithHint("call page_tools_list: the page may have unregistered it or navigated")
+	case !out.OK:
+		return executor.PageToolResult{IsError: true, Error: out.Error}, nil
+	}
+	r := executor.PageToolResult{Output: out.Output}
+	r.IsError, r.Error = mcpError(out.Output)
+	return r, nil
+}
+
+// ensure opens the tab's session and enables the WebMCP domain, once.
+func (pt *Tab) ensure(ctx context.Context) error {
+	pt.setupMu.Lock()
+	defer pt.setupMu.Unlock()
+	pt.mu.Lock()
+	opened := pt.opened
+	pt.mu.Unlock()
+	if opened {
+		return nil
+	}
+	if pt.isClosed() || pt.link.Closed() {
+		return ErrTabClosed
+	}
+	pt.startWorker()
+	if err := pt.link.Open(ctx); err != nil {
+		return err
+	}
+	if err := pt.readFrames(); err != nil {
+		return err
+	}
+	if _, err := pt.sendCtx(ctx, "WebMCP.enable", nil); err != nil {
+		return fmt.Errorf("WebMCP.enable: %w", err)
+	}
+	pt.mu.Lock()
+	pt.opened = true
+	pt.mu.Unlock()
+	return nil
+}
+
+func (pt *Tab) startWorker() { pt.workOnce.Do(func() { go pt.worker() }) }
+
+// Event takes one of the tab's WebMCP.* events (from the Link). It never
+// blocks.
+func (pt *Tab) Event(method string, params map[string]any) {
+	switch method {
+	case "WebMCP.toolsAdded":
+		pt.startWorker()
+		pt.enqueue(func() { pt.nativeAdded(params) })
+	case "WebMCP.toolsRemoved":
+		pt.startWorker()
+		pt.enqueue(func() { pt.nativeRemoved(params) })
+	case "WebMCP.toolResponded":
+		pt.responded(params)
+	}
+}
+
+// Navigated tells the tab its main frame navigated (a new document, or a
+// same-document move that keeps the tools). It never blocks.
+func (pt *Tab) Navigated() {
+	pt.mu.Lock()
+	opened := pt.opened
+	pt.mu.Unlock()
+	if opened {
+		pt.startWorker()
+		pt.enqueue(pt.checkDocument)
+	}
+}
+
+// Call calls a page tool of the tab with input the caller validated. The
+// result's PageState is the backend's to fill.
+func (pt *Tab) Call(ctx context.Context, p executor.PageToolCallParams) (executor.PageToolResult, error) {
+	if !executor.ValidPageToolName(p.Name) {
+		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "%q is not a page tool name", p.Name).
+			WithHint("call page_tools_list for the names")
+	}
+	if !p.Surface.Valid() {
+		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "unknown surface %q", p.Surface)
+	}
+	input, err := executor.NormalizeInput(p.Input)
+	if err != nil {
+		return executor.PageToolResult{}, err
+	}
+	if err := pt.ensure(ctx); err != nil {
+		return executor.PageToolResult{}, err
+	}
+	tool, ok := pt.find(p.Name, p.Surface)
+	if !ok {
+		// A tool registered a moment ago may not have been polled yet.
+		if _, err := pt.Tools(ctx); err == nil {
+			tool, ok = pt.find(p.Name, p.Surface)
+		}
+	}
+	if !ok {
+		what := "no page tool " + p.Name
+		if p.Surface != "" {
+			what += " on surface " + string(p.Surface)
+		}
+		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "%s in tab %s", what, pt.id).
+			WithHint("call page_tools_list: the page may have unregistered it or navigated")
+	}
+	var r executor.PageToolResult
+	if tool.Surface == executor.SurfaceWebMCP {
+		r, err = pt.invokeNative(ctx, tool, input)
+	} else {
+		r, err = pt.invokeInPage(ctx, tool, input)
+	}
+	if err != nil {
+		return executor.PageToolResult{}, err
+	}
+	r.Surface = tool.Surface
+	return r, nil
+}
+
+// MCP sends one request to the MCP server the tab's page runs
+// (@mcp-b/global).
+func (pt *Tab) MCP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := pt.ensure(ctx); err != nil {
+		return nil, err
+	}
+	var ps any
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &ps); err != nil {
+			return nil, executor.Errorf(executor.CodeBadArgs, "params are not JSON: %v", err)
+		}
+	}
+	var out struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Error  string          `json:"error"`
+	}
+	if err := pt.script(ctx, map[string]any{"op": "mcp", "method": method, "params": ps}, &out); err != nil {
+		return nil, err
+	}
+	if !out.OK {
+		msg := strings.Join(strings.Fields(out.Error), " ")
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return nil, executor.Errorf(executor.CodeBadArgs, "the page's MCP server: %s", msg).
+			WithHint("the page may not run @mcp-b/global, or not offer this")
+	}
+	return out.Result, nil
+}
+
+func dig(v any, path ...string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
+
+func exceptionText(ex map[string]any) string {
+	if d, ok := dig(ex, "exception", "description").(string); ok && d != "" {
+		if i := strings.IndexByte(d, '\n'); i >= 0 {
+			d = d[:i]
+		}
+		return d
+	}
+	t, _ := ex["text"].(string)
+	return t
+}
+
+// contextGone recognises the protocol's errors for a document that went
+// away under an evaluation.
+func contextGone(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
+		strings.Contains(s, "Cannot find default execution context") || strings.Contains(s, "Inspected target navigated or closed")
+}
