@@ -8,16 +8,29 @@ import (
 )
 
 // BenchmarkPageToolCall measures a page-tool call through MCP (stdio, the
-// policy, the CDP backend, the page) against the same tool called by the
-// page's own JavaScript, per surface: Chromium's WebMCP through the CDP
-// domain, a polyfill in the page, and @mcp-b/global's MCP server.
+// policy, the backend, the page) against the same tool called by the
+// page's own JavaScript, per backend (CDP, the extension) and surface:
+// Chromium's WebMCP through the CDP domain, a polyfill in the page, and
+// @mcp-b/global's MCP server.
 func BenchmarkPageToolCall(b *testing.B) {
 	needBrowser(b)
 	needMCPB(b)
 	port := webmcpSite(b, func(p string) string { return "http://localhost:" + p + "/wm/plain" })
 	base := "http://127.0.0.1:" + port
 	host := "127_0_0_1_" + port
-	s := startServer(b, "--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval")
+	for _, backend := range []string{"cdp", "ext"} {
+		b.Run(backend, func(b *testing.B) { benchPageTools(b, backend, base, host) })
+	}
+}
+
+func benchPageTools(b *testing.B, backend, base, host string) {
+	flags := []string{"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval"}
+	if backend == "ext" {
+		flags = append(flags, "--with-extension")
+	} else {
+		flags = append(flags, "--no-extension")
+	}
+	s := startServer(b, flags...)
 	// In-page median of 30 calls, in ms.
 	const direct = `(async () => {
   const d = [];

@@ -188,7 +188,15 @@ func pageText(t testing.TB, res *sdk.CallToolResult) string {
 	return body
 }
 
-func TestPageTools(t *testing.T) {
+// TestPageTools drives page tools on the backend the suite runs on
+// (CHROMEGATE_E2E_BACKEND, cdp by default).
+func TestPageTools(t *testing.T) { testPageTools(t, e2eBackend) }
+
+// TestPageToolsThroughExtension drives the same suite through chromegate's
+// extension loaded into the launched Chromium (chrome.debugger).
+func TestPageToolsThroughExtension(t *testing.T) { testPageTools(t, "ext", "--with-extension") }
+
+func testPageTools(t *testing.T, backend string, flags ...string) {
 	needMCPB(t)
 	// WebMCP exists only in secure contexts: the allowed pages are on
 	// 127.0.0.1, the denied ones on localhost (loopback, not allowlisted).
@@ -203,7 +211,7 @@ func TestPageTools(t *testing.T) {
 			default:
 			}
 		},
-	}, "--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval")
+	}, append([]string{"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval"}, flags...)...)
 
 	s.call("navigate", map[string]any{"url": base + "/wm/native"})
 	native := []string{"page_" + host + "_add", "page_" + host + "_boom", "page_" + host + "_hang", "page_" + host + "_hello", "page_" + host + "_leave", "page_" + host + "_temp"}
@@ -215,6 +223,12 @@ func TestPageTools(t *testing.T) {
 	}
 
 	t.Run("calls", func(t *testing.T) {
+		// On the backend asked for.
+		for _, tl := range s.pageTools(nil).Tools {
+			if !strings.HasPrefix(tl.TabID, backend+":") || tl.Surface != "cdp-webmcp" {
+				t.Errorf("%s: tab %s, surface %s; want the %s backend and cdp-webmcp", tl.Name, tl.TabID, tl.Surface, backend)
+			}
+		}
 		res := s.call("page_"+host+"_add", map[string]any{"a": 2, "b": 3})
 		if got := pageText(t, res); got != "5" {
 			t.Errorf("add: %q", got)
@@ -296,6 +310,9 @@ func TestPageTools(t *testing.T) {
 		hidden := "page_localhost_" + port + "_add"
 		deadline := time.Now().Add(20 * time.Second)
 		for {
+			// Listing every tab also makes the extension backend follow the
+			// new tab (it follows the tabs it drives).
+			s.pageTools(nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			res, err := s.session.CallTool(ctx, &sdk.CallToolParams{Name: hidden, Arguments: map[string]any{"a": 1, "b": 2}})
 			cancel()

@@ -326,6 +326,13 @@ export function onEvent(source, method, params) {
   const tabId = source && source.tabId;
   if (tabId === undefined) return;
   const st = state(tabId);
+  // The server follows the page's WebMCP tools (issue 6): the domain's
+  // events as they come, and every main-frame navigation.
+  if (method.startsWith('WebMCP.')) {
+    emit('webmcp', { tabId: String(tabId), method, params: params || {} });
+  } else if (method === 'Page.frameNavigated' && params.frame && !params.frame.parentId) {
+    emit('webmcp', { tabId: String(tabId), method, params: {} });
+  }
   switch (method) {
     case 'Page.javascriptDialogOpening': {
       // Answered at once so no call hangs on it, and reported with the
@@ -1486,6 +1493,9 @@ function fromCDPCookie(c) {
   return out;
 }
 
+const WEBMCP_COMMANDS = new Set(['WebMCP.enable', 'WebMCP.disable', 'WebMCP.invokeTool', 'WebMCP.cancelInvocation',
+  'Page.getFrameTree', 'Runtime.evaluate']);
+
 export const handlers = {
   async tabs() {
     return tabs.list();
@@ -1862,6 +1872,28 @@ export const handlers = {
     });
     st.elapsedMs = Date.now() - start;
     return st;
+  },
+
+  // webmcp runs one command of the WebMCP domain (or what following page
+  // tools needs) on a tab, for the server's page-tool tracking. Only these
+  // commands pass; Runtime.evaluate only of the server's own page-tools
+  // script (welcome.scripts.webmcp), in the page's main world, where
+  // polyfills live. Its answer comes back as the command's reply, which
+  // the page cannot forge or see.
+  async webmcp(p, ctx) {
+    const method = String(p.method || '');
+    const params = p.params && typeof p.params === 'object' ? p.params : {};
+    if (!WEBMCP_COMMANDS.has(method)) throw fail('BAD_ARGS', `webmcp does not run ${method}`);
+    if (method === 'Runtime.evaluate') {
+      const got = await chrome.storage.session.get(SCRIPTS_KEY);
+      const src = got[SCRIPTS_KEY] && got[SCRIPTS_KEY].webmcp;
+      if (typeof src !== 'string' || !src || typeof params.expression !== 'string' || !params.expression.startsWith('(' + src + ')(')) {
+        throw fail('BAD_ARGS', 'webmcp evaluates only the server\'s page-tools script', 'update chromegate and the extension together');
+      }
+    }
+    const tabId = await tabs.resolve(ctx.tabId);
+    await bounded(ctx, 'webmcp', attach(tabId), Date.now());
+    return await send(tabId, method, params);
   },
 
   async runScript(p, ctx) {

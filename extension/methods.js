@@ -31,4 +31,5 @@ export const METHODS = Object.freeze([
   'clipboardWrite',
   'downloadTarget',
   'status',
+  'webmcp',
 ]);

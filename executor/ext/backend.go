@@ -31,8 +31,9 @@ type Backend struct {
 	b    *Bridge
 	opts BackendOptions
 
-	mu  sync.Mutex
-	ids map[*Conn]executor.TabIDs
+	mu    sync.Mutex
+	ids   map[*Conn]executor.TabIDs
+	tools *extTools // page tools of the current connection (webmcp.go)
 }
 
 var _ executor.Backend = (*Backend)(nil)

@@ -37,6 +37,8 @@ type Conn struct {
 	mu       sync.Mutex
 	pending  map[string]chan reply
 	attached map[string]bool // tabs the extension reports attached
+	subs     map[int]func(string, json.RawMessage)
+	nextSub  int
 
 	out      chan []byte
 	queued   atomic.Int64
@@ -139,8 +141,36 @@ func wireErr(e *WireError) *executor.Error {
 	return out
 }
 
-// event keeps what chrome_status shows about tabs.
+// OnEvent calls fn with every event the extension sends (name, data), on
+// the connection's reader: fn must not block. stop removes it.
+func (c *Conn) OnEvent(fn func(name string, data json.RawMessage)) (stop func()) {
+	c.mu.Lock()
+	c.nextSub++
+	id := c.nextSub
+	if c.subs == nil {
+		c.subs = map[int]func(string, json.RawMessage){}
+	}
+	c.subs[id] = fn
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+	}
+}
+
+// event keeps what chrome_status shows about tabs, and tells the
+// subscribers.
 func (c *Conn) event(name string, data json.RawMessage) {
+	c.mu.Lock()
+	subs := make([]func(string, json.RawMessage), 0, len(c.subs))
+	for _, fn := range c.subs {
+		subs = append(subs, fn)
+	}
+	c.mu.Unlock()
+	for _, fn := range subs {
+		fn(name, data)
+	}
 	var d struct {
 		TabID  string `json:"tabId"`
 		Reason string `json:"reason"`
@@ -272,12 +302,19 @@ func (c *Conn) gone() *executor.Error {
 const (
 	defaultDeadline = 30 * time.Second
 	slowDeadline    = 60 * time.Second
+	// pageToolDeadline is the longest a page-tool command may take (the
+	// MCP layer's longest timeout_ms, and a margin).
+	pageToolDeadline = 125 * time.Second
 )
 
 func methodDeadline(method string) time.Duration {
 	switch method {
 	case "navigate", "back", "forward", "reload", "newTab", "screenshot", "waitFor", "downloadTarget":
 		return slowDeadline
+	case "webmcp":
+		// A page tool may take as long as the call allows (timeout_ms up
+		// to two minutes); the caller's context bounds it.
+		return pageToolDeadline
 	}
 	return defaultDeadline
 }

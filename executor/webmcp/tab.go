@@ -302,6 +302,17 @@ func (pt *Tab) readFrames() error {
 // keeps the loaderId, and the tools).
 func (pt *Tab) checkDocument() { _ = pt.readFrames() }
 
+// mainURL is the main frame's URL: the browser's word through the link,
+// else the frame tree's.
+func (pt *Tab) mainURL() string {
+	if u := pt.link.URL(); u != "" {
+		return u
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.frames[pt.mainID]
+}
+
 func (pt *Tab) frameURL(frameID string) string {
 	pt.mu.Lock()
 	u, ok := pt.frames[frameID]
@@ -309,7 +320,7 @@ func (pt *Tab) frameURL(frameID string) string {
 	pt.mu.Unlock()
 	if !ok || main {
 		if main || frameID == "" {
-			return pt.link.URL()
+			return pt.mainURL()
 		}
 		// A frame the tree did not have yet.
 		if err := pt.readFrames(); err == nil {
@@ -586,7 +597,7 @@ func (pt *Tab) Tools(ctx context.Context) ([]executor.PageTool, error) {
 // applyInPage stores what the script listed, unless the document changed
 // since the script was asked; it reports whether it did.
 func (pt *Tab) applyInPage(loader string, r inPageResult) bool {
-	url := pt.link.URL()
+	url := pt.mainURL()
 	var tools []executor.PageTool
 	for _, d := range r.Tools {
 		if d.Surface != executor.SurfaceInPage && d.Surface != executor.SurfaceMCPB {
