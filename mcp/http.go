@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
@@ -29,6 +30,9 @@ const (
 	DefaultSessionTimeout   = 30 * time.Minute
 	DefaultNamedSessionIdle = time.Hour
 	DefaultShutdownTimeout  = 30 * time.Second
+	// DefaultMaxSessionsPerKey bounds the MCP sessions (browser contexts)
+	// one principal may have open at a time.
+	DefaultMaxSessionsPerKey = 32
 	// MaxNamedSessions bounds the named browser contexts one principal may
 	// keep at a time.
 	MaxNamedSessions = 16
@@ -78,7 +82,10 @@ type HTTPOptions struct {
 	// or REST's "session") after this long without a call (default
 	// DefaultNamedSessionIdle).
 	NamedSessionIdle time.Duration
-	Logger           *slog.Logger
+	// MaxSessionsPerKey bounds the open MCP sessions of one principal
+	// (default DefaultMaxSessionsPerKey): each holds a browser context.
+	MaxSessionsPerKey int
+	Logger            *slog.Logger
 }
 
 // HTTPHandler serves Streamable HTTP MCP at /mcp and the REST API at
@@ -113,6 +120,7 @@ type HTTPHandler struct {
 }
 
 type mcpSession struct {
+	owner    string // the principal that opened it
 	inflight int
 	ended    bool
 }
@@ -137,6 +145,7 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 	opts.MaxBodyBytes = cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	opts.SessionTimeout = cmp.Or(opts.SessionTimeout, DefaultSessionTimeout)
 	opts.NamedSessionIdle = cmp.Or(opts.NamedSessionIdle, DefaultNamedSessionIdle)
+	opts.MaxSessionsPerKey = cmp.Or(opts.MaxSessionsPerKey, DefaultMaxSessionsPerKey)
 	h := &HTTPHandler{
 		s:     s,
 		opts:  opts,
@@ -309,9 +318,22 @@ func (h *HTTPHandler) track(next sdk.MethodHandler) sdk.MethodHandler {
 		id := ss.ID()
 		switch method {
 		case "initialize":
+			owner := h.identify(ctx, req.GetExtra()).Name
 			h.mu.Lock()
 			if h.mcp[id] == nil {
-				h.mcp[id] = &mcpSession{}
+				n := 0
+				for _, ms := range h.mcp {
+					if ms.owner == owner && !ms.ended {
+						n++
+					}
+				}
+				if n >= h.opts.MaxSessionsPerKey {
+					h.mu.Unlock()
+					// The SDK closes a session whose initialize failed.
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+						Message: fmt.Sprintf("%s already has %d MCP sessions open (each is a browser context); close one (DELETE) or wait for an idle one to time out", owner, n)}
+				}
+				h.mcp[id] = &mcpSession{owner: owner}
 				go func() {
 					_ = ss.Wait()
 					h.endMCP(id)

@@ -553,6 +553,34 @@ func TestHTTPSessionTimeout(t *testing.T) {
 	}
 }
 
+// TestHTTPMaxSessionsPerKey: a key cannot open more MCP sessions (browser
+// contexts) than its limit; closing one makes room; other keys are not
+// affected.
+func TestHTTPMaxSessionsPerKey(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.MaxSessionsPerKey = 2 })
+	k := e.key(NewKey{Name: "k"})
+	other := e.key(NewKey{Name: "other"})
+	first := e.mustConnect(k, nil)
+	e.mustConnect(k, nil)
+	if cs, err := e.connect(k, nil); err == nil {
+		cs.Close()
+		t.Fatal("a third session was opened")
+	} else if !strings.Contains(err.Error(), "k already has 2 MCP sessions open") {
+		t.Errorf("the refusal: %v", err)
+	}
+	e.mustConnect(other, nil)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "room for a new session", func() bool {
+		cs, err := e.connect(k, nil)
+		if err == nil {
+			cs.Close()
+		}
+		return err == nil
+	})
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -26,6 +26,7 @@ type httpFlags struct {
 	sessionTimeout   time.Duration
 	namedSessionIdle time.Duration
 	shutdownTimeout  time.Duration
+	maxSessions      int
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&h.maxBody, "max-body-bytes", mcp.DefaultMaxBodyBytes, "with --http: largest request body; larger ones get 413")
 	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "with --http: an MCP session idle this long is closed, with its browser context")
 	fs.DurationVar(&h.namedSessionIdle, "named-session-idle", mcp.DefaultNamedSessionIdle, "with --http: a named browser context ("+mcp.SessionHeader+", REST session) idle this long is closed")
+	fs.IntVar(&h.maxSessions, "max-sessions-per-key", mcp.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
 	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", mcp.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
 }
 
@@ -116,16 +118,17 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		return fmt.Errorf("--http: %w", err)
 	}
 	h, err := srv.NewHTTPHandler(mcp.HTTPOptions{
-		Addr:             ln.Addr().String(),
-		Hosts:            hf.hosts,
-		Origins:          hf.origins,
-		Keys:             keys,
-		NoMCP:            hf.noMCP,
-		NoREST:           hf.noREST,
-		MaxBodyBytes:     hf.maxBody,
-		SessionTimeout:   hf.sessionTimeout,
-		NamedSessionIdle: hf.namedSessionIdle,
-		Logger:           log,
+		Addr:              ln.Addr().String(),
+		Hosts:             hf.hosts,
+		Origins:           hf.origins,
+		Keys:              keys,
+		NoMCP:             hf.noMCP,
+		NoREST:            hf.noREST,
+		MaxBodyBytes:      hf.maxBody,
+		SessionTimeout:    hf.sessionTimeout,
+		NamedSessionIdle:  hf.namedSessionIdle,
+		MaxSessionsPerKey: hf.maxSessions,
+		Logger:            log,
 	})
 	if err != nil {
 		ln.Close()
