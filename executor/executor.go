@@ -401,6 +401,18 @@ type DownloadParams struct {
 	Filename string `json:"filename,omitempty"` // suggested; always sanitised
 }
 
+// Validate checks that exactly one of URL or Target is set, and a Target
+// well-formed.
+func (p DownloadParams) Validate() error {
+	if (p.URL != "") == !p.Target.IsZero() {
+		return Errorf(CodeBadArgs, "pass exactly one of url or target")
+	}
+	if !p.Target.IsZero() {
+		return p.Target.Validate()
+	}
+	return nil
+}
+
 // DownloadResult says where a download landed.
 type DownloadResult struct {
 	Path     string `json:"path"`

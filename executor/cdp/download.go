@@ -29,20 +29,14 @@ import (
 // whole body in the driver before it can be measured, so it cannot enforce
 // the cap on a response that lies about (or omits) its length.
 func (s *Session) Download(ctx context.Context, p executor.DownloadParams) (executor.DownloadResult, error) {
-	hasURL, hasTarget := p.URL != "", !p.Target.IsZero()
-	if hasURL == hasTarget {
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "pass exactly one of url or target")
-	}
-	if hasTarget {
-		if err := p.Target.Validate(); err != nil {
-			return executor.DownloadResult{}, err
-		}
+	if err := p.Validate(); err != nil {
+		return executor.DownloadResult{}, err
 	}
 	dir := s.b.downloadDir()
 	if err := ensureDir(dir, 0o700); err != nil {
 		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
 	}
-	if hasURL {
+	if p.URL != "" {
 		return s.downloadURL(ctx, p, dir)
 	}
 	return s.downloadClick(ctx, p, dir)

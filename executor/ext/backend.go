@@ -299,14 +299,10 @@ func (e *Executor) ClipboardWrite(ctx context.Context, p executor.ClipboardParam
 // browser would send: a URL directly, a click's download by the URL the
 // extension caught (and cancelled) in Chrome's download manager.
 func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (executor.DownloadResult, error) {
-	hasURL, hasTarget := p.URL != "", !p.Target.IsZero()
-	if hasURL == hasTarget {
-		return executor.DownloadResult{}, executor.Errorf(executor.CodeBadArgs, "pass exactly one of url or target")
+	if err := p.Validate(); err != nil {
+		return executor.DownloadResult{}, err
 	}
-	if hasTarget {
-		if err := p.Target.Validate(); err != nil {
-			return executor.DownloadResult{}, err
-		}
+	if !p.Target.IsZero() {
 		type caught struct {
 			URL      string `json:"url"`
 			Filename string `json:"filename"`

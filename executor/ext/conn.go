@@ -335,37 +335,51 @@ func (c *Conn) Call(ctx context.Context, method, tabID string, params, out any) 
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	id := "c" + strconv.FormatUint(c.next.Add(1), 10)
+	tab := tabID
+	f := Frame{V: WireVersion, Type: TypeCommand, ID: id, Method: method, TabID: &tab, Params: raw, TimeoutMs: max(d.Milliseconds(), 1)}
+	r, err := c.exchange(ctx, f)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		_ = c.send(Frame{V: WireVersion, Type: TypeCancel, ID: id})
+		return executor.Errorf(executor.CodeTimeout, "%s through the extension did not finish within %s", method, d.Round(time.Millisecond)).
+			WithHint("the page may be slow or stuck; retry with a longer timeout_ms, or check the tab")
+	}
+	if out != nil {
+		if err := json.Unmarshal(r.data, out); err != nil {
+			return executor.Errorf(executor.CodeInternal, "the extension answered %s with an unexpected shape: %v", method, err).
+				WithHint("update the extension: `chromegate extension install`, then reload it")
+		}
+	}
+	return nil
+}
+
+// exchange sends f and waits for the frame answering its id: the answer,
+// the error it carries or the connection's end, or (nil, nil) when ctx
+// ends first.
+func (c *Conn) exchange(ctx context.Context, f Frame) (*reply, error) {
 	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.isClosed() {
 		c.mu.Unlock()
-		return c.gone()
+		return nil, c.gone()
 	}
-	c.pending[id] = ch
+	c.pending[f.ID] = ch
 	c.mu.Unlock()
-	tab := tabID
-	f := Frame{V: WireVersion, Type: TypeCommand, ID: id, Method: method, TabID: &tab, Params: raw, TimeoutMs: max(d.Milliseconds(), 1)}
 	if err := c.send(f); err != nil {
-		c.forget(id)
-		return err
+		c.forget(f.ID)
+		return nil, err
 	}
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return r.err
+			return nil, r.err
 		}
-		if out != nil {
-			if err := json.Unmarshal(r.data, out); err != nil {
-				return executor.Errorf(executor.CodeInternal, "the extension answered %s with an unexpected shape: %v", method, err).
-					WithHint("update the extension: `chromegate extension install`, then reload it")
-			}
-		}
-		return nil
+		return &r, nil
 	case <-ctx.Done():
-		c.forget(id)
-		_ = c.send(Frame{V: WireVersion, Type: TypeCancel, ID: id})
-		return executor.Errorf(executor.CodeTimeout, "%s through the extension did not finish within %s", method, d.Round(time.Millisecond)).
-			WithHint("the page may be slow or stuck; retry with a longer timeout_ms, or check the tab")
+		c.forget(f.ID)
+		return nil, nil
 	}
 }
 
@@ -377,28 +391,13 @@ func (c *Conn) forget(id string) {
 
 // Ping asks the extension for a pong within ctx.
 func (c *Conn) Ping(ctx context.Context) error {
-	id := "p" + strconv.FormatUint(c.next.Add(1), 10)
-	ch := make(chan reply, 1)
-	c.mu.Lock()
-	if c.isClosed() {
-		c.mu.Unlock()
-		return c.gone()
-	}
-	c.pending[id] = ch
-	c.mu.Unlock()
-	if err := c.send(Frame{V: WireVersion, Type: TypePing, ID: id}); err != nil {
-		c.forget(id)
+	r, err := c.exchange(ctx, Frame{V: WireVersion, Type: TypePing, ID: "p" + strconv.FormatUint(c.next.Add(1), 10)})
+	if err != nil {
 		return err
 	}
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return r.err
-		}
-		return nil
-	case <-ctx.Done():
-		c.forget(id)
+	if r == nil {
 		return executor.Errorf(executor.CodeTimeout, "the extension did not answer a ping").
 			WithHint("the browser may be busy; retry")
 	}
+	return nil
 }
