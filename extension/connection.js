@@ -49,7 +49,6 @@ export class Connection {
     this.unanswered = 0;
     this.heartbeatMs = 20000;
     this.status = 'idle';
-    this.redial = null;
   }
 
   // ---- pairing storage
@@ -132,7 +131,9 @@ export class Connection {
   }
 
   // reconnect drops any connection and dials now (new pairing, the popup).
-  // A dial already under way read the old pairing: it is redone after.
+  // A dial in flight read the pairing before it changed (the start-up dial
+  // may still be waiting on the native host): it is redone right after,
+  // unless it turned out to use the newest pairing.
   reconnect(why) {
     this.log('info', 'reconnecting: ' + why);
     clearTimeout(this.retryTimer);
@@ -143,12 +144,6 @@ export class Connection {
     }
     this.close(1000, why);
     this.status = 'idle';
-    if (this.connecting) {
-      // A dial in flight read the pairing before it changed (the start-up
-      // dial may still be waiting on the native host): dial again after it.
-      this.redial = why;
-      return this.connecting;
-    }
     return this.connect();
   }
 
@@ -158,7 +153,6 @@ export class Connection {
       this.connecting = this.#dial().finally(async () => {
         if (this.redial) {
           this.redial = false;
-          // Redo the dial unless it already used the newest pairing.
           if (!(this.connected() && this.dialedWith === (await this.#pairingKey()))) {
             this.close(1000, 'the pairing changed');
             this.status = 'idle';
@@ -168,11 +162,6 @@ export class Connection {
           }
         }
         this.connecting = null;
-        if (this.redial) {
-          const why = this.redial;
-          this.redial = null;
-          this.reconnect(why);
-        }
       });
     }
     return this.connecting;
