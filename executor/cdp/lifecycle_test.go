@@ -106,8 +106,14 @@ func TestSelfHeal(t *testing.T) {
 	if got, err := title(); err != nil || got != "Form" {
 		t.Fatalf("after the driver died: %q, %v", got, err)
 	}
+	cur, ok := m.Current("")
+	if !ok {
+		t.Fatal("the Manager holds no executor after a call")
+	}
 	_ = syscall.Kill(browserPid(t, b), syscall.SIGKILL)
-	time.Sleep(300 * time.Millisecond)
+	// A call racing the death fails like a call in flight; once the death
+	// is noticed, the next call relaunches.
+	waitDone(t, cur, 10*time.Second)
 	if got, err := title(); err != nil || got != "Form" {
 		t.Fatalf("Manager call after the kill: %q, %v", got, err)
 	}
