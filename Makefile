@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzHostMatch$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./executor/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeSchema$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultData$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzErrorOf$$' -fuzztime $(FUZZTIME) ./mcp/

@@ -937,7 +937,23 @@ func (pt *Tab) ensure(ctx context.Context) error {
 	pt.mu.Lock()
 	pt.opened = true
 	pt.mu.Unlock()
-	return nil
+	// The domain replays the tools registered so far before it answers;
+	// let the worker take them in before the first list.
+	return pt.barrier(ctx)
+}
+
+// barrier waits until the worker has done what was queued before it.
+func (pt *Tab) barrier(ctx context.Context) error {
+	done := make(chan struct{})
+	pt.enqueue(func() { close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-pt.closedCh:
+		return ErrTabClosed
+	}
 }
 
 func (pt *Tab) startWorker() { pt.workOnce.Do(func() { go pt.worker() }) }
