@@ -51,7 +51,14 @@ vet:
 test: deps vet
 	node --test extension/
 	$(GO) test -race -count=1 -timeout 40m ./...
+	$(MAKE) --no-print-directory test-ext
 	$(MAKE) --no-print-directory fuzz
+
+# The e2e tool suite again, through chromegate's extension loaded into the
+# browser chromegate launches and paired over CDP (e2e/main_test.go).
+EXT_SUITE ?= ^(TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestDefaultPolicy|TestSafeDefaults|TestExtension.*)$$
+test-ext:
+	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
