@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver webmcp-deps demo test vet fuzz bench bench-peers clean
+.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext vet fuzz bench bench-peers clean
 
 all: build
 
