@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext vet fuzz bench bench-peers clean
+.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz bench bench-peers clean
 
 all: build
 
@@ -52,6 +52,7 @@ test: deps vet
 	node --test extension/
 	$(GO) test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory test-ext
+	$(MAKE) --no-print-directory test-remote
 	$(MAKE) --no-print-directory fuzz
 
 # The e2e tool suite again, through chromegate's extension loaded into the
@@ -59,6 +60,14 @@ test: deps vet
 EXT_SUITE ?= ^(TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestDefaultPolicy|TestSafeDefaults|TestExtension.*)$$
 test-ext:
 	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
+
+# And through remote browsers: a local `playwright run-server` (from the
+# pinned playwright-core) joined with --browser-endpoint, and a bare
+# Chromium attached with --cdp-endpoint.
+REMOTE_SUITE ?= ^(TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestDefaultPolicy|TestSafeDefaults)$$
+test-remote:
+	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
+	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
