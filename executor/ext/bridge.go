@@ -217,10 +217,19 @@ func (b *Bridge) PairOverCDP(ctx context.Context, eval func(ctx context.Context,
 	b.mu.Lock()
 	arg := map[string]any{"port": b.Port(), "token": b.token}
 	b.mu.Unlock()
-	if err := eval(ctx, "p => globalThis.chromegatePair(p)", arg); err != nil {
-		return fmt.Errorf("pair over CDP: %s", firstLine(err.Error()))
+	// A worker that is still loading its modules has no chromegatePair
+	// yet: try again until ctx ends.
+	for {
+		err := eval(ctx, "p => globalThis.chromegatePair(p)", arg)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pair over CDP: %s", firstLine(err.Error()))
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 func firstLine(s string) string {

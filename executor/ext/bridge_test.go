@@ -636,3 +636,29 @@ func TestWelcomeComesFirst(t *testing.T) {
 		<-called
 	}
 }
+
+// TestPairOverCDPRetries hands the pairing to a worker that is not ready
+// at first, and never lets the token into the error.
+func TestPairOverCDPRetries(t *testing.T) {
+	t.Parallel()
+	b, _ := startBridge(t, nil)
+	tries := 0
+	var got map[string]any
+	err := b.PairOverCDP(t.Context(), func(_ context.Context, fn string, arg any) error {
+		tries++
+		if tries < 3 {
+			return errors.New("TypeError: globalThis.chromegatePair is not a function")
+		}
+		got = arg.(map[string]any)
+		return nil
+	})
+	if err != nil || tries != 3 || got["token"] != token(t, b) || got["port"] != b.Port() {
+		t.Fatalf("err %v after %d tries, arg port %v", err, tries, got["port"])
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err = b.PairOverCDP(ctx, func(context.Context, string, any) error { return errors.New("worker gone\nstack") })
+	if err == nil || strings.Contains(err.Error(), token(t, b)) || strings.Contains(err.Error(), "stack") {
+		t.Fatalf("a worker that never pairs: %v", err)
+	}
+}
