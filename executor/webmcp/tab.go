@@ -79,7 +79,10 @@ func NewHub(log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{log: log, key: "__chromegate_" + hex.EncodeToString(b[:]), subs: map[int]func(executor.PageToolsEvent){}}
+	// The in-page script keeps its state under this name in the page's
+	// main world, where the page can see it: a random name that says
+	// nothing about chromegate.
+	return &Hub{log: log, key: "_" + hex.EncodeToString(b[:]), subs: map[int]func(executor.PageToolsEvent){}}
 }
 
 // publish queues ev for every subscriber; it never blocks.
