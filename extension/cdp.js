@@ -93,6 +93,18 @@ async function scripts() {
   return composed;
 }
 
+// serverScript is one of the page scripts the server sent in welcome
+// (scrollsettle, clipboard): the server's own source, so both backends run
+// the same code.
+async function serverScript(name) {
+  const got = await chrome.storage.session.get(SCRIPTS_KEY);
+  const src = got[SCRIPTS_KEY] && got[SCRIPTS_KEY][name];
+  if (typeof src !== 'string' || !src.trim()) {
+    throw fail('INTERNAL', `the server sent no ${name} script in welcome`, 'update chromegate and the extension together, then reconnect');
+  }
+  return src;
+}
+
 async function setAttachedList(tabId, on) {
   const got = await chrome.storage.session.get(ATTACHED_KEY);
   const list = new Set(Array.isArray(got[ATTACHED_KEY]) ? got[ATTACHED_KEY] : []);
@@ -618,25 +630,6 @@ function pageScroll() {
   return [scrollX, scrollY];
 }
 
-function pageScrollSettle(start) {
-  const [x0, y0] = start;
-  return new Promise((resolve) => {
-    let frames = 0;
-    let still = 0;
-    let last = [scrollX, scrollY];
-    const tick = () => {
-      frames++;
-      const now = [scrollX, scrollY];
-      const moved = now[0] !== x0 || now[1] !== y0;
-      still = now[0] === last[0] && now[1] === last[1] ? still + 1 : 0;
-      last = now;
-      if ((moved && still >= 2) || frames > 20) resolve(now);
-      else requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  });
-}
-
 function pageFrames() {
   return new Promise((resolve) => {
     const t = setTimeout(resolve, 100);
@@ -652,35 +645,6 @@ function pageNavStatus() {
   return e && typeof e.responseStatus === 'number' ? e.responseStatus : 0;
 }
 
-async function pageClipboard(text) {
-  let firstError = 'navigator.clipboard is unavailable';
-  if (navigator.clipboard && navigator.clipboard.writeText) {
-    try {
-      await navigator.clipboard.writeText(text);
-      return 'clipboard';
-    } catch (e) {
-      firstError = String((e && e.message) || e);
-    }
-  }
-  const ta = document.createElement('textarea');
-  ta.value = text;
-  ta.setAttribute('readonly', '');
-  ta.style.position = 'fixed';
-  ta.style.top = '-1000px';
-  const parent = document.body || document.documentElement;
-  parent.appendChild(ta);
-  const previous = document.activeElement;
-  ta.select();
-  let ok = false;
-  try {
-    ok = document.execCommand('copy');
-  } finally {
-    ta.remove();
-    if (previous && previous.focus) previous.focus();
-  }
-  if (!ok) throw new Error(`the page refused the clipboard write (${firstError})`);
-  return 'execCommand';
-}
 
 const fnDecl = (f) => f.toString();
 
@@ -1618,7 +1582,7 @@ export const handlers = {
       const start = await inWorld(c.st, fnDecl(pageScroll), []);
       const at = c.st.pointer || { x: 0, y: 0 };
       await mouse(c, 'mouseWheel', at.x, at.y, { deltaX: p.dx || 0, deltaY: p.dy || 0 });
-      await inWorld(c.st, fnDecl(pageScrollSettle), [start]);
+      await inWorld(c.st, await serverScript('scrollsettle'), [start]);
     });
   },
 
@@ -1949,7 +1913,7 @@ export const handlers = {
     const text = typeof p.text === 'string' ? p.text : '';
     await onTab(ctx, 'clipboard_write', async (c) => {
       try {
-        await inWorld(c.st, fnDecl(pageClipboard), [text], { userGesture: true });
+        await inWorld(c.st, await serverScript('clipboard'), [text], { userGesture: true });
       } catch (e) {
         if (e instanceof WireError && e.code === 'EVAL_FAILED') {
           throw fail('EVAL_FAILED', 'clipboard_write: ' + e.message.replace(/^a chromegate page script failed: (Error: )?/, ''), 'focus the page (click it) and retry');

@@ -67,7 +67,7 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 	var extBackend executor.Backend
 	if !f.noExtension {
 		b, err := ext.Start(ext.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
-			Scripts: map[string]string{"element": executor.ElementScript, "webmcp": executor.PageToolsScript()}})
+			Scripts: executor.ExtensionScripts()})
 		if err != nil {
 			return nil, err
 		}

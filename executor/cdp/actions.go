@@ -205,7 +205,7 @@ func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor
 		if err := c.page.Mouse().Wheel(float64(p.DX), float64(p.DY)); err != nil {
 			return err
 		}
-		_, err = c.page.Evaluate(scriptScrollSettle, start)
+		_, err = c.page.Evaluate(executor.ScrollSettleScript, start)
 		return err
 	})
 	if err != nil {

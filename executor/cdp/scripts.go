@@ -16,8 +16,6 @@ var (
 	scriptText         = loadScript("text.js")
 	scriptDims         = loadScript("dims.js")
 	scriptHasText      = loadScript("hastext.js")
-	scriptClipboard    = loadScript("clipboard.js")
-	scriptScrollSettle = loadScript("scrollsettle.js")
 	evalHead, evalTail = splitEval(loadScript("eval.js"))
 )
 

@@ -117,7 +117,7 @@ func (s *Session) ClipboardWrite(ctx context.Context, p executor.ClipboardParams
 				s.setGrant(origin)
 			}
 		}
-		_, err := c.page.Evaluate(scriptClipboard, p.Text)
+		_, err := c.page.Evaluate(executor.ClipboardScript, p.Text)
 		if err != nil && !s.isDone() && !connectionGone(err) {
 			return executor.Errorf(executor.CodeEvalFailed, "clipboard_write: %s", pageErrorMessage(err)).
 				WithHint("focus the page (click it) and retry").Wrap(err)
