@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz bench bench-peers clean
+.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers clean
 
 all: build
 
@@ -82,6 +82,23 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalOrigin$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
+
+# The fault and load suite at length: every fault, and the soak of
+# LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the
+# launcher and a local playwright run-server, with leak counts (make test
+# runs the same tests with a 30 s soak).
+LOAD_SESSIONS ?= 16
+LOAD_DURATION ?= 3m
+fault: deps
+	CHROMEGATE_LOAD_SESSIONS=$(LOAD_SESSIONS) CHROMEGATE_LOAD_DURATION=$(LOAD_DURATION) \
+	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput)$$' ./e2e/
+
+# Sessions this machine holds: p50/p95, calls/s and RSS for N concurrent
+# HTTP sessions (SWEEP sizes, SWEEP_ROUNDS rounds each).
+SWEEP ?= 1,2,4,8,16,24,32
+SWEEP_ROUNDS ?= 10
+sweep: deps
+	CHROMEGATE_SWEEP=$(SWEEP) $(GO) test -run '^$$' -bench '^BenchmarkSessions$$' -benchtime $(SWEEP_ROUNDS)x -timeout 60m ./e2e/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -51,11 +52,25 @@ func createKey(t testing.TB, dataDir, name string, flags ...string) string {
 // keys may have been created) and waits until it listens.
 func startHTTP(t testing.TB, dataDir string, args ...string) *httpServer {
 	t.Helper()
+	return startHTTPEnv(t, dataDir, fmt.Sprintf("e2e-http-%d-%d", os.Getpid(), time.Now().UnixNano()), nil, args...)
+}
+
+// startHTTPEnv is startHTTP with the process marker and extra environment
+// (KEY=VALUE) given. With --browser-endpoint or --cdp-endpoint in args the
+// server is not --isolated (an attached browser has no profile of ours).
+func startHTTPEnv(t testing.TB, dataDir, mark string, env []string, args ...string) *httpServer {
+	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-http-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: dataDir}
-	full := append([]string{"serve", "--http", "127.0.0.1:0", "--isolated", "--data-dir=" + dataDir, "--log-level=debug"}, args...)
+	s := &server{t: t, log: &syncBuffer{}, mark: mark, dataDir: dataDir}
+	full := []string{"serve", "--http", "127.0.0.1:0", "--data-dir=" + dataDir, "--log-level=debug"}
+	if !slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--browser-endpoint") || strings.HasPrefix(a, "--cdp-endpoint")
+	}) {
+		full = append(full, "--isolated")
+	}
+	full = append(full, args...)
 	s.cmd = exec.Command(binary, full...)
-	s.cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
+	s.cmd.Env = append(append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark), env...)
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -77,6 +77,7 @@ type serveConfig struct {
 	lazy           bool
 	plugins        string
 	http           httpFlags
+	debugAddr      string
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -92,6 +93,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
 	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
+	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
 	}
@@ -109,6 +111,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 // serve runs the MCP server on transport until ctx is done or the client
 // goes away, then closes everything it launched.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
+	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
+		return err
+	}
 	backends, err := cfg.ext.setup(log, &cfg.browser, cfg.browser.options(log), chromegateVersion())
 	if err != nil {
 		return err
