@@ -205,7 +205,7 @@ type footprint struct {
 }
 
 func (f footprint) String() string {
-	return fmt.Sprintf("goroutines=%d fds=%d temp-entries=%d processes=%d rss=%d MB", f.goroutines, f.fds, f.tempDirs, f.procs, f.rssKB/1024)
+	return fmt.Sprintf("goroutines=%d fds=%d temp-entries=%d processes=%d pss=%d MB", f.goroutines, f.fds, f.tempDirs, f.procs, f.rssKB/1024)
 }
 
 // loadServer is a `serve --http` with a pprof endpoint, a private TMPDIR
@@ -296,17 +296,18 @@ func markedProcs(mark string) []int {
 	return out
 }
 
-// rssKB sums VmRSS over pids (shared pages are counted in each process, as
-// ps and top count them).
+// rssKB sums the proportional set size over pids: shared pages are split
+// among the processes sharing them, so a browser's processes add up to
+// what it really holds.
 func rssKB(pids []int) int {
 	total := 0
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 		if err != nil {
 			continue
 		}
 		for _, l := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			if rest, ok := strings.CutPrefix(l, "Pss:"); ok {
 				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 				total += kb
 			}
@@ -461,7 +462,7 @@ func BenchmarkSessions(b *testing.B) {
 			b.ReportMetric(float64(st.pct(0.5).Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(st.pct(0.95).Microseconds())/1000, "p95-ms")
 			b.ReportMetric(float64(st.calls)/st.elapsed.Seconds(), "calls/s")
-			b.ReportMetric(float64(peak)/1024, "peak-rss-MB")
+			b.ReportMetric(float64(peak)/1024, "peak-pss-MB")
 			b.ReportMetric(float64(peak-idle.rssKB)/1024/float64(n), "MB/session")
 		})
 	}

@@ -249,6 +249,53 @@ func TestManagerDoFailsFastWhenExecutorDies(t *testing.T) {
 	}
 }
 
+// endingExec is a stub that knows why it ended, as the extension's
+// executor does when its socket is dropped.
+type endingExec struct{ *stubExec }
+
+func (e endingExec) EndCause() *Error {
+	if !isDone(e.stubExec) {
+		return nil
+	}
+	return Errorf(CodeExtensionDisconnected, "the pairing was reset")
+}
+
+type endingBackend struct{ stubBackend }
+
+func (b *endingBackend) Open(ctx context.Context, session string) (Executor, error) {
+	ex, err := b.stubBackend.Open(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	return endingExec{ex.(*stubExec)}, nil
+}
+
+func TestManagerDoKeepsTheCauseAnExecutorEndedWith(t *testing.T) {
+	t.Parallel()
+	b := &endingBackend{stubBackend{name: "ext"}}
+	m := NewManager(ManagerOptions{Backends: []Backend{b}})
+	defer m.Close()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- m.Do(t.Context(), "", func(ctx context.Context, ex Executor) error {
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	}()
+	for b.current() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	b.current().kill()
+	select {
+	case err := <-errc:
+		if CodeOf(err) != CodeExtensionDisconnected {
+			t.Fatalf("Do returned %v, want the executor's own EXTENSION_DISCONNECTED", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call in flight did not fail when its executor ended")
+	}
+}
+
 func TestManagerPreferenceAndFallback(t *testing.T) {
 	t.Parallel()
 	ext := &stubBackend{name: "ext", err: Errorf(CodeExtensionDisconnected, "no extension connected")}

@@ -215,10 +215,25 @@ func (m *Manager) Do(ctx context.Context, session string, fn func(context.Contex
 	defer stop()
 	err = fn(cctx, ex)
 	if err != nil && (context.Cause(cctx) == errExecutorGone || isDone(ex)) {
+		// An executor that knows why it ended (the extension's socket was
+		// dropped, the pairing reset) says so: TARGET_GONE would send the
+		// model looking for a dead browser.
+		if c, ok := ex.(Ender); ok {
+			if why := c.EndCause(); why != nil {
+				return why
+			}
+		}
 		return &Error{Code: CodeTargetGone, Message: "the browser went away during the call",
 			Hint: "retry: the next call relaunches or reconnects it", Err: err}
 	}
 	return err
+}
+
+// Ender is the optional interface of an Executor that knows why it ended.
+type Ender interface {
+	// EndCause is the error that ended the executor, once Done is
+	// closed; nil while it lives or when the cause is unknown.
+	EndCause() *Error
 }
 
 var errExecutorGone = errors.New("executor gone")

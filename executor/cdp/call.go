@@ -82,7 +82,15 @@ func await[T any](ctx context.Context, s *Session, what string, fn func() (T, er
 	}
 }
 
+// errPageCrashed is the cause of a call's context when its tab's renderer
+// crashed.
+var errPageCrashed = errors.New("the page crashed")
+
 func timeoutErr(ctx context.Context, what string, took time.Duration) *executor.Error {
+	if errors.Is(context.Cause(ctx), errPageCrashed) {
+		return executor.Errorf(executor.CodeTargetGone, "%s failed: the page crashed (its renderer ran out of memory or was killed)", what).
+			WithHint("close the tab (tab_close) and open a new one (tab_new); a page that crashes again is too heavy to drive").Wrap(ctx.Err())
+	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return executor.Errorf(executor.CodeTimeout, "%s was cancelled", what).Wrap(ctx.Err())
 	}
@@ -140,12 +148,16 @@ func (s *Session) onTab(ctx context.Context, tabID, what string, fn func(c *call
 	if _, err := s.ids.Raw(tabID); err != nil {
 		return executor.PageState{}, err
 	}
-	return await(ctx, s, what, func() (executor.PageState, error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	return await(cctx, s, what, func() (executor.PageState, error) {
 		t, err := s.resolveTab(tabID)
 		if err != nil {
 			return executor.PageState{}, err
 		}
-		c := s.newCall(ctx, t)
+		stop := context.AfterFunc(t.crashed, func() { cancel(errPageCrashed) })
+		defer stop()
+		c := s.newCall(cctx, t)
 		if err := fn(c); err != nil {
 			return executor.PageState{}, s.mapErr(what, err)
 		}

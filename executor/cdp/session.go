@@ -72,6 +72,12 @@ type tab struct {
 
 	w  world       // chromegate's isolated world in the main frame
 	pt *webmcp.Tab // the page's WebMCP tools (webmcp.go)
+
+	// crashed ends when the page's renderer crashes: calls on the tab in
+	// flight then fail at once (a crashed page answers nothing, so they
+	// would wait out their deadlines).
+	crashed context.Context
+	crash   context.CancelFunc
 }
 
 // seenTitle remembers title as the tab's latest and returns it.
@@ -192,6 +198,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	}
 	s.nextRaw++
 	t := &tab{raw: strconv.Itoa(s.nextRaw), n: s.nextRaw, page: p, created: created}
+	t.crashed, t.crash = context.WithCancel(context.Background())
 	t.pt = newPageTools(s, t)
 	s.tabs[t.raw] = t
 	s.byPage[p] = t
@@ -201,6 +208,10 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	}
 	s.mu.Unlock()
 	p.OnClose(func(playwright.Page) { s.unregister(t) })
+	p.OnCrash(func(playwright.Page) {
+		s.log.Warn("a page crashed", "tab", t.raw)
+		t.crash()
+	})
 	if p.IsClosed() {
 		s.unregister(t)
 	} else if s.hub.Watched() {

@@ -109,6 +109,17 @@ func (e *Executor) Backend() string { return BackendName }
 // Done is closed when the extension's connection is gone.
 func (e *Executor) Done() <-chan struct{} { return e.c.Done() }
 
+// EndCause is why the connection ended (EXTENSION_DISCONNECTED with its
+// reason), nil while it lives.
+func (e *Executor) EndCause() *executor.Error {
+	if !e.c.isClosed() {
+		return nil
+	}
+	return e.c.gone()
+}
+
+var _ executor.Ender = (*Executor)(nil)
+
 // Close does nothing to the user's browser; the connection stays for the
 // next call.
 func (e *Executor) Close() error { return nil }
