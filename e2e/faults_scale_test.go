@@ -203,18 +203,29 @@ func TestFaultBlackholePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var conns []net.Conn
+	held := make(chan net.Conn, 64)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			conns = append(conns, c) // held open, never answered
+			held <- c // held open, never answered
 		}
 	}()
-	t.Cleanup(func() { ln.Close() })
+	t.Cleanup(func() {
+		ln.Close()
+		for {
+			select {
+			case c := <-held:
+				c.Close()
+			default:
+				return
+			}
+		}
+	})
 	s := startServer(t, permissive...)
+	s.call("navigate", map[string]any{"url": base + "/form"}) // the browser is up: the deadline is the navigation's
 	txt := s.fail("TIMEOUT", "navigate", map[string]any{"url": "http://" + ln.Addr().String() + "/never", "timeout_ms": 3000})
 	if !strings.Contains(txt, "Next:") {
 		t.Fatalf("no hint: %s", txt)

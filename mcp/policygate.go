@@ -46,6 +46,14 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		}
 		in.PageTool = policyPageTool(t)
 	}
+	if err := ctx.Err(); err != nil {
+		// The call's deadline passed while the browser started or the
+		// page was read: the call does not run (closed, as a denial
+		// would be), and the model is told the truth, a timeout, not a
+		// "policy error".
+		return executor.Errorf(executor.CodeTimeout, "%s: the call's deadline passed before the policy decided it", c.Tool.Name).
+			WithHint("retry with a larger timeout_ms").Wrap(err)
+	}
 	return decided(g.Engine.Decide(ctx, in), in)
 }
 

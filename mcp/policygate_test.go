@@ -88,6 +88,19 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 	}
 }
 
+// A call whose deadline passed before the decision does not run, and says
+// TIMEOUT: a "policy error" would send the model to the policy.
+func TestPolicyGateExpiredDeadlineIsTimeout(t *testing.T) {
+	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	err := g.Before(ctx, callFor(t, "navigate", map[string]any{"url": "https://allowed.test/a"}, "about:blank"))
+	if executor.CodeOf(err) != executor.CodeTimeout {
+		t.Fatalf("Before with an expired deadline: %v, want TIMEOUT", err)
+	}
+}
+
 func TestPolicyGateListFilter(t *testing.T) {
 	ctx := t.Context()
 	visible := func(g *PolicyGate) map[string]bool {
