@@ -111,9 +111,12 @@ type Principal struct {
 }
 
 // PageTool is a tool a page registered through WebMCP. Origin is the
-// registering page's origin; Annotations are the MCP tool annotations the
-// page declared (readOnlyHint, destructiveHint, ...), which a policy must
-// treat as claims of the page, not facts.
+// registering document's origin, read from the browser; Annotations are
+// the hints the page declared, always readOnlyHint, untrustedContentHint,
+// consequentialHint and destructiveHint as booleans, which a policy must
+// treat as claims of the page, not facts. A resource or prompt of a page's
+// MCP server (@mcp-b/global) is decided as a read-only page tool named
+// after it.
 type PageTool struct {
 	Origin      string         `json:"origin"`
 	Name        string         `json:"name"`
