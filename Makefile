@@ -112,4 +112,4 @@ clean:
 # npm into chromegate's cache dir, no browser downloaded), same Chromium,
 # same pages. Not part of `make test`: it takes minutes.
 bench-peers: deps
-	$(GO) test -tags peers -run '^TestPeers$$' -count=1 -timeout 60m -v ./e2e/bench/
+	$(GO) test -tags peers -run '^(TestPeers|TestCompare)$$' -count=1 -timeout 60m -v ./e2e/bench/
