@@ -854,6 +854,24 @@ func TestKeyStoreFile(t *testing.T) {
 	if _, err := s.Authenticate(key, "http"); !errors.Is(err, ErrNoKey) {
 		t.Errorf("a key revoked by another store still works: %v", err)
 	}
+	// A dir others may write to is refused, and left as it is.
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := OpenKeyStore(filepath.Join(shared, "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ss.Create(NewKey{Name: "x"}, time.Now()); err == nil || !strings.Contains(err.Error(), "others may write") {
+		t.Errorf("a world-writable keys dir: %v", err)
+	}
+	if fi, _ := os.Stat(shared); fi.Mode().Perm() != 0o777 {
+		t.Errorf("the shared dir's mode was changed to %v", fi.Mode().Perm())
+	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -204,15 +204,22 @@ func readKeysFile(path string) (keysFile, error) {
 }
 
 // writeKeysFile replaces the file atomically: a temporary file of mode 0600
-// in the same directory (mode 0700), synced, renamed over the old one, and
-// its mode checked after the rename.
+// in the same directory (created with mode 0700, refused when others may
+// write to it), synced, renamed over the old one, and its mode checked
+// after the rename.
 func writeKeysFile(path string, kf keysFile) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("keys dir: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	// An existing dir keeps its mode (it may be the data dir a user chose),
+	// but one others can write to could have the file swapped: refuse it.
+	fi, err := os.Stat(dir)
+	if err != nil {
 		return fmt.Errorf("keys dir: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("keys dir %s has mode %04o: others may write to it; use a data dir of your own (chmod 700)", dir, perm)
 	}
 	b, err := json.MarshalIndent(kf, "", "  ")
 	if err != nil {
@@ -241,7 +248,7 @@ func writeKeysFile(path string, kf keysFile) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("keys file: %w", err)
 	}
-	fi, err := os.Stat(path)
+	fi, err = os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("keys file: %w", err)
 	}
