@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/executor/ext"
 )
 
 func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -92,6 +93,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		dataDir = cdp.DefaultDataDir()
 	}
 	checks = append(checks, checkWritable(dataDir))
+	checks = append(checks, checkExtension(dataDir, nil))
 
 	if *launch && driverOK && chromeOK {
 		checks = append(checks, checkLaunch(ctx, bf))
@@ -114,6 +116,38 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintln(stdout, "everything looks good")
 	return nil
+}
+
+// checkExtension reports how the extension would pair: the native host's
+// registration (a broken one is a problem; none is only a note, since the
+// extension is optional), the pinned extension, and a running server.
+func checkExtension(dataDir string, hostDirs []string) check {
+	c := check{name: "extension", ok: true}
+	var parts []string
+	hosts := ext.FindNativeHosts(hostDirs)
+	for _, h := range hosts {
+		if !h.OK {
+			c.ok = false
+			c.fix = "register it again: chromegate pair install"
+			parts = append(parts, fmt.Sprintf("native host %s names %s, which is missing or not executable", h.Manifest, h.Launcher))
+		}
+	}
+	switch {
+	case len(hosts) == 0:
+		parts = append(parts, "native host not registered (optional: `chromegate pair install` lets your Chrome pair itself)")
+	case c.ok:
+		parts = append(parts, fmt.Sprintf("native host registered (%d browser(s))", len(hosts)))
+	}
+	if id := ext.PairedExtension(dataDir); id != "" {
+		parts = append(parts, "paired with "+id)
+	} else {
+		parts = append(parts, "not paired yet")
+	}
+	if h, err := ext.ReadHandshake(dataDir); err == nil && isChromegate(h.PID) {
+		parts = append(parts, fmt.Sprintf("a server is running (pid %d, bridge port %d)", h.PID, h.Port))
+	}
+	c.info = strings.Join(parts, "; ")
+	return c
 }
 
 func failed(name string, err error) check {

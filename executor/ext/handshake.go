@@ -141,6 +141,9 @@ type pinned struct {
 
 const pinnedFile = "paired.json"
 
+// PairedExtension is the extension id pinned in dataDir ("" when none).
+func PairedExtension(dataDir string) string { return readPinned(dataDir) }
+
 func readPinned(dataDir string) string {
 	b, err := os.ReadFile(filepath.Join(dataDir, pinnedFile))
 	if err != nil {

@@ -166,4 +166,37 @@ func InstallNativeHost(in NativeHostInstall) ([]string, error) {
 	return written, nil
 }
 
+// RegisteredHost is a native-messaging host manifest found on disk.
+type RegisteredHost struct {
+	Manifest string // the manifest's path
+	Launcher string // the program it names
+	OK       bool   // the launcher exists and is executable
+}
+
+// FindNativeHosts lists the chromegate host manifests in dirs (default:
+// the per-user locations of Chrome and Chromium).
+func FindNativeHosts(dirs []string) []RegisteredHost {
+	if len(dirs) == 0 {
+		dirs, _ = UserHostDirs()
+	}
+	var out []RegisteredHost
+	for _, d := range dirs {
+		p := filepath.Join(d, NativeHostName+".json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var m struct {
+			Path string `json:"path"`
+		}
+		_ = json.Unmarshal(b, &m)
+		h := RegisteredHost{Manifest: p, Launcher: m.Path}
+		if fi, err := os.Stat(m.Path); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o100 != 0 {
+			h.OK = true
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
