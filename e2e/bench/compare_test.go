@@ -155,33 +155,29 @@ func (c *caller) call(tool string, args map[string]any) (string, time.Duration, 
 // (mixed true).
 func (p *peer) round(c *caller, base, token string, i int) (lat []time.Duration, mixed bool, err error) {
 	want := fmt.Sprintf("%s-%d", token, i)
-	name, args := p.navigate(fmt.Sprintf("%s/echo?s=%s&i=%d", base, token, i))
-	if _, d, err := c.call(name, args); err != nil {
-		return append(lat, d), false, err
-	} else {
+	step := func(name string, args map[string]any) (string, error) {
+		txt, d, err := c.call(name, args)
 		lat = append(lat, d)
+		return txt, err
 	}
-	name, args = p.snapshot()
-	snap, d, err := c.call(name, args)
-	lat = append(lat, d)
+	if _, err := step(p.navigate(fmt.Sprintf("%s/echo?s=%s&i=%d", base, token, i))); err != nil {
+		return lat, false, err
+	}
+	snap, err := step(p.snapshot())
 	if err != nil {
 		return lat, false, err
 	}
 	if !strings.Contains(snap, "token "+want) {
 		return lat, true, fmt.Errorf("snapshot of %s: %s", want, short(snap))
 	}
-	name, args, err = p.click(snap)
+	name, args, err := p.click(snap)
 	if err != nil {
 		return lat, false, err
 	}
-	if _, d, err := c.call(name, args); err != nil {
-		return append(lat, d), false, err
-	} else {
-		lat = append(lat, d)
+	if _, err := step(name, args); err != nil {
+		return lat, false, err
 	}
-	name, args = p.text()
-	txt, d, err := c.call(name, args)
-	lat = append(lat, d)
+	txt, err := step(p.text())
 	if err != nil {
 		return lat, false, err
 	}
