@@ -224,7 +224,10 @@ func startLoadServer(t testing.TB, mark string, args ...string) *loadServer {
 	t.Helper()
 	tmp := t.TempDir()
 	h := startHTTPEnv(t, t.TempDir(), mark, []string{"TMPDIR=" + tmp},
-		append([]string{"--debug-addr=127.0.0.1:0", "--allow-domain=127.0.0.1", "--enable-mutations", "--session-timeout=2m"}, args...)...)
+		// A policy decision that runs out of time denies (tested on its
+		// own); on a machine starved enough to stall a goroutine past the
+		// default second, that would count as a lost answer here.
+		append([]string{"--debug-addr=127.0.0.1:0", "--allow-domain=127.0.0.1", "--enable-mutations", "--session-timeout=2m", "--policy-timeout=15s"}, args...)...)
 	m := debugAddrRE.FindStringSubmatch(h.log.String())
 	if m == nil {
 		t.Fatalf("no debug endpoint in the log:\n%s", h.log.String())
