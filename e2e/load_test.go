@@ -203,11 +203,12 @@ type footprint struct {
 	fds        int
 	tempDirs   int // entries in the server's TMPDIR and its data dir's top level
 	procs      int // browser, driver and server processes by the marker
-	rssKB      int // RSS of those processes
+	rssKB      int // PSS of those processes
+	serverKB   int // PSS of the server alone
 }
 
 func (f footprint) String() string {
-	return fmt.Sprintf("goroutines=%d fds=%d temp-entries=%d processes=%d pss=%d MB", f.goroutines, f.fds, f.tempDirs, f.procs, f.rssKB/1024)
+	return fmt.Sprintf("goroutines=%d fds=%d temp-entries=%d processes=%d pss=%d MB (server %d MB)", f.goroutines, f.fds, f.tempDirs, f.procs, f.rssKB/1024, f.serverKB/1024)
 }
 
 // loadServer is a `serve --http` with a pprof endpoint, a private TMPDIR
@@ -274,6 +275,7 @@ func (s *loadServer) footprint() footprint {
 	pids := markedProcs(s.mark)
 	f.procs = len(pids)
 	f.rssKB = rssKB(pids)
+	f.serverKB = rssKB([]int{s.cmd.Process.Pid})
 	return f
 }
 
