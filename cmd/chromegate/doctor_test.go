@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,5 +34,27 @@ func TestCheckExtension(t *testing.T) {
 	}
 	if c := checkExtension(data, []string{dir}); c.ok || !strings.Contains(c.fix, "pair install") {
 		t.Fatalf("broken registration: %+v", c)
+	}
+}
+
+// TestBridgeOptional: a data dir the bridge cannot use costs the extension,
+// not the server, unless the extension was asked for.
+func TestBridgeOptional(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(dir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bf := browserFlags{dataDir: dir}
+	log := slog.New(slog.DiscardHandler)
+	s, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr}).setup(log, &bf, bf.options(log), "test")
+	if err != nil {
+		t.Fatalf("an unusable data dir stopped the server: %v", err)
+	}
+	defer s.Close()
+	if s.bridge != nil || len(s.backends) != 1 || s.backends[0].Name() != "cdp" {
+		t.Fatalf("backends %v, bridge %v", s.backends, s.bridge)
+	}
+	if _, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr, noCDPFallback: true}).setup(log, &bf, bf.options(log), "test"); err == nil {
+		t.Fatal("--no-cdp-fallback without a bridge was accepted")
 	}
 }

@@ -28,11 +28,14 @@ type extFlags struct {
 
 func (f *extFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noExtension, "no-extension", false, "do not run the extension bridge (only the CDP backend is used)")
-	fs.StringVar(&f.bridgeAddr, "bridge-addr", "127.0.0.1:0", "loopback address the extension connects to (port 0: any free port; the extension learns it when it pairs)")
+	fs.StringVar(&f.bridgeAddr, "bridge-addr", defaultBridgeAddr, "loopback address the extension connects to (port 0: any free port; the extension learns it when it pairs)")
 	fs.StringVar(&f.prefer, "prefer", "extension", "backend to use when both can serve: extension | cdp")
 	fs.BoolVar(&f.noCDPFallback, "no-cdp-fallback", false, "never launch or attach to a browser: serve only through the paired extension")
 	fs.BoolVar(&f.withExtension, "with-extension", false, "load chromegate's extension into the browser chromegate launches and pair it over CDP, so tabs are driven through it")
 }
+
+// defaultBridgeAddr lets the bridge pick a free loopback port.
+const defaultBridgeAddr = "127.0.0.1:0"
 
 // extSetup is what the extension flags set up for serve.
 type extSetup struct {
@@ -65,16 +68,23 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 	}
 	s := &extSetup{}
 	var extBackend executor.Backend
+	needBridge := f.noCDPFallback || f.withExtension || f.bridgeAddr != defaultBridgeAddr
 	if !f.noExtension {
 		b, err := ext.Start(ext.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
 			Scripts: executor.ExtensionScripts()})
-		if err != nil {
+		switch {
+		case err == nil:
+			s.bridge = b
+			s.extBack = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
+				MaxDownloadBytes: copts.MaxDownloadBytes})
+			extBackend = s.extBack
+		case needBridge:
 			return nil, err
+		default:
+			// The extension is optional: without its bridge the CDP
+			// backend still serves, and the extension cannot pair.
+			log.Warn("the extension bridge did not start; serving without it", "err", err)
 		}
-		s.bridge = b
-		s.extBack = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
-			MaxDownloadBytes: copts.MaxDownloadBytes})
-		extBackend = s.extBack
 	}
 	if f.withExtension {
 		if copts.CDPEndpoint != "" || bf.pooled() || copts.Isolated {
