@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -52,8 +53,14 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 		t.Fatalf("eval through the extension: title %q", got)
 	}
 
+	// A manual pairing code from the running server, for the options page.
+	out, err := exec.Command(binary, "pair", "code", "--data-dir", s.dataDir).CombinedOutput()
+	if err != nil || !regexp.MustCompile(`(?m)^code [A-Z2-9]{4}-[A-Z2-9]{4}$`).Match(out) || strings.Contains(string(out), h.Token) {
+		t.Fatalf("pair code: %v\n%s", err, out)
+	}
+
 	// The kill switch (SIGHUP, as `chromegate pair reset` sends).
-	out, err := exec.Command(binary, "pair", "reset", "--data-dir", s.dataDir).CombinedOutput()
+	out, err = exec.Command(binary, "pair", "reset", "--data-dir", s.dataDir).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "token rotated") {
 		t.Fatalf("pair reset: %v\n%s", err, out)
 	}
