@@ -39,6 +39,7 @@ type member struct {
 	retryAt  time.Time
 	lastErr  string
 	lastOK   time.Time
+	downFor  *instance // the dead browser already counted against it
 }
 
 var (
@@ -155,6 +156,17 @@ func (p *Pool) placed(session string, m *member, ex executor.Executor) {
 	p.mu.Unlock()
 	go func() {
 		<-ex.Done()
+		// The session ended because its endpoint went away: out of
+		// rotation now, not when the next session fails to open there.
+		// (A browser that goes away closes its pages and contexts first,
+		// so its own death may come a moment after the session's.)
+		if in := m.b.current(); in != nil {
+			select {
+			case <-in.deadCh:
+				p.down(m, in)
+			case <-time.After(2 * time.Second):
+			}
+		}
 		p.mu.Lock()
 		if p.assign[session] == m {
 			delete(p.assign, session)
@@ -162,6 +174,23 @@ func (p *Pool) placed(session string, m *member, ex executor.Executor) {
 		}
 		p.mu.Unlock()
 	}()
+}
+
+// down counts an endpoint's dead browser once, however many sessions it
+// took with it.
+func (p *Pool) down(m *member, in *instance) {
+	p.mu.Lock()
+	if m.downFor == in {
+		p.mu.Unlock()
+		return
+	}
+	m.downFor = in
+	m.failures++
+	backoff := min(poolBackoffMin<<min(m.failures-1, 10), poolBackoffMax)
+	m.retryAt = time.Now().Add(backoff)
+	m.lastErr = in.deathReason()
+	p.mu.Unlock()
+	p.log.Warn("browser endpoint lost; out of rotation", "endpoint", m.endpoint, "retry_in", backoff.String(), "why", m.lastErr)
 }
 
 func (p *Pool) failed(session string, m *member, err error) {

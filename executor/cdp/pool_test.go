@@ -52,6 +52,20 @@ func TestPool(t *testing.T) {
 			waitDone(t, ex, 10*time.Second)
 		}
 	}
+	// The loss shows at once, before any session tries to reopen.
+	lost := func() bool {
+		for _, h := range p.Health() {
+			if h.Endpoint == epA && !h.Healthy && h.LastError != "" {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(5 * time.Second); !lost(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the dead endpoint still looks healthy: %+v", p.Health())
+		}
+	}
 	for name := range exs {
 		ex, err := p.Open(ctx, name)
 		if err != nil {
