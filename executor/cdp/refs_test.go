@@ -102,13 +102,16 @@ func TestRefActions(t *testing.T) {
 			{"#dis", "disabled"},
 		} {
 			ref := refFor(t, s, tab, tc.path)
+			// The deadline leaves a loaded machine (CI runs packages side
+			// by side, under -race) time for the first actionability check,
+			// which is what names the reason.
 			start := time.Now()
-			_, err := s.Click(ctxFor(t, 1500*time.Millisecond), executor.ClickParams{TargetParams: byRef(tab, ref)})
+			_, err := s.Click(ctxFor(t, 4*time.Second), executor.ClickParams{TargetParams: byRef(tab, ref)})
 			e := wantCode(t, err, executor.CodeTimeout)
 			if !strings.Contains(e.Message, tc.why) {
 				t.Errorf("%s: %q lacks %q", tc.path, e.Message, tc.why)
 			}
-			promptly(t, "click on "+tc.path, start, 1500*time.Millisecond)
+			promptly(t, "click on "+tc.path, start, 4*time.Second)
 		}
 		// A covered element can still be hovered? No: hover needs the
 		// pointer on it too. But a disabled one can.

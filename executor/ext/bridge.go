@@ -76,7 +76,6 @@ type Bridge struct {
 	codes     map[[32]byte]time.Time
 	displaced *Displacement
 	lastAuth  string // the last refused handshake, for chrome_status
-	pairedAt  time.Time
 	closed    bool
 }
 
@@ -480,7 +479,6 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
 		c.close(websocket.StatusInternalError, "welcome failed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension connection failed during the handshake"))
 		return
 	}
-	b.pairedAt = time.Now()
 	b.setCur(c)
 	b.mu.Unlock()
 	if firstPairing {
