@@ -48,9 +48,11 @@ vet:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# Packages run one after another (-p 1): several of them start browsers, and
+# on two cores running them side by side only starves each one's deadlines.
 test: deps vet
 	node --test extension/
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) --no-print-directory test-ext
 	$(MAKE) --no-print-directory test-remote
 	$(MAKE) --no-print-directory fuzz
