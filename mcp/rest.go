@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -194,8 +195,11 @@ func decodeObject(r *http.Request, known ...string) (map[string]json.RawMessage,
 		}
 		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body is not a JSON object", Hint: `send {"command": "...", "params": {...}}`}, http.StatusBadRequest
 	}
-	if dec.More() {
-		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body holds more than one JSON value"}, http.StatusBadRequest
+	// Only white space may follow the object: not a second value, and not
+	// a stray "}" (which dec.More, looking for a next element, lets by).
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, &RESTError{Code: "BAD_ARGS", Message: "the body holds more than one JSON value, or text after it",
+			Hint: `send exactly one object: {"command": "...", "params": {...}}`}, http.StatusBadRequest
 	}
 	for k := range m {
 		if !slices.Contains(known, k) {

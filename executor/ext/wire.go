@@ -3,7 +3,9 @@ package ext
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // WireVersion is the protocol version every frame carries ("v").
@@ -120,7 +122,7 @@ func DecodeFrame(b []byte) (Frame, error) {
 	if err := dec.Decode(&f); err != nil {
 		return Frame{}, fmt.Errorf("frame is not valid JSON: %v", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Frame{}, fmt.Errorf("frame has data after its JSON object")
 	}
 	if f.V != WireVersion {
