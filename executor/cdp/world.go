@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/internal/devtools"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -114,7 +115,7 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 			_ = sess.Detach()
 			return nil, nil, err
 		}
-		id, _ := dig(tree, "frameTree", "frame", "id").(string)
+		id, _ := devtools.Dig(tree, "frameTree", "frame", "id").(string)
 		if id == "" {
 			_ = sess.Detach()
 			return nil, nil, fmt.Errorf("Page.getFrameTree gave no main frame: %v", tree)
@@ -129,7 +130,7 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id, ok := dig(res, "executionContextId").(float64)
+	id, ok := devtools.Dig(res, "executionContextId").(float64)
 	if !ok {
 		return nil, nil, fmt.Errorf("Page.createIsolatedWorld gave no context: %v", res)
 	}
@@ -140,22 +141,6 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 
 // forget drops the context wc, after the browser said it is gone.
 func (w *world) forget(wc *worldCtx) { w.cur.CompareAndSwap(wc, nil) }
-
-func dig(v any, path ...string) any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	return v
-}
-
-// contextGone recognises the protocol's errors for a context that no longer
-// exists (the document it belonged to was replaced).
-func contextGone(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
-		strings.Contains(s, "Cannot find default execution context") || strings.Contains(s, "Inspected target navigated or closed")
-}
 
 // inWorld calls fn (a JavaScript function declaration) with args in the
 // isolated world of the tab's current document. byValue returns the
@@ -185,7 +170,7 @@ func (c *call) inWorld(fn string, byValue bool, args ...any) (map[string]any, er
 			"awaitPromise":        true,
 		})
 		if err != nil {
-			if contextGone(err) && attempt == 0 {
+			if devtools.ContextGone(err) && attempt == 0 {
 				w.forget(wc)
 				continue
 			}
@@ -196,7 +181,7 @@ func (c *call) inWorld(fn string, byValue bool, args ...any) (map[string]any, er
 		}
 		m, _ := res.(map[string]any)
 		if ex, ok := m["exceptionDetails"].(map[string]any); ok {
-			return nil, executor.Errorf(executor.CodeEvalFailed, "a chromegate page script failed: %s", exceptionText(ex))
+			return nil, executor.Errorf(executor.CodeEvalFailed, "a chromegate page script failed: %s", devtools.ExceptionText(ex))
 		}
 		r, _ := m["result"].(map[string]any)
 		if r == nil {
@@ -204,17 +189,6 @@ func (c *call) inWorld(fn string, byValue bool, args ...any) (map[string]any, er
 		}
 		return r, nil
 	}
-}
-
-func exceptionText(ex map[string]any) string {
-	if d, ok := dig(ex, "exception", "description").(string); ok && d != "" {
-		if i := strings.IndexByte(d, '\n'); i >= 0 {
-			d = d[:i]
-		}
-		return d
-	}
-	t, _ := ex["text"].(string)
-	return t
 }
 
 // scriptFunction wraps a script source (an expression whose value is a

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/internal/devtools"
 )
 
 // Link is a tab's DevTools protocol, as a backend provides it.
@@ -266,20 +267,20 @@ func (pt *Tab) readFrames() error {
 	frames := map[string]string{}
 	var walk func(n any)
 	walk = func(n any) {
-		id, _ := dig(n, "frame", "id").(string)
-		u, _ := dig(n, "frame", "url").(string)
+		id, _ := devtools.Dig(n, "frame", "id").(string)
+		u, _ := devtools.Dig(n, "frame", "url").(string)
 		if id != "" {
 			frames[id] = u
 		}
-		kids, _ := dig(n, "childFrames").([]any)
+		kids, _ := devtools.Dig(n, "childFrames").([]any)
 		for _, k := range kids {
 			walk(k)
 		}
 	}
-	root := dig(tree, "frameTree")
+	root := devtools.Dig(tree, "frameTree")
 	walk(root)
-	loader, _ := dig(root, "frame", "loaderId").(string)
-	mainID, _ := dig(root, "frame", "id").(string)
+	loader, _ := devtools.Dig(root, "frame", "loaderId").(string)
+	mainID, _ := devtools.Dig(root, "frame", "id").(string)
 	pt.mu.Lock()
 	changed := pt.loader != "" && loader != pt.loader
 	pt.loader, pt.mainID, pt.frames = loader, mainID, frames
@@ -555,10 +556,10 @@ func (pt *Tab) script(ctx context.Context, arg map[string]any, out any) error {
 	if r.err != nil {
 		return r.err
 	}
-	if ex, ok := dig(r.v, "exceptionDetails").(map[string]any); ok {
-		return &scriptError{exceptionText(ex)}
+	if ex, ok := devtools.Dig(r.v, "exceptionDetails").(map[string]any); ok {
+		return &scriptError{devtools.ExceptionText(ex)}
 	}
-	b, err := json.Marshal(dig(r.v, "result", "value"))
+	b, err := json.Marshal(devtools.Dig(r.v, "result", "value"))
 	if err != nil {
 		return err
 	}
@@ -730,7 +731,7 @@ func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input j
 		// The invocation may still start: cancel it when it does.
 		go func() {
 			if sr := <-sch; sr.err == nil {
-				if id, _ := dig(sr.v, "invocationId").(string); id != "" {
+				if id, _ := devtools.Dig(sr.v, "invocationId").(string); id != "" {
 					_, _ = pt.send("WebMCP.cancelInvocation", map[string]any{"invocationId": id})
 				}
 			}
@@ -746,7 +747,7 @@ func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input j
 		}
 		return executor.PageToolResult{}, sr.err
 	}
-	id, _ := dig(sr.v, "invocationId").(string)
+	id, _ := devtools.Dig(sr.v, "invocationId").(string)
 	if id == "" {
 		return executor.PageToolResult{}, fmt.Errorf("WebMCP.invokeTool gave no invocationId: %v", sr.v)
 	}
@@ -892,7 +893,7 @@ func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input j
 		return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
 	}
 	if err != nil {
-		if pt.newDocument(loader) || contextGone(err) {
+		if pt.newDocument(loader) || devtools.ContextGone(err) {
 			return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
 		}
 		return executor.PageToolResult{}, err
@@ -1062,31 +1063,4 @@ func (pt *Tab) MCP(ctx context.Context, method string, params json.RawMessage) (
 			WithHint("the page may not run @mcp-b/global, or not offer this")
 	}
 	return out.Result, nil
-}
-
-func dig(v any, path ...string) any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	return v
-}
-
-func exceptionText(ex map[string]any) string {
-	if d, ok := dig(ex, "exception", "description").(string); ok && d != "" {
-		if i := strings.IndexByte(d, '\n'); i >= 0 {
-			d = d[:i]
-		}
-		return d
-	}
-	t, _ := ex["text"].(string)
-	return t
-}
-
-// contextGone recognises the protocol's errors for a document that went
-// away under an evaluation.
-func contextGone(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "Cannot find context") || strings.Contains(s, "Execution context was destroyed") ||
-		strings.Contains(s, "Cannot find default execution context") || strings.Contains(s, "Inspected target navigated or closed")
 }
