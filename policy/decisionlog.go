@@ -55,6 +55,13 @@ type LogEntry struct {
 	Allow      bool      `json:"allow"`
 	Reasons    []string  `json:"reasons"`
 	EvalMicros int64     `json:"eval_us"`
+	// Session is the executor session, when not the default one.
+	Session string `json:"session,omitempty"`
+	// Request-phase entries (only denials are logged) say which hook saw
+	// the request, what it was, and the address it would have gone to.
+	Via          string `json:"via,omitempty"`
+	ResourceType string `json:"resource_type,omitempty"`
+	Address      string `json:"address,omitempty"`
 }
 
 // decisionLog serialises lines from concurrent decisions, one Write each.
@@ -83,6 +90,10 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
 	}
 	if in.Page != nil {
 		e.PageHost = in.Page.Host
+	}
+	e.Session = in.Session
+	if r := in.Request; r != nil {
+		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}
 	b, err := json.Marshal(e)
 	if err != nil {

@@ -62,6 +62,8 @@ type Status struct {
 	LastError string `json:"last_error,omitempty"`
 	// AllDomains reports that data.all_domains is true.
 	AllDomains bool `json:"all_domains,omitempty"`
+	// RequestCache counts the request decisions answered from the cache.
+	RequestCache CacheStats `json:"request_cache"`
 }
 
 type config struct {
@@ -169,6 +171,8 @@ type Engine struct {
 	dlog  *decisionLog
 	slots chan struct{} // evaluations running; see Decide
 
+	cache cacheCounters // request decisions; see DecideRequest
+
 	reloadMu sync.Mutex // one Reload at a time
 	lastErr  atomic.Pointer[string]
 	watchFP  atomic.Pointer[string]
@@ -180,6 +184,7 @@ type state struct {
 	loadedAt   time.Time
 	revision   int
 	allDomains bool
+	requests   *requestCache
 }
 
 // New loads and prepares the policy: the embedded default unless WithDir
@@ -239,7 +244,8 @@ func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
 	if err != nil {
 		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
 	}
-	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true}
+	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true,
+		requests: newRequestCache(readsRequestURL(modules))}
 	// Probe: a policy that fails on the simplest input is broken. (One
 	// that has no decision for it may mean to: it is left to Decide.) The
 	// probe's deadline is generous so that a busy machine does not fail a
@@ -309,6 +315,12 @@ func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	if e == nil {
 		return denyError("no policy engine")
 	}
+	start := time.Now()
+	return e.logged(start, in, e.decide(ctx, e.cur.Load(), in))
+}
+
+// decide evaluates in on st, waiting for a slot. It fails closed.
+func (e *Engine) decide(ctx context.Context, st *state, in Input) Decision {
 	// Evaluation is CPU-bound: at most GOMAXPROCS run at once, so that the
 	// deadline measures evaluating rather than waiting for a CPU behind a
 	// hundred other calls. Waiting is bounded by ctx.
@@ -318,14 +330,14 @@ func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 		select {
 		case e.slots <- struct{}{}:
 		case <-ctx.Done():
-			return e.logged(time.Now(), in, denyError("evaluation cancelled while waiting: %v", ctx.Err()))
+			return denyError("evaluation cancelled while waiting: %v", ctx.Err())
 		}
 	}
 	start := time.Now()
-	d := e.cur.Load().decide(ctx, in, e.cfg.timeout)
+	d := st.decide(ctx, in, e.cfg.timeout)
 	<-e.slots
 	d.EvalMicros = time.Since(start).Microseconds()
-	return e.logged(start, in, d)
+	return d
 }
 
 // DecideDocument evaluates the policy with doc, any JSON-shaped value, as
@@ -484,11 +496,12 @@ func (e *Engine) Reload(ctx context.Context) error {
 func (e *Engine) Status() Status {
 	st := e.cur.Load()
 	s := Status{
-		Source:     e.cfg.src.name,
-		DataFile:   e.cfg.dataFile,
-		LoadedAt:   st.loadedAt,
-		Revision:   st.revision,
-		AllDomains: st.allDomains,
+		Source:       e.cfg.src.name,
+		DataFile:     e.cfg.dataFile,
+		LoadedAt:     st.loadedAt,
+		Revision:     st.revision,
+		AllDomains:   st.allDomains,
+		RequestCache: e.CacheStats(),
 	}
 	if p := e.lastErr.Load(); p != nil {
 		s.LastError = *p

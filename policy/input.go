@@ -24,6 +24,10 @@ const (
 	// PhaseList decides whether a tool appears in tools/list: it should be
 	// allowed iff some call of the tool could ever be allowed.
 	PhaseList = "list"
+	// PhaseRequest decides one request a page, frame or worker makes on
+	// its own (a subresource, a fetch, a frame, a popup, a redirect hop);
+	// see NewRequestInput.
+	PhaseRequest = "request"
 )
 
 // The actions a tool can have; see Action.
@@ -42,6 +46,8 @@ const (
 	// ActionUnknown is the action of a tool this package does not know;
 	// the default policy denies it.
 	ActionUnknown = "unknown"
+	// ActionRequest is the action of every PhaseRequest input.
+	ActionRequest = "request"
 )
 
 // Input is the document a policy decides on (input in Rego). Its JSON form
@@ -81,6 +87,13 @@ type Input struct {
 	// Plugin is set when the call is an operator's plugin tool (action
 	// ActionPlugin) or one of its steps, else nil.
 	Plugin *Plugin `json:"plugin"`
+	// Request describes a request a page makes (phase PhaseRequest), else
+	// nil.
+	Request *Request `json:"request"`
+	// Session is the executor session (browser context) the call or the
+	// request belongs to: "" for the default session, the MCP session id
+	// over HTTP, or a named session.
+	Session string `json:"session"`
 }
 
 // Plugin describes a plugin tool: on the plugin's own call, its name and
@@ -500,7 +513,9 @@ var knownTerms = func() map[string]*ast.Term {
 	for t, a := range toolAction {
 		add(t, a.action)
 	}
-	add(PhaseCall, PhaseList, ActionNavigate, ActionPlugin, ActionUnknown, "",
+	add(PhaseCall, PhaseList, PhaseRequest, ActionNavigate, ActionPlugin, ActionUnknown, ActionRequest, "",
+		"GET", "POST", "CONNECT", "proxy", "route", "document", "stylesheet", "image", "script", "font",
+		"media", "xhr", "fetch", "websocket", "eventsource", "ping", "other",
 		"http", "https", "about", "about:blank", "data", "file", "javascript", "chrome", "blob",
 		IPClassLoopback, IPClassPrivate, IPClassLinkLocal, IPClassPublic, IPClassUnresolved, IPClassNone,
 		"stdio", "http", "rest", "cdp", "ext", "extension", "null")
@@ -593,5 +608,7 @@ func (in Input) astValue() (ast.Value, error) {
 		)),
 		ast.Item(ast.InternedTerm("page_tool"), pageTool),
 		ast.Item(ast.InternedTerm("plugin"), plugin),
+		ast.Item(ast.InternedTerm("request"), requestTerm(in.Request)),
+		ast.Item(ast.InternedTerm("session"), strTerm(in.Session)),
 	), nil
 }

@@ -29,6 +29,19 @@ enable_downloads if data.enable_downloads == true
 
 all_domains if data.all_domains == true
 
+# Strict egress: a page's requests may only go to allow_domains and the
+# asset hosts listed in asset_domains (CDNs, font hosts). Off, requests to
+# any public host are allowed, so ordinary pages keep working; local
+# addresses need an exact listing either way.
+strict_egress if data.strict_egress == true
+
+default asset_domains := []
+
+asset_domains := d if {
+	d := data.asset_domains
+	is_array(d)
+}
+
 # Plugin tools (by name) whose steps may change pages while mutations are
 # otherwise off: the operator vouches for what the plugin does, not for
 # anything the model might click.
@@ -62,6 +75,12 @@ allow if {
 	list_allowed
 }
 
+allow if {
+	input.version == 1
+	input.phase == "request"
+	request_allowed
+}
+
 denial_reasons := sort(deny) if count(deny) > 0
 
 denial_reasons := [sprintf("no rule of the policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
@@ -83,7 +102,7 @@ local_classes := {"loopback", "private", "link_local"}
 
 class_words := {"loopback": "loopback", "private": "private-network", "link_local": "link-local"}
 
-known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "status", "page_tool", "plugin"}
+known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "status", "page_tool", "plugin", "request"}
 
 # Tools that change what the user has: page state, cookies, clipboard, files,
 # tabs. They need enable_mutations (eval has its own switch). This list
@@ -139,6 +158,14 @@ host_allowed(t) if {
 	chromegate.host_match(allow_domains, t.host)
 }
 
+# A name the browser's proxy resolved to a public address matches
+# wildcards as a name does; a public IP address must be listed exactly.
+host_allowed(t) if {
+	t.ip_class == "public"
+	not ip_literal(t.host)
+	chromegate.host_match(allow_domains, t.host)
+}
+
 host_allowed(t) if {
 	t.ip_class != "unresolved"
 	chromegate.host_match(exact_domains, t.host)
@@ -150,6 +177,8 @@ host_allowed(t) if {
 }
 
 exact_domains := [p | some p in allow_domains; not contains(p, "*")]
+
+ip_literal(h) if regex.match(`^(\[.*\]|[0-9.]+)$`, h)
 
 about_blank(t) if {
 	t.scheme == "about"
@@ -381,6 +410,50 @@ page_tool_origin_ok if {
 }
 
 # ---------------------------------------------------------------------------
+# Phase "request": one request a page, frame or worker makes on its own. The
+# target is the request's origin, its ip_class that of the address the
+# browser will connect to when the hook resolved it (the launched browser's
+# proxy: a name pointing inward is inward), else of the URL's host.
+
+request := object.get(input, "request", {})
+
+request_schemes := {"http", "https", "ws", "wss"}
+
+# A document load in any frame — a tab, a popup, an iframe — goes only
+# where a navigation may.
+request_allowed if {
+	request.navigation == true
+	url_ok(target)
+}
+
+# Everything else a page fetches: web and WebSocket schemes only; a local
+# address only when its host is listed exactly; any public host unless
+# strict egress, then only allowed and asset hosts.
+request_allowed if {
+	not request.navigation == true
+	subresource_ok(target)
+}
+
+subresource_ok(t) if {
+	t.scheme in request_schemes
+	host_allowed(t)
+}
+
+subresource_ok(t) if {
+	t.scheme in request_schemes
+	not strict_egress
+	t.ip_class in {"public", "unresolved"}
+}
+
+subresource_ok(t) if {
+	t.scheme in request_schemes
+	strict_egress
+	t.ip_class in {"public", "unresolved"}
+	not ip_literal(t.host)
+	chromegate.host_match(asset_domains, t.host)
+}
+
+# ---------------------------------------------------------------------------
 # Phase "list": a tool is listed iff some call of it could be allowed.
 
 list_allowed if input.action in {"status", "navigate", "read"}
@@ -429,7 +502,7 @@ deny contains sprintf("input version %v is not supported by this policy, which r
 }
 
 deny contains sprintf("unknown phase %v", [object.get(input, "phase", null)]) if {
-	not object.get(input, "phase", null) in {"call", "list"}
+	not object.get(input, "phase", null) in {"call", "list", "request"}
 }
 
 deny contains sprintf("%v is not a tool this policy knows", [object.get(input, "tool", null)]) if {
@@ -606,4 +679,53 @@ deny contains sprintf("page tool %v does not belong to an allowed page", [input.
 	input.phase == "list"
 	object.get(input, "page_tool", null) != null
 	not web_url_ok(chromegate.parse_url(input.page_tool.origin))
+}
+
+# Requests.
+
+request_kind := "navigation" if request.navigation == true
+
+request_kind := "request" if not request.navigation == true
+
+deny contains sprintf("%s to %s is not allowed: %s", [request_kind, where(target), url_problem(target)]) if {
+	input.phase == "request"
+	request.navigation == true
+	not url_ok(target)
+}
+
+deny contains sprintf("request to %s is not allowed: only http, https, ws and wss requests leave the browser", [where(target)]) if {
+	input.phase == "request"
+	not request.navigation == true
+	not target.scheme in request_schemes
+}
+
+deny contains sprintf("request to %s is not allowed: %s is a %s address, allowed only when listed exactly in allow_domains", [where(target), target.host, class_words[target.ip_class]]) if {
+	input.phase == "request"
+	not request.navigation == true
+	target.scheme in request_schemes
+	target.ip_class in local_classes
+	not host_allowed(target)
+}
+
+deny contains sprintf("request to %s is not allowed: strict egress allows only hosts in allow_domains and asset_domains", [where(target)]) if {
+	input.phase == "request"
+	not request.navigation == true
+	target.scheme in request_schemes
+	strict_egress
+	not target.ip_class in local_classes
+	not subresource_ok(target)
+}
+
+hints contains url_hint(target) if {
+	input.phase == "request"
+	target.scheme in web_schemes
+	not request_allowed
+}
+
+hints contains sprintf("or add %q to asset_domains in the policy data (--asset-domain) to let pages load from it without navigating there", [target.host]) if {
+	input.phase == "request"
+	strict_egress
+	not request.navigation == true
+	not target.ip_class in local_classes
+	not request_allowed
 }
