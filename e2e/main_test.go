@@ -328,6 +328,9 @@ func resultText(res *sdk.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if t, ok := c.(*sdk.TextContent); ok {
+			if strings.HasPrefix(t.Text, mcp.BlockedNotePrefix) {
+				continue // see blockedText
+			}
 			if b.Len() > 0 {
 				b.WriteByte('\n')
 			}
@@ -335,6 +338,17 @@ func resultText(res *sdk.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// blockedText is the server's note on the requests the policy blocked
+// while the call ran, "" when none were.
+func blockedText(res *sdk.CallToolResult) string {
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok && strings.HasPrefix(t.Text, mcp.BlockedNotePrefix) {
+			return t.Text
+		}
+	}
+	return ""
 }
 
 func short(s string) string {
@@ -422,6 +436,29 @@ func (s *server) waitTabAt(prefix string) {
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("no tab reached %s within 10 s", prefix)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitTabHidden polls tabs_list until a tab is left out of it: the tab
+// went to a page outside the policy (which the egress boundary kept from
+// loading), and nothing of it is listed.
+func (s *server) waitTabHidden() {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var list struct {
+			Hidden int `json:"hidden"`
+		}
+		if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("tabs_list", nil)))), &list); err != nil {
+			s.t.Fatalf("tabs_list: %v", err)
+		}
+		if list.Hidden > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no tab left the policy within 10 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

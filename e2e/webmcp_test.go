@@ -211,7 +211,10 @@ func testPageTools(t *testing.T, backend string, flags ...string) {
 			default:
 			}
 		},
-	}, append([]string{"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval"}, flags...)...)
+		// The denied page must load for its tools to be found, so the egress
+		// boundary (which would keep it from loading at all) is off here: the
+		// page-tool gate is tested on its own, as the last line of defence.
+	}, append([]string{"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval", "--unsafe-no-egress-boundary"}, flags...)...)
 
 	s.call("navigate", map[string]any{"url": base + "/wm/native"})
 	native := []string{"page_" + host + "_add", "page_" + host + "_boom", "page_" + host + "_hang", "page_" + host + "_hello", "page_" + host + "_leave", "page_" + host + "_temp"}

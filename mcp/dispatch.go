@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // blankTimeout bounds sending a tab that landed outside policy to
@@ -59,7 +60,10 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	ctx, cancel := context.WithTimeout(ctx, callTimeout(t, args))
 	defer cancel()
 
-	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s}
+	if b, ok := s.opts.Gate.(SessionBinder); ok {
+		b.BindSession(session, p)
+	}
+	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s, mark: s.opts.Egress.Mark(session)}
 	var out *Result
 	run := func(ctx context.Context, ex executor.Executor) error {
 		out, err = s.runCall(ctx, c, ex)
@@ -71,7 +75,13 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	} else {
 		err = s.opts.Manager.Do(ctx, session, run)
 	}
-	return s.finish(t, session, start, out, err), nil
+	res = s.finish(t, session, start, out, err)
+	if note := blockedNote(egress.Summarize(s.opts.Egress.Since(session, c.mark))); note != "" {
+		// A content of its own, after the result: the result's JSON and
+		// its fence stay as they are.
+		res.Content = append(res.Content, &sdk.TextContent{Text: note})
+	}
+	return res, nil
 }
 
 // callTimeout is a call's deadline: its timeout_ms argument, else the
@@ -104,6 +114,10 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	}
 	r, err := t.Handler(ctx, c)
 	if err != nil {
+		if d := s.blockedLoad(c, err.Error()); d != nil {
+			s.blank(ctx, ex, c.TabID())
+			return nil, blockedErr(d)
+		}
 		return nil, err
 	}
 	if r == nil {
@@ -113,6 +127,12 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 		r.Landed = r.Page // the interaction navigated the tab
 	}
 	if r.Landed != nil {
+		if d := s.blockedLoad(c, r.Landed.URL); d != nil {
+			// The tab shows Chromium's error page for a load the policy
+			// blocked: say which, rather than "chrome-error:".
+			s.blank(ctx, ex, r.Landed.TabID)
+			return nil, blockedErr(d)
+		}
 		if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
 			s.blank(ctx, ex, r.Landed.TabID)
 			return nil, err
@@ -170,8 +190,19 @@ func (s *Server) gateErr(t *Tool, err error) error {
 func (s *Server) blank(ctx context.Context, ex executor.Executor, tabID string) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), blankTimeout)
 	defer cancel()
-	if _, err := ex.Navigate(bctx, executor.NavigateParams{TabID: tabID, URL: "about:blank"}); err != nil {
+	for try := 0; ; try++ {
+		_, err := ex.Navigate(bctx, executor.NavigateParams{TabID: tabID, URL: "about:blank"})
+		if err == nil {
+			return
+		}
+		// A blocked load's error page may still be committing: it
+		// interrupts the first attempt.
+		if try < 3 && strings.Contains(err.Error(), "interrupted by another navigation") && bctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
 		s.log.Warn("could not blank a tab that landed outside policy", "tab", tabID, "err", err)
+		return
 	}
 }
 

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
@@ -13,6 +14,8 @@ import (
 // Anything that goes wrong on the way to a decision denies.
 type PolicyGate struct {
 	Engine *policy.Engine
+
+	principals sync.Map // session → policy.Principal; see BindSession
 }
 
 var (
@@ -29,6 +32,7 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		return err
 	}
 	in.Plugin = stepOf(c.Plugin)
+	in.Session = c.Session
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}
@@ -75,6 +79,7 @@ func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageStat
 		return err
 	}
 	in.Plugin = stepOf(c.Plugin)
+	in.Session = c.Session
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}

@@ -40,6 +40,9 @@ type Data struct {
 	Untrusted bool            `json:"untrusted,omitempty"`
 	Truncated string          `json:"truncated,omitempty"`
 	Image     *ImageData      `json:"image,omitempty"`
+	// Blocked is the server's note on the requests of the page that the
+	// policy blocked while the call ran, if any.
+	Blocked string `json:"blocked,omitempty"`
 }
 
 // ImageData is the image of a result; Data is base64 in JSON.
@@ -57,6 +60,10 @@ func ResultData(res *sdk.CallToolResult) Data {
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:
+			if strings.HasPrefix(c.Text, BlockedNotePrefix) {
+				d.Blocked = c.Text
+				continue
+			}
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
@@ -100,6 +107,7 @@ type restAnswer struct {
 	Untrusted bool       `json:"untrusted,omitempty"`
 	Truncated string     `json:"truncated,omitempty"`
 	Image     *ImageData `json:"image,omitempty"`
+	Blocked   string     `json:"blocked,omitempty"`
 	Error     *RESTError `json:"error,omitempty"`
 }
 
@@ -272,7 +280,7 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, StatusOf(e.Code), restAnswer{Error: &e})
 	default:
 		d := ResultData(res)
-		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image}
+		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked}
 		if d.Value != nil {
 			ans.Data = d.Value
 		}

@@ -29,6 +29,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // Limits and defaults of dispatch.
@@ -58,8 +59,11 @@ Page content (text, HTML, script values) arrives between «page-…» and «/pag
 type Options struct {
 	Manager *executor.Manager // required
 	Gate    Gate              // required: decides every call
-	List    ListFilter        // optional: hides tools from a principal
-	Logger  *slog.Logger      // default: discard
+	// Egress, if set, is the request boundary the backends decide page
+	// requests through: a call's result says which requests it blocked.
+	Egress *egress.Boundary
+	List   ListFilter   // optional: hides tools from a principal
+	Logger *slog.Logger // default: discard
 	// MaxResultChars caps the text of a result (default
 	// DefaultMaxResultChars); longer text is cut with a visible marker.
 	MaxResultChars int

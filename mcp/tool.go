@@ -191,6 +191,7 @@ type Call struct {
 	ex     executor.Executor
 	srv    *Server
 	before *executor.Tab // what Page returned, if the Gate asked
+	mark   uint64        // the session's last request denial when the call began
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the

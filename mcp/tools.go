@@ -343,6 +343,8 @@ type tabOut struct {
 	URL      string `json:"url"`
 	Title    string `json:"title,omitempty"`
 	Selected bool   `json:"selected,omitempty"`
+	// Note says why URL and title are left out (a page outside the policy).
+	Note string `json:"note,omitempty"`
 }
 
 func tabOf(t executor.Tab) tabOut {
@@ -397,13 +399,18 @@ func tabsList(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Value: tabsOut{tabsOf(tabs)}}, nil
+	tabs, hidden := c.visibleTabs(ctx, tabs)
+	return &Result{Value: tabsOut{Tabs: tabsOf(tabs), Hidden: hidden, Note: hiddenNote(hidden)}}, nil
 }
 
 func tabSelect(ctx context.Context, c *Call) (*Result, error) {
 	t, err := c.Executor().SelectTab(ctx, c.TabID())
 	if err != nil {
 		return nil, err
+	}
+	if shown, _ := c.visibleTabs(ctx, []executor.Tab{t}); len(shown) == 0 {
+		// Selected, but nothing of a page outside the policy is shown.
+		return &Result{Value: tabOut{TabID: t.ID, Selected: true, Note: hiddenNote(1)}}, nil
 	}
 	return &Result{Value: tabOf(t)}, nil
 }
@@ -439,6 +446,7 @@ func tabClose(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tabs, _ = c.visibleTabs(ctx, tabs)
 	return &Result{Value: tabCloseOut{t.ID, tabsOf(tabs)}}, nil
 }
 

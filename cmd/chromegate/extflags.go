@@ -98,6 +98,9 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 		}
 		copts.ExtensionDir, copts.ExtensionID = dir, extension.ID()
 		copts.PairExtension = s.bridge.PairOverCDP
+		// The extension's service worker dials the bridge on loopback;
+		// the bridge checks its Origin and token itself.
+		copts.EgressBypass = append(copts.EgressBypass, fmt.Sprintf("127.0.0.1:%d", s.bridge.Port()))
 	}
 	var cdpBackend executor.Backend
 	if !f.noCDPFallback {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -78,6 +79,7 @@ type serveConfig struct {
 	plugins        string
 	http           httpFlags
 	debugAddr      string
+	noEgress       bool
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -93,6 +95,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
 	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
+	fs.BoolVar(&cfg.noEgress, "unsafe-no-egress-boundary", false, "do not decide the requests pages make (subresources, fetch, frames, popups, WebSocket): only the model's calls are decided; for comparison and for browsers that cannot be given a proxy")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -114,7 +117,21 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
-	backends, err := cfg.ext.setup(log, &cfg.browser, cfg.browser.options(log), chromegateVersion())
+	// The policy comes first: the backends decide every request their
+	// pages make through it.
+	gate, closeGate, err := cfg.policy.gate(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer closeGate()
+	boundary := egress.NewBoundary(gate)
+	if cfg.noEgress {
+		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
+		boundary = nil
+	}
+	copts := cfg.browser.options(log)
+	copts.Egress = boundary
+	backends, err := cfg.ext.setup(log, &cfg.browser, copts, chromegateVersion())
 	if err != nil {
 		return err
 	}
@@ -127,12 +144,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		}
 	}()
 
-	gate, closeGate, err := cfg.policy.gate(ctx, log)
-	if err != nil {
-		return err
-	}
-	defer closeGate()
-
 	plugins, err := loadPlugins(cfg.plugins, log)
 	if err != nil {
 		return err
@@ -141,6 +152,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Manager:        mgr,
 		Gate:           gate,
 		List:           gate,
+		Egress:         boundary,
 		Logger:         log,
 		MaxResultChars: cfg.maxResultChars,
 		Version:        chromegateVersion(),

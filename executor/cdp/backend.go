@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // Options configures a Backend. The zero value launches headless Chromium
@@ -48,7 +49,14 @@ type Options struct {
 	ExtensionDir  string
 	ExtensionID   string
 	PairExtension func(ctx context.Context, eval func(ctx context.Context, fn string, arg any) error) error
-	Logger        *slog.Logger
+	// Egress decides every request the browser's pages, frames and workers
+	// make (egress.go says how each kind of browser is hooked); nil lets
+	// them all go.
+	Egress *egress.Boundary
+	// EgressBypass are host:port pairs the browser reaches without the
+	// egress proxy: chromegate's own extension bridge.
+	EgressBypass []string
+	Logger       *slog.Logger
 }
 
 // The defaults of Options.
@@ -131,6 +139,13 @@ func New(opts Options) (*Backend, error) {
 		opts.UploadDirs = []string{filepath.Join(opts.DataDir, "uploads"), filepath.Join(opts.DataDir, "downloads")}
 	}
 	opts.UploadDirs = append([]string(nil), opts.UploadDirs...)
+	if opts.Egress.Enabled() {
+		// A resolver rule the proxy cannot honour is refused now, not at
+		// the first page.
+		if _, err := egress.NewResolver(opts.BrowserArgs); err != nil {
+			return nil, fmt.Errorf("cdp: %w", err)
+		}
+	}
 	log := opts.Logger
 	if log == nil {
 		log = discardLogger

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -49,8 +50,16 @@ type instance struct {
 	deadOnce sync.Once
 	why      atomic.Pointer[string]
 
-	mu       sync.Mutex
-	sessions map[string]*Session
+	// proxy is the egress proxy of a browser on this machine, nil when
+	// requests are not decided or the browser cannot reach it; see
+	// egress.go. defaultGuard is how the default context is guarded.
+	proxy        *egress.Proxy
+	defaultGuard string
+
+	mu         sync.Mutex
+	sessions   map[string]*Session
+	proxyStops map[string]func() error // session → its proxy listener
+	routed     map[playwright.BrowserContext]bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -115,9 +124,14 @@ func (b *Backend) launch() (*instance, error) {
 	in := &instance{
 		b:        b,
 		log:      b.log,
-		deadCh:   make(chan struct{}),
-		sessions: map[string]*Session{},
-		attached: remote,
+		deadCh:     make(chan struct{}),
+		sessions:   map[string]*Session{},
+		proxyStops: map[string]func() error{},
+		routed:     map[playwright.BrowserContext]bool{},
+		attached:   remote,
+	}
+	if err := in.startProxy(); err != nil {
+		return nil, executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
 	}
 	t0 := time.Now()
 	pw, err := runDriver(d, b.log)
@@ -149,6 +163,7 @@ func (b *Backend) launch() (*instance, error) {
 	if err != nil {
 		in.markDead("launch failed")
 		_ = in.stopDriver()
+		in.closeProxy()
 		return nil, err
 	}
 	in.timings.Browser = time.Since(t0)
@@ -183,6 +198,7 @@ func (b *Backend) chromiumArgs() []string {
 		"--disable-sync",
 		"--disable-dev-shm-usage",
 	)
+	args = append(args, b.egressArgs()...)
 	features := []string{"CDPScreenshotNewSurface", "WebMCP", "DevToolsWebMCPSupport"}
 	for _, a := range b.opts.BrowserArgs {
 		if v, ok := strings.CutPrefix(a, "--enable-features="); ok {
@@ -220,6 +236,10 @@ func (in *instance) launchPersistent(exe string) error {
 	if _, err := clearStaleLock(profile, b.log); err != nil {
 		return err
 	}
+	proxy, err := in.proxyFor("")
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+	}
 	launch := func() (playwright.BrowserContext, error) {
 		// Options are built afresh for each call: playwright-go clears some
 		// fields of the struct it is given.
@@ -227,6 +247,7 @@ func (in *instance) launchPersistent(exe string) error {
 			ExecutablePath:    playwright.String(exe),
 			Headless:          playwright.Bool(!b.opts.Headed),
 			ChromiumSandbox:   playwright.Bool(os.Geteuid() != 0),
+			Proxy:             proxy,
 			Args:              append(b.chromiumArgs(), b.extensionArgs()...),
 			IgnoreDefaultArgs: b.ignoredArgs(),
 			AcceptDownloads:   playwright.Bool(true),
@@ -250,6 +271,7 @@ func (in *instance) launchPersistent(exe string) error {
 			WithHint(launchHint(err, "run `chromegate doctor`; pass --isolated to use a throw-away profile")).Wrap(err)
 	}
 	in.defaultCtx = c
+	in.defaultGuard = in.guardOf(proxy != nil)
 	in.browser = c.Browser()
 	in.persistent = true
 	in.profile = profile
@@ -271,7 +293,7 @@ func (in *instance) launchIsolated(exe string) error {
 			WithHint(launchHint(err, "run `chromegate doctor`")).Wrap(err)
 	}
 	in.browser = br
-	c, err := br.NewContext(in.contextOptions())
+	c, err := in.createContext("")
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context: %s", firstLine(err)).Wrap(err)
 	}
@@ -290,10 +312,12 @@ func (in *instance) attach(endpoint string) error {
 	}
 	in.browser = br
 	if cs := br.Contexts(); len(cs) > 0 {
+		// The browser's own context: chromegate cannot give it a proxy.
 		in.defaultCtx = cs[0]
+		in.defaultGuard = in.guardOf(false)
 		return nil
 	}
-	c, err := br.NewContext(in.contextOptions())
+	c, err := in.createContext("")
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context in the attached browser: %s", firstLine(err)).Wrap(err)
 	}
@@ -322,7 +346,7 @@ func (in *instance) connect(endpoint, exe string) error {
 			WithHint("start it with `npx playwright@" + DriverVersion + " run-server --port N` (add --unsafe to let chromegate pass the browser path and flags) and pass ws://host:N/").Wrap(err)
 	}
 	in.browser = br
-	c, err := br.NewContext(in.contextOptions())
+	c, err := in.createContext("")
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context on the browser server: %s", firstLine(err)).Wrap(err)
 	}
@@ -348,10 +372,68 @@ func (b *Backend) remoteExecutable() string {
 	return ""
 }
 
-func (in *instance) contextOptions() playwright.BrowserNewContextOptions {
-	return playwright.BrowserNewContextOptions{
+// createContext creates a browser context for session, with the session's
+// egress proxy when the instance has one. For the default session it also
+// sets how the default context is guarded.
+func (in *instance) createContext(session string) (playwright.BrowserContext, error) {
+	proxy, err := in.proxyFor(session)
+	if err != nil {
+		return nil, err
+	}
+	c, err := in.browser.NewContext(playwright.BrowserNewContextOptions{
 		AcceptDownloads: playwright.Bool(true),
 		Viewport:        in.b.viewport(),
+		Proxy:           proxy,
+	})
+	if err != nil {
+		in.stopProxy(session)
+		return nil, err
+	}
+	if session == "" {
+		in.mu.Lock()
+		in.defaultGuard = in.guardOf(proxy != nil)
+		in.mu.Unlock()
+	}
+	return c, nil
+}
+
+// guardOf is how a context is guarded: by the proxy it was given, else by
+// routing when requests are decided at all.
+func (in *instance) guardOf(proxied bool) string {
+	switch {
+	case proxied:
+		return guardProxy
+	case in.b.egressOn():
+		return guardRoute
+	}
+	return guardNone
+}
+
+// guard installs the routing guard on a context that needs one, once.
+func (in *instance) guard(bctx playwright.BrowserContext, session, how string) error {
+	if how != guardRoute {
+		return nil
+	}
+	in.mu.Lock()
+	done := in.routed[bctx]
+	in.routed[bctx] = true
+	in.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := in.routeGuard(bctx, session); err != nil {
+		in.mu.Lock()
+		delete(in.routed, bctx)
+		in.mu.Unlock()
+		return executor.Errorf(executor.CodeLaunchFailed, "cannot guard the browser context's requests: %s", firstLine(err)).Wrap(err)
+	}
+	return nil
+}
+
+// closeProxy stops the egress proxy and every listener.
+func (in *instance) closeProxy() {
+	if in.proxy != nil {
+		_ = in.proxy.Close()
 	}
 }
 
@@ -375,7 +457,7 @@ func (in *instance) open(ctx context.Context, name string) (*Session, error) {
 			in.markDead("the browser closed")
 			return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason())
 		}
-		c, err := in.newContext(ctx)
+		c, err := in.newContext(ctx, "")
 		if err != nil {
 			return nil, err
 		}
@@ -384,12 +466,22 @@ func (in *instance) open(ctx context.Context, name string) (*Session, error) {
 		in.mu.Unlock()
 		bctx, owns = c, true
 	}
+	in.mu.Lock()
+	how := in.defaultGuard
+	in.mu.Unlock()
 	if name != "" {
-		c, err := in.newContext(ctx)
+		c, err := in.newContext(ctx, name)
 		if err != nil {
 			return nil, err
 		}
 		bctx, owns = c, true
+		how = in.guardOf(in.proxy != nil)
+	}
+	if err := in.guard(bctx, name, how); err != nil {
+		if owns && name != "" {
+			go func() { _ = bctx.Close() }()
+		}
+		return nil, err
 	}
 	s := newSession(in, name, bctx, owns)
 	in.mu.Lock()
@@ -412,7 +504,7 @@ func (in *instance) open(ctx context.Context, name string) (*Session, error) {
 
 // newContext creates a browser context for a named session, bounded by ctx.
 // A context that arrives after ctx ended is closed, not leaked.
-func (in *instance) newContext(ctx context.Context) (playwright.BrowserContext, error) {
+func (in *instance) newContext(ctx context.Context, session string) (playwright.BrowserContext, error) {
 	if in.browser == nil {
 		return nil, executor.Errorf(executor.CodeLaunchFailed, "this browser cannot create more contexts")
 	}
@@ -422,7 +514,7 @@ func (in *instance) newContext(ctx context.Context) (playwright.BrowserContext, 
 	}
 	ch := make(chan result, 1)
 	go func() {
-		c, err := in.browser.NewContext(in.contextOptions())
+		c, err := in.createContext(session)
 		ch <- result{c, err}
 	}()
 	select {
@@ -449,10 +541,14 @@ func (in *instance) newContext(ctx context.Context) (playwright.BrowserContext, 
 // forget drops a closed session so a later Open creates it afresh.
 func (in *instance) forget(s *Session) {
 	in.mu.Lock()
-	if in.sessions[s.name] == s {
+	mine := in.sessions[s.name] == s
+	if mine {
 		delete(in.sessions, s.name)
 	}
 	in.mu.Unlock()
+	if mine && s.name != "" && s.ownsCtx {
+		in.stopProxy(s.name)
+	}
 }
 
 // close ends the instance: an attached browser only loses what chromegate
@@ -473,6 +569,7 @@ func (in *instance) close() error {
 		}
 		in.markDead("closed")
 		in.closeErr = in.stopDriver()
+		in.closeProxy()
 	})
 	return in.closeErr
 }

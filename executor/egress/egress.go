@@ -154,8 +154,11 @@ type Denial struct {
 	Host   string
 	Method string
 	Type   string
-	Via    string
-	Reason string
+	// Navigation: the denied request was a document load (a tab's, a
+	// frame's or a popup's), as far as the hook could tell.
+	Navigation bool
+	Via        string
+	Reason     string
 }
 
 // journalSize bounds the denials kept per session.
@@ -178,7 +181,7 @@ func (b *Boundary) record(r *Request, v Verdict) {
 	j.seq++
 	j.ring[j.seq%journalSize] = Denial{
 		Seq: j.seq, Time: time.Now(), URL: r.URL, Host: HostOf(r.URL),
-		Method: r.Method, Type: r.ResourceType, Via: r.Via, Reason: v.Reason,
+		Method: r.Method, Type: r.ResourceType, Navigation: r.Navigation, Via: r.Via, Reason: v.Reason,
 	}
 }
 

@@ -1,0 +1,148 @@
+package cdp
+
+import (
+	"context"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/playwright-community/playwright-go"
+)
+
+// How a session's requests reach the boundary (Options.Egress):
+//
+//   - A browser on this machine — launched, or a browser server or CDP
+//     endpoint on loopback — gets chromegate's egress proxy for every
+//     context chromegate creates, one listener per session: the proxy
+//     decides every request on the address it will connect to.
+//   - A context the proxy cannot be given (an attached browser's own
+//     context) or cannot reach (a browser on another machine) is guarded
+//     by Playwright routing instead: every request, as Chromium's Fetch
+//     domain pauses it, is decided on its URL (names unresolved).
+const (
+	guardNone  = ""
+	guardProxy = egress.ViaProxy
+	guardRoute = egress.ViaRoute
+)
+
+// egressOn reports whether requests are decided at all.
+func (b *Backend) egressOn() bool { return b.opts.Egress.Enabled() }
+
+// proxyReachable reports whether the browser can reach a proxy listening
+// on this machine's loopback: it runs here.
+func (b *Backend) proxyReachable() bool {
+	ep := b.opts.CDPEndpoint
+	if ep == "" {
+		ep = b.opts.BrowserEndpoint
+	}
+	if ep == "" {
+		return true
+	}
+	u, err := url.Parse(ep)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// egressArgs keep WebRTC's UDP inside the proxy.
+func (b *Backend) egressArgs() []string {
+	if !b.egressOn() {
+		return nil
+	}
+	return []string{"--force-webrtc-ip-handling-policy=disable_non_proxied_udp"}
+}
+
+// startProxy starts the instance's egress proxy when its browser's contexts
+// can use it.
+func (in *instance) startProxy() error {
+	b := in.b
+	if !b.egressOn() || !b.proxyReachable() {
+		return nil
+	}
+	res, err := egress.NewResolver(b.opts.BrowserArgs)
+	if err != nil {
+		return err
+	}
+	in.proxy = egress.NewProxy(b.opts.Egress, res, in.log)
+	return nil
+}
+
+// proxyFor starts the session's proxy listener and returns the Playwright
+// proxy setting that sends the context's requests to it, or nil when the
+// instance has no proxy. Playwright adds <-loopback> to the bypass list,
+// so loopback goes through the proxy too.
+func (in *instance) proxyFor(session string) (*playwright.Proxy, error) {
+	if in.proxy == nil {
+		return nil, nil
+	}
+	addr, stop, err := in.proxy.Listen(session)
+	if err != nil {
+		return nil, err
+	}
+	in.mu.Lock()
+	if old := in.proxyStops[session]; old != nil {
+		defer func() { _ = old() }()
+	}
+	in.proxyStops[session] = stop
+	in.mu.Unlock()
+	p := &playwright.Proxy{Server: "http://" + addr}
+	if len(in.b.opts.EgressBypass) > 0 {
+		p.Bypass = playwright.String(strings.Join(in.b.opts.EgressBypass, ","))
+	}
+	return p, nil
+}
+
+// stopProxy stops a session's listener.
+func (in *instance) stopProxy(session string) {
+	in.mu.Lock()
+	stop := in.proxyStops[session]
+	delete(in.proxyStops, session)
+	in.mu.Unlock()
+	if stop != nil {
+		_ = stop()
+	}
+}
+
+// routeGuard decides every request of a context through Playwright
+// routing: for contexts the proxy does not reach. Routing sees the URL, the
+// resource type and the frame, not the address.
+func (in *instance) routeGuard(bctx playwright.BrowserContext, session string) error {
+	b := in.b
+	return bctx.Route("**/*", func(r playwright.Route) {
+		req := r.Request()
+		er := egress.Request{
+			Session: session, URL: req.URL(), Method: req.Method(), ResourceType: req.ResourceType(),
+			Navigation: req.IsNavigationRequest(), Via: egress.ViaRoute, Backend: "cdp",
+		}
+		frameInfo(req, &er)
+		if v := b.opts.Egress.DecideRequest(context.Background(), &er); !v.Allow {
+			_ = r.Abort("blockedbyclient")
+			return
+		}
+		_ = r.Fallback()
+	})
+}
+
+// frameInfo fills the frame and page origins of a routed request. A
+// service worker's request has no frame (Playwright then panics or errs).
+func frameInfo(req playwright.Request, er *egress.Request) {
+	defer func() { _ = recover() }()
+	f := req.Frame()
+	if f == nil {
+		return
+	}
+	parent := f.ParentFrame()
+	er.TopLevel = er.Navigation && parent == nil
+	if !er.Navigation {
+		er.FrameOrigin = originOf(f.URL())
+	} else if parent != nil {
+		er.FrameOrigin = originOf(parent.URL())
+	}
+	if p := f.Page(); p != nil {
+		er.PageOrigin = originOf(p.MainFrame().URL())
+	}
+}

@@ -1,0 +1,202 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// SessionBinder learns which principal drives a session, so that the
+// requests its pages make are decided for that principal. Dispatch calls
+// it on every call. Implementations must be safe for concurrent use.
+type SessionBinder interface {
+	BindSession(session string, p Principal)
+}
+
+// TabFilter decides whether a tab's URL may be shown to the caller: a tab
+// that shows a page outside the policy (a popup the page opened, a tab
+// that navigated itself away) is not listed, so nothing of it — path,
+// query, title — reaches the model.
+type TabFilter interface {
+	TabVisible(ctx context.Context, c *Call, url string) bool
+}
+
+var (
+	_ SessionBinder  = (*PolicyGate)(nil)
+	_ TabFilter      = (*PolicyGate)(nil)
+	_ egress.Decider = (*PolicyGate)(nil)
+)
+
+// BindSession records who drives session.
+func (g *PolicyGate) BindSession(session string, p Principal) {
+	pp := policy.Principal{Name: p.Name, Roles: p.Roles, Transport: p.Transport}
+	if pp.Roles == nil {
+		pp.Roles = []string{}
+	}
+	if cur, ok := g.principals.Load(session); ok {
+		if c := cur.(policy.Principal); c.Name == pp.Name && c.Transport == pp.Transport && slicesEqual(c.Roles, pp.Roles) {
+			return
+		}
+	}
+	g.principals.Store(session, pp)
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// DecideRequest decides a request a page made, with the policy's request
+// phase, for the principal that drives its session (no principal — a
+// session no call has bound — decides as an anonymous one, which the
+// default policy treats like any other; a policy keyed on roles denies).
+// It fails closed.
+func (g *PolicyGate) DecideRequest(ctx context.Context, r *egress.Request) egress.Verdict {
+	var p policy.Principal
+	if v, ok := g.principals.Load(r.Session); ok {
+		p = v.(policy.Principal)
+	}
+	in, err := policy.NewRequestInput(policy.RequestInput{
+		Request: policy.Request{
+			URL: r.URL, Method: r.Method, ResourceType: r.ResourceType,
+			Navigation: r.Navigation, TopLevel: r.TopLevel,
+			FrameOrigin: r.FrameOrigin, PageOrigin: r.PageOrigin, Via: r.Via,
+		},
+		Addr: r.Addr, Principal: p, Session: r.Session, Backend: r.Backend,
+	})
+	if err != nil {
+		return egress.Verdict{Reason: "the request's URL could not be checked"}
+	}
+	d, _ := g.Engine.DecideRequest(ctx, in)
+	if d.Allow {
+		return egress.Verdict{Allow: true}
+	}
+	reason := "denied by policy"
+	if len(d.Reasons) > 0 {
+		reason = d.Reasons[0]
+	}
+	return egress.Verdict{Reason: reason}
+}
+
+// TabVisible decides a tab's URL as a navigation of the caller's: a tab is
+// shown when the caller could have navigated it there.
+func (g *PolicyGate) TabVisible(ctx context.Context, c *Call, url string) bool {
+	in, err := g.input(policy.PhaseCall, c.Tool, nil, c.Principal)
+	if err != nil {
+		return false
+	}
+	if in, err = in.Landed(url); err != nil {
+		return false
+	}
+	if c.Executor() != nil {
+		in.Backend = c.Executor().Backend()
+	}
+	in.Session = c.Session
+	return g.Engine.Decide(ctx, in).Allow
+}
+
+// visibleTabs drops the tabs the caller may not see, and says how many.
+func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]executor.Tab, int) {
+	f, ok := c.srv.opts.Gate.(TabFilter)
+	if !ok {
+		return tabs, 0
+	}
+	out := tabs[:0:0]
+	for _, t := range tabs {
+		if f.TabVisible(ctx, c, t.URL) {
+			out = append(out, t)
+		}
+	}
+	return out, len(tabs) - len(out)
+}
+
+// hiddenNote is what a tab listing says about the tabs it left out.
+func hiddenNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d tab(s) show pages outside the policy and are not listed", n)
+}
+
+// BlockedNotePrefix starts the content a result ends with when the policy
+// blocked requests of the page while the call ran (see blockedNote).
+const BlockedNotePrefix = "[chromegate: the policy blocked "
+
+// blockedNote says, outside the page's fence, which requests the policy
+// blocked while a call ran. Host names are normalised by the browser;
+// anything else is dropped, so a page cannot write into this line.
+func blockedNote(s *egress.Summary) string {
+	if s == nil {
+		return ""
+	}
+	hosts := make([]string, 0, len(s.Hosts))
+	for _, h := range s.Hosts {
+		if h = safeHost(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	more := ""
+	if s.More > 0 {
+		more = fmt.Sprintf(" and %d more", s.More)
+	}
+	return fmt.Sprintf("%s%d request(s) the page made, to %s%s; they failed as network errors in the page]",
+		BlockedNotePrefix, s.Count, strings.Join(hosts, ", "), more)
+}
+
+func safeHost(h string) string {
+	if len(h) > 253 {
+		return ""
+	}
+	for _, r := range h {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == ':', r == '[', r == ']':
+		case r == '(' || r == ')' || r == ' ':
+			// "(no host)"
+		default:
+			return ""
+		}
+	}
+	return h
+}
+
+// blockedLoad tells whether a call that failed did so because the policy
+// blocked the document it was loading: a navigation (or an action that
+// navigated) whose document request, or a redirect hop of it, was denied
+// while the call ran. Chromium reports such a load as a network error
+// (ERR_BLOCKED_BY_CLIENT, ERR_TUNNEL_CONNECTION_FAILED, a reset); the model
+// is told the truth, POLICY_DENIED, instead.
+//
+// what is the call's error, or the URL the tab was left on: only a network
+// error, or Chromium's error page, can be a blocked load.
+func (s *Server) blockedLoad(c *Call, what string) *egress.Denial {
+	if s.opts.Egress == nil || c.Tool.Action == ActionStatus {
+		return nil
+	}
+	if !strings.Contains(what, "net::ERR_") && !strings.HasPrefix(what, "chrome-error:") {
+		return nil
+	}
+	tunnel := strings.Contains(what, "ERR_TUNNEL_CONNECTION_FAILED") || strings.HasPrefix(what, "chrome-error:")
+	for _, d := range s.opts.Egress.Since(c.Session, c.mark) {
+		if d.Navigation || tunnel && d.Method == "CONNECT" {
+			return &d
+		}
+	}
+	return nil
+}
+
+// blockedErr is the error of a call whose page load the policy blocked.
+func blockedErr(d *egress.Denial) error {
+	return executor.Errorf(executor.CodePolicyDenied, "the page could not load: the policy blocked its request to %s (%s); nothing of it was read",
+		safeHost(d.Host), d.Reason).WithHint("navigate to a page of an allowed host; a redirect, a link or a page script led off the allowlist")
+}
