@@ -122,8 +122,8 @@ func (b *Backend) launch() (*instance, error) {
 		exe = b.remoteExecutable()
 	}
 	in := &instance{
-		b:        b,
-		log:      b.log,
+		b:          b,
+		log:        b.log,
 		deadCh:     make(chan struct{}),
 		sessions:   map[string]*Session{},
 		proxyStops: map[string]func() error{},
