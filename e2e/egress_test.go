@@ -191,14 +191,22 @@ func TestEgressBoundary(t *testing.T) {
 			}
 		}
 		var list struct {
-			Tabs   []json.RawMessage `json:"tabs"`
-			Hidden int               `json:"hidden"`
+			Tabs []struct {
+				URL string `json:"url"`
+			} `json:"tabs"`
+			Hidden int `json:"hidden"`
 		}
 		if err := json.Unmarshal([]byte(jsonPart(txt)), &list); err != nil {
 			t.Fatal(err)
 		}
-		if len(list.Tabs) != 1 {
-			t.Errorf("want only the attack page listed, got %s", txt)
+		shown := 0
+		for _, tb := range list.Tabs {
+			if tb.URL != "" {
+				shown++
+			}
+		}
+		if shown != 1 || list.Hidden != len(list.Tabs)-1 {
+			t.Errorf("want only the attack page's URL listed, the popups by id only: %s", txt)
 		}
 	})
 	t.Run("every denial is in the decision log", func(t *testing.T) {

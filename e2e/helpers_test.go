@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -323,13 +322,7 @@ func TestHelpersDeniedOffPolicy(t *testing.T) {
 	// A direct navigation is refused before anything loads.
 	s.fail("POLICY_DENIED", "navigate", map[string]any{"url": strings.Replace(allowed, "allowed.test", "other.test", 1) + "/pages/article.html"})
 	s.call("navigate", map[string]any{"url": allowed + "/wander"})
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(resultText(s.call("tabs_list", nil)), "Tide Tables") {
-		if time.Now().After(deadline) {
-			t.Fatal("the page never moved to other.test")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	s.waitTabHidden() // the boundary kept other.test from loading
 	for _, c := range []struct {
 		tool string
 		args map[string]any

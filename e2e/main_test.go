@@ -441,21 +441,31 @@ func (s *server) waitTabAt(prefix string) {
 	}
 }
 
-// waitTabHidden polls tabs_list until a tab is left out of it: the tab
-// went to a page outside the policy (which the egress boundary kept from
-// loading), and nothing of it is listed.
-func (s *server) waitTabHidden() {
+// waitTabHidden polls tabs_list until a tab shows a page outside the
+// policy (which the egress boundary kept from loading): it is listed by id
+// only, with nothing of its URL or title. It returns the tab's id.
+func (s *server) waitTabHidden() string {
 	s.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var list struct {
-			Hidden int `json:"hidden"`
+			Tabs []struct {
+				TabID string `json:"tab_id"`
+				URL   string `json:"url"`
+				Title string `json:"title"`
+				Note  string `json:"note"`
+			} `json:"tabs"`
 		}
 		if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("tabs_list", nil)))), &list); err != nil {
 			s.t.Fatalf("tabs_list: %v", err)
 		}
-		if list.Hidden > 0 {
-			return
+		for _, tab := range list.Tabs {
+			if tab.Note != "" {
+				if tab.URL != "" || tab.Title != "" {
+					s.t.Fatalf("a tab outside the policy shows %q %q", tab.URL, tab.Title)
+				}
+				return tab.TabID
+			}
 		}
 		if time.Now().After(deadline) {
 			s.t.Fatalf("no tab left the policy within 10 s")

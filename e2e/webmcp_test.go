@@ -292,22 +292,8 @@ func testPageTools(t *testing.T, backend string, flags ...string) {
 		// A link opens localhost (outside the policy) in a new tab; its
 		// page registers the same tools.
 		s.call("click", map[string]any{"selector": "#away"})
-		s.waitTabAt("http://localhost:" + port)
-		var otherTab string
-		var tabs struct {
-			Tabs []struct {
-				TabID string `json:"tab_id"`
-				URL   string `json:"url"`
-			} `json:"tabs"`
-		}
-		if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("tabs_list", nil)))), &tabs); err != nil {
-			t.Fatal(err)
-		}
-		for _, tb := range tabs.Tabs {
-			if strings.HasPrefix(tb.URL, "http://localhost:") {
-				otherTab = tb.TabID
-			}
-		}
+		// The tab is listed by id only: its page is outside the policy.
+		otherTab := s.waitTabHidden()
 		// Its tools are found (the live tool exists) but hidden and
 		// refused: calling it by name is a denial, not an unknown tool.
 		hidden := "page_localhost_" + port + "_add"

@@ -9,12 +9,14 @@ import (
 	"io"
 	"io/fs"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // FetchParams is one download a backend hands to Fetch.
@@ -27,6 +29,9 @@ type FetchParams struct {
 	// back the cookies the response sets.
 	Jar       http.CookieJar
 	UserAgent string
+	// Dial, if set, makes the connections (every redirect hop's too): the
+	// egress boundary's dialer, which decides each on the address it dials.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Fetch streams an http(s) URL into Dir under a sanitised, de-duplicated
@@ -40,6 +45,9 @@ func Fetch(ctx context.Context, p FetchParams) (DownloadResult, error) {
 	}
 	client := &http.Client{
 		Jar: p.Jar,
+		// The environment's proxy settings never apply: the policy decided
+		// this URL for a direct fetch.
+		Transport: &http.Transport{Proxy: nil, DialContext: p.Dial, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 15 * time.Second},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("more than 10 redirects")
@@ -105,6 +113,13 @@ func fetchErr(ctx context.Context, u string, err error) error {
 		}
 		return Errorf(CodeTimeout, "download of %s did not finish in time", u).
 			WithHint(DefaultHint(CodeTimeout)).Wrap(ctx.Err())
+	}
+	var denied interface{ PolicyDenied() bool }
+	if errors.As(err, &denied) && denied.PolicyDenied() {
+		// A redirect hop, or a name that resolved inward: the egress
+		// boundary refused the connection.
+		return Errorf(CodePolicyDenied, "download of %s was blocked: %v", u, denied).
+			WithHint("download only from allowed hosts; a redirect or the host's address led outside the policy").Wrap(err)
 	}
 	return Errorf(CodeDownloadFailed, "download of %s failed: %v", u, err).
 		WithHint("check the URL; is the server up?").Wrap(err)

@@ -106,27 +106,33 @@ func (g *PolicyGate) TabVisible(ctx context.Context, c *Call, url string) bool {
 	return g.Engine.Decide(ctx, in).Allow
 }
 
-// visibleTabs drops the tabs the caller may not see, and says how many.
-func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]executor.Tab, int) {
-	f, ok := c.srv.opts.Gate.(TabFilter)
-	if !ok {
-		return tabs, 0
-	}
-	out := tabs[:0:0]
-	for _, t := range tabs {
-		if f.TabVisible(ctx, c, t.URL) {
-			out = append(out, t)
+// visibleTabs lists tabs as the caller may see them: a tab that shows a
+// page outside the policy keeps its id (so it can be selected away from
+// or closed) but not its URL or title, and says why. It also returns how
+// many were redacted.
+func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]tabOut, int) {
+	f, _ := c.srv.opts.Gate.(TabFilter)
+	out := make([]tabOut, len(tabs))
+	n := 0
+	for i, t := range tabs {
+		out[i] = tabOf(t)
+		if f != nil && !f.TabVisible(ctx, c, t.URL) {
+			out[i] = tabOut{TabID: t.ID, Selected: t.Selected, Note: outsideNote}
+			n++
 		}
 	}
-	return out, len(tabs) - len(out)
+	return out, n
 }
 
-// hiddenNote is what a tab listing says about the tabs it left out.
+// outsideNote replaces the URL and title of a tab outside the policy.
+const outsideNote = "shows a page outside the policy: its URL and title are not shown"
+
+// hiddenNote is what a tab listing says about the tabs it redacted.
 func hiddenNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d tab(s) show pages outside the policy and are not listed", n)
+	return fmt.Sprintf("%d tab(s) show pages outside the policy; their URLs and titles are not shown", n)
 }
 
 // BlockedNotePrefix starts the content a result ends with when the policy

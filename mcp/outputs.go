@@ -136,8 +136,8 @@ type tabCloseOut struct {
 
 type tabsOut struct {
 	Tabs []tabOut `json:"tabs"`
-	// Hidden counts the tabs left out because they show pages outside the
-	// policy; Note says so in words.
+	// Hidden counts the tabs whose URL and title are left out because they
+	// show pages outside the policy; Note says so in words.
 	Hidden int    `json:"hidden,omitempty"`
 	Note   string `json:"note,omitempty"`
 }

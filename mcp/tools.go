@@ -399,8 +399,8 @@ func tabsList(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tabs, hidden := c.visibleTabs(ctx, tabs)
-	return &Result{Value: tabsOut{Tabs: tabsOf(tabs), Hidden: hidden, Note: hiddenNote(hidden)}}, nil
+	out, hidden := c.visibleTabs(ctx, tabs)
+	return &Result{Value: tabsOut{Tabs: out, Hidden: hidden, Note: hiddenNote(hidden)}}, nil
 }
 
 func tabSelect(ctx context.Context, c *Call) (*Result, error) {
@@ -408,11 +408,8 @@ func tabSelect(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if shown, _ := c.visibleTabs(ctx, []executor.Tab{t}); len(shown) == 0 {
-		// Selected, but nothing of a page outside the policy is shown.
-		return &Result{Value: tabOut{TabID: t.ID, Selected: true, Note: hiddenNote(1)}}, nil
-	}
-	return &Result{Value: tabOf(t)}, nil
+	out, _ := c.visibleTabs(ctx, []executor.Tab{t})
+	return &Result{Value: out[0]}, nil
 }
 
 func tabNew(ctx context.Context, c *Call) (*Result, error) {
@@ -446,8 +443,8 @@ func tabClose(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tabs, _ = c.visibleTabs(ctx, tabs)
-	return &Result{Value: tabCloseOut{t.ID, tabsOf(tabs)}}, nil
+	out, _ := c.visibleTabs(ctx, tabs)
+	return &Result{Value: tabCloseOut{t.ID, out}}, nil
 }
 
 func navResult(nr executor.NavResult) *Result {

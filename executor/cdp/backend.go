@@ -79,6 +79,9 @@ const (
 type Backend struct {
 	opts Options
 	log  *slog.Logger
+	// resolver maps names as the browser's --host-resolver-rules do, for
+	// the fetches the server makes itself (downloads by URL).
+	resolver *egress.Resolver
 
 	mu       sync.Mutex
 	closed   bool
@@ -139,18 +142,17 @@ func New(opts Options) (*Backend, error) {
 		opts.UploadDirs = []string{filepath.Join(opts.DataDir, "uploads"), filepath.Join(opts.DataDir, "downloads")}
 	}
 	opts.UploadDirs = append([]string(nil), opts.UploadDirs...)
-	if opts.Egress.Enabled() {
-		// A resolver rule the proxy cannot honour is refused now, not at
-		// the first page.
-		if _, err := egress.NewResolver(opts.BrowserArgs); err != nil {
-			return nil, fmt.Errorf("cdp: %w", err)
-		}
+	// A resolver rule the proxy cannot honour is refused now, not at the
+	// first page.
+	res, err := egress.NewResolver(opts.BrowserArgs)
+	if err != nil {
+		return nil, fmt.Errorf("cdp: %w", err)
 	}
 	log := opts.Logger
 	if log == nil {
 		log = discardLogger
 	}
-	return &Backend{opts: opts, log: log}, nil
+	return &Backend{opts: opts, log: log, resolver: res}, nil
 }
 
 // Name is "cdp".

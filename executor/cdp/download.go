@@ -51,7 +51,8 @@ func (s *Session) downloadURL(ctx context.Context, p executor.DownloadParams, di
 		return executor.DownloadResult{}, s.goneErr("download_file")
 	}
 	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
-		Limit: s.b.opts.MaxDownloadBytes, Jar: &browserJar{s: s, ctx: ctx}, UserAgent: s.userAgent(ctx)})
+		Limit: s.b.opts.MaxDownloadBytes, Jar: &browserJar{s: s, ctx: ctx}, UserAgent: s.userAgent(ctx),
+		Dial: s.b.opts.Egress.Dialer(s.name, "cdp", s.b.resolver)})
 }
 
 func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, dir string) (executor.DownloadResult, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor/egress"
@@ -63,11 +64,7 @@ func (in *instance) startProxy() error {
 	if !b.egressOn() || !b.proxyReachable() {
 		return nil
 	}
-	res, err := egress.NewResolver(b.opts.BrowserArgs)
-	if err != nil {
-		return err
-	}
-	in.proxy = egress.NewProxy(b.opts.Egress, res, in.log)
+	in.proxy = egress.NewProxy(b.opts.Egress, b.resolver, in.log)
 	return nil
 }
 
@@ -112,6 +109,22 @@ func (in *instance) stopProxy(session string) {
 // resource type and the frame, not the address.
 func (in *instance) routeGuard(bctx playwright.BrowserContext, session string) error {
 	b := in.b
+	// WebSockets are not routed requests: Playwright hooks the page's
+	// WebSocket constructor instead (pages and frames, not workers; the
+	// README's table says so).
+	err := bctx.RouteWebSocket(anyURL, func(ws playwright.WebSocketRoute) {
+		er := egress.Request{Session: session, URL: ws.URL(), Method: "GET", ResourceType: "websocket", Via: egress.ViaRoute, Backend: "cdp"}
+		if v := b.opts.Egress.DecideRequest(context.Background(), &er); !v.Allow {
+			ws.Close(playwright.WebSocketRouteCloseOptions{Code: playwright.Int(1008), Reason: playwright.String("blocked by chromegate's policy")})
+			return
+		}
+		if _, err := ws.ConnectToServer(); err != nil {
+			in.log.Debug("egress: websocket connect", "err", err)
+		}
+	})
+	if err != nil {
+		return err
+	}
 	return bctx.Route("**/*", func(r playwright.Route) {
 		req := r.Request()
 		er := egress.Request{
@@ -126,6 +139,9 @@ func (in *instance) routeGuard(bctx playwright.BrowserContext, session string) e
 		_ = r.Fallback()
 	})
 }
+
+// anyURL matches every URL for RouteWebSocket.
+var anyURL = regexp.MustCompile(``)
 
 // frameInfo fills the frame and page origins of a routed request. A
 // service worker's request has no frame (Playwright then panics or errs).

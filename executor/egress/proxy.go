@@ -358,3 +358,60 @@ func portSuffix(scheme, port string) string {
 	}
 	return ":" + port
 }
+
+// ViaServer marks a request chromegate's server makes itself on a page's
+// behalf (download_file fetches with the session's cookies).
+const ViaServer = "server"
+
+// Dialer returns a DialContext for the HTTP client of a fetch the server
+// makes for session: it resolves the host, decides the connection as a
+// request of the session (its URL is the origin, the scheme guessed from
+// the port), and dials exactly the address decided. A nil or disabled
+// Boundary dials as net.Dialer does.
+func (b *Boundary) Dialer(session, backend string, res *Resolver) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if !b.Enabled() {
+		d := &net.Dialer{Timeout: DialTimeout}
+		return d.DialContext
+	}
+	if res == nil {
+		res = &Resolver{}
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		pn, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("egress: bad port in %q", addr)
+		}
+		addrs, err := res.Resolve(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		scheme := "https"
+		if port == "80" {
+			scheme = "http"
+		}
+		r := &Request{Session: session, URL: scheme + "://" + bracket(host) + portSuffix(scheme, port) + "/", Method: http.MethodGet,
+			ResourceType: "download", Addr: addrs[0], Via: ViaServer, Backend: backend}
+		if v := b.DecideRequest(ctx, r); !v.Allow {
+			return nil, &DeniedError{Host: host, Reason: v.Reason}
+		}
+		l := &listener{}
+		return l.dialAddr(ctx, netip.AddrPortFrom(addrs[0], uint16(pn)))
+	}
+}
+
+// DeniedError is a connection the policy refused.
+type DeniedError struct {
+	Host, Reason string
+}
+
+func (e *DeniedError) Error() string {
+	return "the policy blocked the connection to " + e.Host + ": " + e.Reason
+}
+
+// PolicyDenied marks the error as the policy's, for callers that must not
+// import this package to tell.
+func (e *DeniedError) PolicyDenied() bool { return true }
