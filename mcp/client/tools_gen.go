@@ -545,6 +545,7 @@ type Tab struct {
 	URL      string `json:"url"`
 	Title    string `json:"title,omitempty"`
 	Selected bool   `json:"selected,omitempty"`
+	Note     string `json:"note,omitempty"`
 }
 
 // TabCloseResult is the result of tab_close.
@@ -568,7 +569,9 @@ type TabSelectParams struct {
 
 // TabsListResult is the result of tabs_list.
 type TabsListResult struct {
-	Tabs []Tab `json:"tabs"`
+	Tabs   []Tab  `json:"tabs"`
+	Hidden int    `json:"hidden,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // TypeParams are the arguments of type.
