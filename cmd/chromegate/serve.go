@@ -80,6 +80,7 @@ type serveConfig struct {
 	http           httpFlags
 	debugAddr      string
 	noEgress       bool
+	egressVia      string
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -96,6 +97,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
 	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
 	fs.BoolVar(&cfg.noEgress, "unsafe-no-egress-boundary", false, "do not decide the requests pages make (subresources, fetch, frames, popups, WebSocket): only the model's calls are decided; for comparison and for browsers that cannot be given a proxy")
+	fs.StringVar(&cfg.egressVia, "egress-via", "", "how a launched or local browser's requests reach the policy: proxy (default: chromegate's egress proxy, decided on the address dialled) or route (Playwright routing, for a browser that must not be given a proxy; weaker: redirect hops and DNS are not seen, see the README)")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -131,6 +133,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	copts := cfg.browser.options(log)
 	copts.Egress = boundary
+	if cfg.egressVia == egress.ViaProxy {
+		cfg.egressVia = ""
+	}
+	copts.EgressVia = cfg.egressVia
 	backends, err := cfg.ext.setup(log, &cfg.browser, copts, chromegateVersion())
 	if err != nil {
 		return err

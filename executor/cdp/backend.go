@@ -53,6 +53,10 @@ type Options struct {
 	// make (egress.go says how each kind of browser is hooked); nil lets
 	// them all go.
 	Egress *egress.Boundary
+	// EgressVia "route" decides requests by Playwright routing even where
+	// the proxy could be used (a browser that must not be given a proxy);
+	// "" picks the proxy where the browser can reach it. See egress.go.
+	EgressVia string
 	// EgressBypass are host:port pairs the browser reaches without the
 	// egress proxy: chromegate's own extension bridge.
 	EgressBypass []string
@@ -116,6 +120,8 @@ func New(opts Options) (*Backend, error) {
 		return nil, errors.New("cdp: CDPEndpoint and BrowserEndpoint exclude each other (one backend, one browser)")
 	case opts.BrowserEndpoint != "" && opts.Isolated:
 		return nil, errors.New("cdp: Isolated and BrowserEndpoint exclude each other (a remote browser's contexts are always fresh)")
+	case opts.EgressVia != "" && opts.EgressVia != egress.ViaRoute && opts.EgressVia != egress.ViaProxy:
+		return nil, fmt.Errorf("cdp: EgressVia %q: want proxy or route", opts.EgressVia)
 	case opts.CDPEndpoint != "" && opts.Isolated:
 		return nil, errors.New("cdp: Isolated and CDPEndpoint exclude each other (an attached browser keeps its own profile)")
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/playwright-community/playwright-go"
@@ -61,7 +62,7 @@ func (b *Backend) egressArgs() []string {
 // can use it.
 func (in *instance) startProxy() error {
 	b := in.b
-	if !b.egressOn() || !b.proxyReachable() {
+	if !b.egressOn() || !b.proxyReachable() || b.opts.EgressVia == egress.ViaRoute {
 		return nil
 	}
 	in.proxy = egress.NewProxy(b.opts.Egress, b.resolver, in.log)
@@ -114,6 +115,7 @@ func (in *instance) routeGuard(bctx playwright.BrowserContext, session string) e
 	// README's table says so).
 	err := bctx.RouteWebSocket(anyURL, func(ws playwright.WebSocketRoute) {
 		er := egress.Request{Session: session, URL: ws.URL(), Method: "GET", ResourceType: "websocket", Via: egress.ViaRoute, Backend: "cdp"}
+		in.resolveFor(&er)
 		if v := b.opts.Egress.DecideRequest(context.Background(), &er); !v.Allow {
 			ws.Close(playwright.WebSocketRouteCloseOptions{Code: playwright.Int(1008), Reason: playwright.String("blocked by chromegate's policy")})
 			return
@@ -132,12 +134,35 @@ func (in *instance) routeGuard(bctx playwright.BrowserContext, session string) e
 			Navigation: req.IsNavigationRequest(), Via: egress.ViaRoute, Backend: "cdp",
 		}
 		frameInfo(req, &er)
+		in.resolveFor(&er)
 		if v := b.opts.Egress.DecideRequest(context.Background(), &er); !v.Allow {
 			_ = r.Abort("blockedbyclient")
 			return
 		}
 		_ = r.Fallback()
 	})
+}
+
+// resolveFor gives a routed request the address its host resolves to on
+// this machine, when the browser runs here (a local CDP endpoint's own
+// context): the policy then sees a name pointing inward as inward. The
+// browser resolves the name again when it connects, so unlike the proxy
+// this leaves a gap a rebinding DNS server could use; the README's table
+// says so. A browser elsewhere resolves names in its own network, where
+// this machine's answer means nothing: its requests stay unresolved.
+func (in *instance) resolveFor(er *egress.Request) {
+	if !in.b.proxyReachable() {
+		return
+	}
+	host := egress.HostOf(er.URL)
+	if host == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if addrs, err := in.b.resolver.Resolve(ctx, host); err == nil {
+		er.Addr = addrs[0]
+	}
 }
 
 // anyURL matches every URL for RouteWebSocket.

@@ -311,8 +311,12 @@ func (in *instance) attach(endpoint string) error {
 			WithHint("start the browser with --remote-debugging-port and pass that endpoint").Wrap(err)
 	}
 	in.browser = br
-	if cs := br.Contexts(); len(cs) > 0 {
-		// The browser's own context: chromegate cannot give it a proxy.
+	if cs := br.Contexts(); len(cs) > 0 && in.proxy == nil {
+		// The browser's own context, which cannot be given a proxy: used
+		// only when the proxy cannot be (a browser on another machine, or
+		// routing chosen); with the proxy, chromegate makes its own
+		// context so that every request of its session is decided on the
+		// address it goes to.
 		in.defaultCtx = cs[0]
 		in.defaultGuard = in.guardOf(false)
 		return nil
