@@ -347,3 +347,48 @@ decision := {"allow": true, "reasons": []} if {
 	}
 	t.Logf("the denied navigation returned after %v", took)
 }
+
+// TestEgressServiceWorker: a service worker's own fetches are requests of
+// the session like any other. The page (on 127.0.0.1, a secure context,
+// allowed exactly) registers a worker that reaches for a denied name and
+// an internal port, at install and for the page's own fetches.
+func TestEgressServiceWorker(t *testing.T) {
+	internal := newCountingServer(t, "internal")
+	evil := newCountingServer(t, "evil")
+	targets := fmt.Sprintf("[%q, %q]", "http://other.test:"+evil.port+"/sw", "http://localhost:"+internal.port+"/sw")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/sw.js", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/javascript")
+		fmt.Fprintf(w, `const targets = %s;
+self.addEventListener('install', e => e.waitUntil(Promise.all(targets.map(u => fetch(u).catch(() => null))).then(() => self.skipWaiting())));
+self.addEventListener('activate', e => e.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', e => { if (e.request.url.endsWith('/via-worker')) e.respondWith(fetch(targets[1]).catch(() => new Response('worker fetch failed'))); });`, targets)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>SW</title><script>
+window.swState = 'registering';
+navigator.serviceWorker.register('/sw.js').then(() => navigator.serviceWorker.ready).then(() => {
+  const wait = () => navigator.serviceWorker.controller ? Promise.resolve() : new Promise(r => navigator.serviceWorker.addEventListener('controllerchange', r));
+  return wait();
+}).then(() => fetch('/via-worker')).then(r => r.text()).then(t => window.swState = t, e => window.swState = 'error: ' + e);
+</script>`)
+	})
+	port := serveMux(t, mux)
+	s := startServer(t, resolverRules, "--allow-domain=127.0.0.1", "--unsafe-enable-eval")
+	s.call("navigate", map[string]any{"url": "http://127.0.0.1:" + port + "/"})
+	var state string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if state = s.evalString(`String(window.swState)`); state != "registering" {
+			break
+		}
+	}
+	if state != "worker fetch failed" {
+		t.Errorf("the page's fetch through its worker: %q, want the worker's fetch to fail", state)
+	}
+	if n := evil.reached(); n != 0 {
+		t.Errorf("the denied host was reached %d times by a service worker: %v", n, evil.seen())
+	}
+	if n := internal.reached(); n != 0 {
+		t.Errorf("the internal service was reached %d times by a service worker: %v", n, internal.seen())
+	}
+}
