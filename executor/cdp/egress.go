@@ -89,7 +89,11 @@ func (in *instance) proxyFor(session string) (*playwright.Proxy, error) {
 	in.mu.Unlock()
 	p := &playwright.Proxy{Server: "http://" + addr}
 	if len(in.b.opts.EgressBypass) > 0 {
-		p.Bypass = playwright.String(strings.Join(in.b.opts.EgressBypass, ","))
+		// Chromium reads bypass rules last to first: <-loopback> (which
+		// Playwright would otherwise append, and which sends loopback
+		// through the proxy) must come first, so that the listed
+		// host:port pairs, read before it, still bypass.
+		p.Bypass = playwright.String("<-loopback>," + strings.Join(in.b.opts.EgressBypass, ","))
 	}
 	return p, nil
 }
