@@ -33,7 +33,7 @@ export function validCode(c) {
 export class Connection {
   // router: a Router (handle, cancel, abortAll); onWelcome(welcome) stores
   // the server's scripts; onDecision(frame) takes the server's request
-  // decisions and onDown() is told the socket closed (egress.js);
+  // decisions and onDown(closeCode) is told the socket closed (egress.js);
   // log(level, msg, fields).
   constructor({ router, onWelcome = async () => {}, onConnected = async () => {}, onDecision = () => {}, onDown = () => {}, log = () => {} }) {
     this.router = router;
@@ -268,7 +268,7 @@ export class Connection {
         }
         this.#stopTimers();
         this.router.abortAll();
-        this.onDown();
+        this.onDown(ev.code);
         this.#afterClose({ closeCode: ev.code, reason: ev.reason || '' }, null, false).catch((e) => this.log('error', String(e)));
       };
       ws.onerror = () => {
@@ -372,7 +372,7 @@ export class Connection {
         // already closed
       }
       this.router.abortAll();
-      this.onDown();
+      this.onDown(code);
     }
   }
 

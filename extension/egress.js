@@ -379,9 +379,12 @@ export class Egress {
   // closed; allowed, the extension loads it. Any other tab is the user's:
   // it is only remembered, so the popup rule never holds it.
   async onTabCreated(tab) {
-    await this.start();
     if (!tab || typeof tab.id !== 'number') return;
+    // hidden from listings at once, before anything is awaited
+    if (this.drives(tab.openerTabId)) this.popups.add(tab.id);
+    await this.start();
     if (!this.drives(tab.openerTabId)) {
+      this.popups.delete(tab.id);
       this.known.add(tab.id);
       await this.#sync().catch(() => {});
       return;

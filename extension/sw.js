@@ -8,6 +8,7 @@ import { Connection, connectionState, setBadge, validPort, validToken } from './
 import * as cdp from './cdp.js';
 import * as tabs from './tabs.js';
 import { Egress } from './egress.js';
+import { CLOSE } from './frame.js';
 
 const ALARM = 'chromegate-redial';
 
@@ -41,7 +42,13 @@ const conn = new Connection({
   router: null,
   log,
   onDecision: (f) => egress.onDecision(f),
-  onDown: () => egress.abortAll(),
+  // Requests waiting for a decision fail. A connection that ended for
+  // good (refused, superseded, token rotated) lets go of its tabs: they
+  // are the user's again, no longer driven (nor held by the boundary).
+  onDown: (code) => {
+    egress.abortAll();
+    if (code === CLOSE.UNAUTHORIZED || code === CLOSE.SUPERSEDED || code === CLOSE.ROTATED) releaseAll().catch(() => {});
+  },
   onWelcome: (w) => cdp.setScripts(w.scripts),
   // the server learns which tabs are already attached (chrome_status)
   onConnected: async () => {
@@ -86,9 +93,7 @@ async function handleMessage(msg) {
     case 'state':
       return { ...(await connectionState()), attachedTabs: await cdp.attachedTabs(), missing: router.missing };
     case 'unpair': {
-      const driven = await cdp.attachedTabs();
-      await cdp.detachAll();
-      for (const id of driven) egress.release(id);
+      await releaseAll();
       await conn.unpair();
       return { ok: true };
     }
@@ -101,6 +106,13 @@ async function handleMessage(msg) {
     default:
       return { error: 'unknown message' };
   }
+}
+
+// releaseAll detaches from every driven tab.
+async function releaseAll() {
+  const driven = await cdp.attachedTabs();
+  await cdp.detachAll();
+  for (const id of driven) egress.release(id);
 }
 
 // chromegatePair is how the server pairs over CDP: it evaluates
