@@ -48,9 +48,9 @@ func (h *hits) all() map[string]int {
 	return out
 }
 
-// countingServer counts every request (WebSocket handshakes included) and
+// pathCountingServer counts every request (WebSocket handshakes included) and
 // answers each with a small page.
-func countingServer(t *testing.T) (port string, h *hits) {
+func pathCountingServer(t *testing.T) (port string, h *hits) {
 	h = &hits{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -135,8 +135,8 @@ func strictEgress(t *testing.T) string {
 // page's own subresources and an allowed popup still load. A tab the user
 // opens outside chromegate is never filtered.
 func TestExtensionEgress(t *testing.T) {
-	evilPort, evil := countingServer(t)
-	internalPort, internal := countingServer(t)
+	evilPort, evil := pathCountingServer(t)
+	internalPort, internal := pathCountingServer(t)
 	evilURL := "http://evil.test:" + evilPort
 	internalURL := "http://127.0.0.1:" + internalPort
 	var ok hits
