@@ -65,6 +65,16 @@ export function setEmitter(fn) {
   emit = fn;
 }
 
+let hook = async () => {
+  throw new Error('no request boundary is set');
+};
+
+// setHook sets what puts a tab under the request boundary (egress.js) the
+// moment the debugger attaches, before the tab is used.
+export function setHook(fn) {
+  hook = fn;
+}
+
 // ---------------------------------------------------------------------------
 // Storage-backed pieces.
 
@@ -307,6 +317,15 @@ async function doAttach(st) {
       throw fail('INTERNAL', `attaching to tab ${tabId} failed: ${msg}`);
     }
   }
+  // Every request of the tab is decided by the server from here on; a tab
+  // whose hook fails is let go, never driven unhooked.
+  try {
+    await hook(tabId);
+  } catch (e) {
+    if (e instanceof WireError) throw e;
+    await chrome.debugger.detach({ tabId }).catch(() => {});
+    throw fail('INTERNAL', `tab ${tabId}: the request boundary could not be set: ${String((e && e.message) || e)}`, 'retry the call');
+  }
   await send(tabId, 'Page.enable');
   await send(tabId, 'Page.setLifecycleEventsEnabled', { enabled: true });
   const tree = await send(tabId, 'Page.getFrameTree');
@@ -336,7 +355,8 @@ export async function detachAll() {
 // onEvent is chrome.debugger.onEvent's listener (registered by sw.js).
 export function onEvent(source, method, params) {
   const tabId = source && source.tabId;
-  if (tabId === undefined) return;
+  // a child session's events (out-of-process frames, workers) are egress.js's
+  if (tabId === undefined || source.sessionId) return;
   const st = state(tabId);
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.

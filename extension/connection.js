@@ -32,9 +32,13 @@ export function validCode(c) {
 
 export class Connection {
   // router: a Router (handle, cancel, abortAll); onWelcome(welcome) stores
-  // the server's scripts; log(level, msg, fields).
-  constructor({ router, onWelcome = async () => {}, onConnected = async () => {}, log = () => {} }) {
+  // the server's scripts; onDecision(frame) takes the server's request
+  // decisions and onDown(closeCode) is told the socket closed (egress.js);
+  // log(level, msg, fields).
+  constructor({ router, onWelcome = async () => {}, onConnected = async () => {}, onDecision = () => {}, onDown = () => {}, log = () => {} }) {
     this.router = router;
+    this.onDecision = onDecision;
+    this.onDown = onDown;
     this.onWelcome = onWelcome;
     this.onConnected = onConnected;
     this.log = log;
@@ -264,6 +268,7 @@ export class Connection {
         }
         this.#stopTimers();
         this.router.abortAll();
+        this.onDown(ev.code);
         this.#afterClose({ closeCode: ev.code, reason: ev.reason || '' }, null, false).catch((e) => this.log('error', String(e)));
       };
       ws.onerror = () => {
@@ -328,6 +333,9 @@ export class Connection {
       case 'pong':
         this.unanswered = 0;
         break;
+      case 'decision':
+        this.onDecision(f);
+        break;
       default:
       // unknown types are ignored (forward compatible)
     }
@@ -338,6 +346,13 @@ export class Connection {
   sendText(text) {
     if (!this.ws || this.ws.readyState !== WebSocket.OPEN) throw new Error('not connected');
     this.ws.send(text);
+  }
+
+  // sendFrame writes a frame the extension starts (a decide); it throws
+  // when not connected.
+  sendFrame(frame) {
+    if (!this.connected()) throw new Error('not connected');
+    this.ws.send(encode(frame));
   }
 
   // event sends an informational event when connected.
@@ -357,6 +372,7 @@ export class Connection {
         // already closed
       }
       this.router.abortAll();
+      this.onDown(code);
     }
   }
 

@@ -16,7 +16,7 @@ export const CLOSE = Object.freeze({
 });
 
 // Types whose frames must carry an id.
-const NEEDS_ID = new Set(['command', 'result', 'error', 'cancel', 'ping', 'pong']);
+const NEEDS_ID = new Set(['command', 'result', 'error', 'cancel', 'ping', 'pong', 'decide', 'decision']);
 
 // validate returns why frame is not a well-formed v1 frame, or '' when it is.
 export function validate(frame) {
@@ -26,6 +26,7 @@ export function validate(frame) {
   if (NEEDS_ID.has(frame.type) && (typeof frame.id !== 'string' || frame.id === '')) return `${frame.type} frame has no id`;
   if (frame.type === 'command' && (typeof frame.method !== 'string' || frame.method === '')) return 'command frame has no method';
   if (frame.type === 'error' && (frame.error === null || typeof frame.error !== 'object')) return 'error frame has no error';
+  if (frame.type === 'decide' && (frame.request === null || typeof frame.request !== 'object')) return 'decide frame has no request';
   return '';
 }
 

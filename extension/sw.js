@@ -6,6 +6,9 @@
 import { Router } from './router.js';
 import { Connection, connectionState, setBadge, validPort, validToken } from './connection.js';
 import * as cdp from './cdp.js';
+import * as tabs from './tabs.js';
+import { Egress } from './egress.js';
+import { CLOSE } from './frame.js';
 
 const ALARM = 'chromegate-redial';
 
@@ -16,9 +19,36 @@ function log(level, msg, fields) {
   else console.log(line, fields || '');
 }
 
+// The request boundary of driven tabs (egress.js): its decide frames go
+// to the server, and fail closed when they cannot.
+const egress = new Egress({
+  send: (frame) => conn.sendFrame(frame),
+  cdp: (target, method, params) => chrome.debugger.sendCommand(target, method, params),
+  dnr: {
+    update: (opts) => chrome.declarativeNetRequest.updateSessionRules(opts),
+    ids: async () => (await chrome.declarativeNetRequest.getSessionRules()).map((r) => r.id),
+  },
+  attach: (tabId) => cdp.attach(tabId),
+  tab: (tabId) => chrome.tabs.get(tabId),
+  tabs: () => chrome.tabs.query({}),
+  driven: () => cdp.attachedTabs(),
+  close: (tabId) => chrome.tabs.remove(tabId),
+  log,
+});
+cdp.setHook((tabId) => egress.hook(tabId));
+tabs.setHidden((tabId) => egress.hidden(tabId));
+
 const conn = new Connection({
   router: null,
   log,
+  onDecision: (f) => egress.onDecision(f),
+  // Requests waiting for a decision fail. A connection that ended for
+  // good (refused, superseded, token rotated) lets go of its tabs: they
+  // are the user's again, no longer driven (nor held by the boundary).
+  onDown: (code) => {
+    egress.abortAll();
+    if (code === CLOSE.UNAUTHORIZED || code === CLOSE.SUPERSEDED || code === CLOSE.ROTATED) releaseAll().catch(() => {});
+  },
   onWelcome: (w) => cdp.setScripts(w.scripts),
   // the server learns which tabs are already attached (chrome_status)
   onConnected: async () => {
@@ -33,8 +63,14 @@ if (router.missing.length) {
 }
 cdp.setEmitter((event, data) => conn.event(event, data));
 
+chrome.debugger.onEvent.addListener((source, method, params) => egress.onEvent(source, method, params));
 chrome.debugger.onEvent.addListener(cdp.onEvent);
+chrome.debugger.onDetach.addListener((source) => egress.release(source && source.tabId));
 chrome.debugger.onDetach.addListener(cdp.onDetach);
+chrome.tabs.onCreated.addListener((tab) => {
+  egress.onTabCreated(tab).catch((e) => log('warn', 'egress: new tab: ' + e.message));
+});
+chrome.tabs.onRemoved.addListener((tabId) => egress.onTabRemoved(tabId));
 chrome.tabs.onRemoved.addListener((tabId) => cdp.onTabRemoved(tabId));
 chrome.downloads.onCreated.addListener(cdp.onDownloadCreated);
 
@@ -56,10 +92,11 @@ async function handleMessage(msg) {
   switch (msg && msg.type) {
     case 'state':
       return { ...(await connectionState()), attachedTabs: await cdp.attachedTabs(), missing: router.missing };
-    case 'unpair':
-      await cdp.detachAll();
+    case 'unpair': {
+      await releaseAll();
       await conn.unpair();
       return { ok: true };
+    }
     case 'reconnect':
       conn.reconnect('asked in the popup');
       return { ok: true };
@@ -69,6 +106,13 @@ async function handleMessage(msg) {
     default:
       return { error: 'unknown message' };
   }
+}
+
+// releaseAll detaches from every driven tab.
+async function releaseAll() {
+  const driven = await cdp.attachedTabs();
+  await cdp.detachAll();
+  for (const id of driven) egress.release(id);
 }
 
 // chromegatePair is how the server pairs over CDP: it evaluates
@@ -84,4 +128,5 @@ globalThis.chromegatePair = async ({ port, token } = {}) => {
 // been stopped in between); created here so a restarted worker has it.
 chrome.alarms.create(ALARM, { periodInMinutes: 0.5 }).catch(() => {});
 setBadge('idle');
+egress.start();
 conn.ensure();

@@ -28,10 +28,18 @@ export async function forget(id) {
   if (list.includes(id)) await setSelection(list.filter((x) => x !== id));
 }
 
+let hidden = () => false;
+
+// setHidden sets which tabs are not listed: popups whose first page the
+// request boundary is still deciding (egress.js).
+export function setHidden(fn) {
+  hidden = fn;
+}
+
 // usable reports whether a tab can be listed and driven: a real tab of a
 // normal window.
 function usable(t) {
-  return t && typeof t.id === 'number' && t.id >= 0;
+  return t && typeof t.id === 'number' && t.id >= 0 && !hidden(t.id);
 }
 
 // all returns the open tabs in creation (id) order.

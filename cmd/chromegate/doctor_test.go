@@ -46,7 +46,7 @@ func TestBridgeOptional(t *testing.T) {
 	}
 	bf := browserFlags{dataDir: dir}
 	log := slog.New(slog.DiscardHandler)
-	s, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr}).setup(log, &bf, bf.options(log), "test")
+	s, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr}).setup(log, &bf, bf.options(log), "test", nil)
 	if err != nil {
 		t.Fatalf("an unusable data dir stopped the server: %v", err)
 	}
@@ -54,7 +54,7 @@ func TestBridgeOptional(t *testing.T) {
 	if s.bridge != nil || len(s.backends) != 1 || s.backends[0].Name() != "cdp" {
 		t.Fatalf("backends %v, bridge %v", s.backends, s.bridge)
 	}
-	if _, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr, noCDPFallback: true}).setup(log, &bf, bf.options(log), "test"); err == nil {
+	if _, err := (&extFlags{prefer: "extension", bridgeAddr: defaultBridgeAddr, noCDPFallback: true}).setup(log, &bf, bf.options(log), "test", nil); err == nil {
 		t.Fatal("--no-cdp-fallback without a bridge was accepted")
 	}
 }

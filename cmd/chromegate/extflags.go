@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/ext"
 	"github.com/chromegate/chromegate/extension"
 )
@@ -55,7 +56,9 @@ func (b *browserFlags) resolvedDataDir() string {
 
 // setup starts the bridge (unless disabled) and orders the backends. copts
 // are the CDP backend's options; --with-extension adds the extension to them.
-func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, version string) (*extSetup, error) {
+// boundary decides every request of the tabs the extension drives (nil:
+// none is decided).
+func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, version string, boundary *egress.Boundary) (*extSetup, error) {
 	dataDir := bf.resolvedDataDir()
 	if f.prefer != "extension" && f.prefer != "cdp" {
 		return nil, fmt.Errorf("--prefer %q: want extension or cdp", f.prefer)
@@ -76,7 +79,7 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 		case err == nil:
 			s.bridge = b
 			s.extBack = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
-				MaxDownloadBytes: copts.MaxDownloadBytes})
+				MaxDownloadBytes: copts.MaxDownloadBytes, Boundary: boundary})
 			extBackend = s.extBack
 		case needBridge:
 			return nil, err

@@ -137,7 +137,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		cfg.egressVia = ""
 	}
 	copts.EgressVia = cfg.egressVia
-	backends, err := cfg.ext.setup(log, &cfg.browser, copts, chromegateVersion())
+	backends, err := cfg.ext.setup(log, &cfg.browser, copts, chromegateVersion(), boundary)
 	if err != nil {
 		return err
 	}

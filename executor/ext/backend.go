@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // BackendName is the extension backend's name in tab ids and chrome_status.
@@ -21,6 +22,10 @@ type BackendOptions struct {
 	// UploadDirs confine set_files, as on the CDP backend.
 	UploadDirs       []string
 	MaxDownloadBytes int64
+	// Boundary decides every request of the tabs the extension drives
+	// (the extension asks with decide frames). nil is a disabled boundary:
+	// every request is allowed.
+	Boundary *egress.Boundary
 }
 
 // Backend serves the user's own Chrome through the paired extension. It
@@ -43,6 +48,7 @@ func NewBackend(b *Bridge, opts BackendOptions) *Backend {
 	if opts.MaxDownloadBytes <= 0 {
 		opts.MaxDownloadBytes = 512 << 20
 	}
+	b.setBoundary(opts.Boundary)
 	return &Backend{b: b, opts: opts, ids: map[*Conn]executor.TabIDs{}}
 }
 

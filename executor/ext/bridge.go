@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -42,7 +43,10 @@ type Options struct {
 	Scripts map[string]string
 	// Version is the server's version, sent in welcome.
 	Version string
-	Logger  *slog.Logger
+	// MaxDecisions bounds the request decisions in flight per connection
+	// (default DefaultMaxDecisions); past it requests are denied.
+	MaxDecisions int
+	Logger       *slog.Logger
 }
 
 // Displacement records a connection that replaced another: legitimate
@@ -77,6 +81,8 @@ type Bridge struct {
 	displaced *Displacement
 	lastAuth  string // the last refused handshake, for chrome_status
 	closed    bool
+
+	hook atomic.Pointer[requestHook] // decides the extension's requests; see setBoundary
 }
 
 // Start listens on opts.Addr, writes the handshake file and serves.
@@ -95,6 +101,9 @@ func Start(opts Options) (*Bridge, error) {
 	}
 	if opts.MaxBuffered <= 0 {
 		opts.MaxBuffered = 8 << 20
+	}
+	if opts.MaxDecisions <= 0 {
+		opts.MaxDecisions = DefaultMaxDecisions
 	}
 	log := opts.Logger
 	if log == nil {

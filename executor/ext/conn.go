@@ -43,6 +43,11 @@ type Conn struct {
 	out      chan []byte
 	queued   atomic.Int64
 	lastRecv atomic.Int64 // unix nanos
+
+	// ctx ends when the connection closes: decisions in flight stop.
+	ctx       context.Context
+	cancel    context.CancelFunc
+	decisions chan struct{} // a slot per request decision in flight
 }
 
 type reply struct {
@@ -52,7 +57,9 @@ type reply struct {
 
 func newConn(b *Bridge, ws *websocket.Conn, ext ExtInfo, sid string) *Conn {
 	c := &Conn{b: b, ws: ws, ext: ext, sid: sid, since: time.Now().UTC(), done: make(chan struct{}),
-		pending: map[string]chan reply{}, attached: map[string]bool{}, out: make(chan []byte, 4096)}
+		pending: map[string]chan reply{}, attached: map[string]bool{}, out: make(chan []byte, 4096),
+		decisions: make(chan struct{}, b.opts.MaxDecisions)}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.lastRecv.Store(time.Now().UnixNano())
 	return c
 }
@@ -126,6 +133,8 @@ func (c *Conn) handle(f Frame) {
 		_ = c.send(Frame{V: WireVersion, Type: TypePong, ID: f.ID})
 	case TypeEvent:
 		c.event(f.Event, f.Data)
+	case TypeDecide:
+		c.decide(f)
 	}
 }
 
@@ -267,6 +276,7 @@ func (c *Conn) close(code websocket.StatusCode, reason string, why *executor.Err
 	c.doneOnce.Do(func() {
 		c.closeErr.Store(why)
 		close(c.done)
+		c.cancel()
 		c.mu.Lock()
 		pending := c.pending
 		c.pending = map[string]chan reply{}

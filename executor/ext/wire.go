@@ -27,6 +27,10 @@ const (
 	TypeEvent        = "event"
 	TypePing         = "ping"
 	TypePong         = "pong"
+	// TypeDecide asks the server to decide a request of a driven tab
+	// (ext -> server); TypeDecision answers it (server -> ext).
+	TypeDecide   = "decide"
+	TypeDecision = "decision"
 )
 
 // Close codes the bridge uses.
@@ -72,6 +76,23 @@ type Frame struct {
 
 	// event
 	Event string `json:"event,omitempty"`
+
+	// decide (the request) and decision (allow; the reason of a denial is
+	// in Reason)
+	Request *WireRequest `json:"request,omitempty"`
+	Allow   bool         `json:"allow,omitempty"`
+}
+
+// WireRequest is a decide frame's request: what the extension sees of a
+// paused request before it leaves (see egress.Request).
+type WireRequest struct {
+	URL          string `json:"url"`
+	Method       string `json:"method,omitempty"`
+	ResourceType string `json:"resourceType,omitempty"`
+	Navigation   bool   `json:"navigation,omitempty"`
+	TopLevel     bool   `json:"topLevel,omitempty"`
+	FrameOrigin  string `json:"frameOrigin,omitempty"`
+	PageOrigin   string `json:"pageOrigin,omitempty"`
 }
 
 // ExtInfo is what the extension says about itself in hello.
@@ -129,10 +150,13 @@ func DecodeFrame(b []byte) (Frame, error) {
 		return Frame{}, fmt.Errorf("frame has version %d, want %d", f.V, WireVersion)
 	}
 	switch f.Type {
-	case TypeResult, TypeError, TypeCommand, TypeCancel:
+	case TypeResult, TypeError, TypeCommand, TypeCancel, TypeDecide, TypeDecision:
 		if f.ID == "" {
 			return Frame{}, fmt.Errorf("%s frame has no id", f.Type)
 		}
+	}
+	if f.Type == TypeDecide && f.Request == nil {
+		return Frame{}, fmt.Errorf("decide frame has no request")
 	}
 	if f.Type == TypeError && f.Error == nil {
 		return Frame{}, fmt.Errorf("error frame has no error")
@@ -148,7 +172,7 @@ func DecodeFrame(b []byte) (Frame, error) {
 // encoding/json would otherwise fold "TOKEN" onto "token".
 var wireNames = func() map[string]string {
 	names := []string{"v", "type", "token", "code", "ext", "sessionId", "heartbeatMs", "server", "scripts",
-		"reason", "id", "method", "tabId", "params", "timeoutMs", "data", "error", "event"}
+		"reason", "id", "method", "tabId", "params", "timeoutMs", "data", "error", "event", "request", "allow"}
 	m := make(map[string]string, len(names))
 	for _, n := range names {
 		m[lower(n)] = n
