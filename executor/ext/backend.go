@@ -342,7 +342,10 @@ func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (exe
 		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
 	}
 	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
-		Limit: e.be.opts.MaxDownloadBytes, Jar: &extJar{ctx: ctx, e: e}})
+		Limit: e.be.opts.MaxDownloadBytes, Jar: &extJar{ctx: ctx, e: e},
+		// The server fetches from its own network: each connection (every
+		// redirect hop) is decided on the address this machine resolves.
+		Dial: e.be.opts.Boundary.Dialer(executor.DefaultSession, BackendName, nil)})
 }
 
 // extJar lends the browser's cookies for a URL to Go's HTTP client.
