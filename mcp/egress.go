@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
@@ -15,6 +16,7 @@ import (
 // it on every call. Implementations must be safe for concurrent use.
 type SessionBinder interface {
 	BindSession(session string, p Principal)
+	ForgetSession(session string)
 }
 
 // TabFilter decides whether a tab's URL may be shown to the caller: a tab
@@ -38,23 +40,22 @@ func (g *PolicyGate) BindSession(session string, p Principal) {
 		pp.Roles = []string{}
 	}
 	if cur, ok := g.principals.Load(session); ok {
-		if c := cur.(policy.Principal); c.Name == pp.Name && c.Transport == pp.Transport && slicesEqual(c.Roles, pp.Roles) {
+		if c := cur.(policy.Principal); c.Name == pp.Name && c.Transport == pp.Transport && slices.Equal(c.Roles, pp.Roles) {
 			return
 		}
 	}
 	g.principals.Store(session, pp)
 }
 
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// ForgetSession drops what BindSession learnt of a session that ended.
+func (g *PolicyGate) ForgetSession(session string) { g.principals.Delete(session) }
+
+// forgetSession drops a closed session's principal and request denials.
+func (s *Server) forgetSession(session string) {
+	if b, ok := s.opts.Gate.(SessionBinder); ok {
+		b.ForgetSession(session)
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	s.opts.Egress.Forget(session)
 }
 
 // DecideRequest decides a request a page made, with the policy's request

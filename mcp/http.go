@@ -417,6 +417,7 @@ func (h *HTTPHandler) endMCP(id string) {
 }
 
 func (h *HTTPHandler) closeContext(key string) {
+	h.s.forgetSession(key)
 	if err := h.s.opts.Manager.CloseSession(key); err != nil {
 		h.log.Warn("closing a session's browser context", "session", key, "err", err)
 	} else {
