@@ -78,12 +78,17 @@ allow if {
 allow if {
 	input.version == 1
 	input.phase == "request"
+	input.action == "request"
 	request_allowed
 }
 
 denial_reasons := sort(deny) if count(deny) > 0
 
-denial_reasons := [sprintf("no rule of the policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
+denial_reasons := [sprintf("no rule of the policy allows %v", [denied_subject])] if count(deny) == 0
+
+denied_subject := "this request" if input.phase == "request"
+
+else := object.get(input, "tool", "this call")
 
 # ---------------------------------------------------------------------------
 # Vocabulary.
@@ -224,13 +229,13 @@ url_problem(t) := sprintf("host not in allow_domains", []) if {
 }
 
 # How to allow a URL, for the hints.
-url_hint(t) := sprintf("start chromegate with --allow-domain %s (exactly this host: wildcards and --unsafe-all-domains never match local addresses), or add %q to allow_domains in the policy data", [t.host, t.host]) if {
-	t.scheme in web_schemes
+url_hint(t) := host_hint(t) if t.scheme in web_schemes
+
+host_hint(t) := sprintf("start chromegate with --allow-domain %s (exactly this host: wildcards and --unsafe-all-domains never match local addresses), or add %q to allow_domains in the policy data", [t.host, t.host]) if {
 	t.ip_class in local_classes
 }
 
-url_hint(t) := sprintf("start chromegate with --allow-domain %s, or add %q to allow_domains in the policy data", [t.host, t.host]) if {
-	t.scheme in web_schemes
+host_hint(t) := sprintf("start chromegate with --allow-domain %s, or add %q to allow_domains in the policy data", [t.host, t.host]) if {
 	not t.ip_class in local_classes
 }
 
@@ -415,14 +420,17 @@ page_tool_origin_ok if {
 # browser will connect to when the hook resolved it (the launched browser's
 # proxy: a name pointing inward is inward), else of the URL's host.
 
-request := object.get(input, "request", {})
-
+# The rules read input.request field by field, never whole: a policy that
+# reads input.request.url (or the whole object) makes chromegate cache
+# request decisions per URL instead of per origin.
 request_schemes := {"http", "https", "ws", "wss"}
 
 # A document load in any frame — a tab, a popup, an iframe — goes only
 # where a navigation may.
+navigation_request if input.request.navigation == true
+
 request_allowed if {
-	request.navigation == true
+	navigation_request
 	url_ok(target)
 }
 
@@ -430,7 +438,7 @@ request_allowed if {
 # address only when its host is listed exactly; any public host unless
 # strict egress, then only allowed and asset hosts.
 request_allowed if {
-	not request.navigation == true
+	not navigation_request
 	subresource_ok(target)
 }
 
@@ -683,25 +691,27 @@ deny contains sprintf("page tool %v does not belong to an allowed page", [input.
 
 # Requests.
 
-request_kind := "navigation" if request.navigation == true
-
-request_kind := "request" if not request.navigation == true
-
-deny contains sprintf("%s to %s is not allowed: %s", [request_kind, where(target), url_problem(target)]) if {
+deny contains sprintf("navigation to %s is not allowed: %s", [where(target), url_problem(target)]) if {
 	input.phase == "request"
-	request.navigation == true
+	navigation_request
+	not url_ok(target)
+}
+
+hints contains url_hint(target) if {
+	input.phase == "request"
+	navigation_request
 	not url_ok(target)
 }
 
 deny contains sprintf("request to %s is not allowed: only http, https, ws and wss requests leave the browser", [where(target)]) if {
 	input.phase == "request"
-	not request.navigation == true
+	not navigation_request
 	not target.scheme in request_schemes
 }
 
 deny contains sprintf("request to %s is not allowed: %s is a %s address, allowed only when listed exactly in allow_domains", [where(target), target.host, class_words[target.ip_class]]) if {
 	input.phase == "request"
-	not request.navigation == true
+	not navigation_request
 	target.scheme in request_schemes
 	target.ip_class in local_classes
 	not host_allowed(target)
@@ -709,23 +719,27 @@ deny contains sprintf("request to %s is not allowed: %s is a %s address, allowed
 
 deny contains sprintf("request to %s is not allowed: strict egress allows only hosts in allow_domains and asset_domains", [where(target)]) if {
 	input.phase == "request"
-	not request.navigation == true
+	not navigation_request
 	target.scheme in request_schemes
 	strict_egress
 	not target.ip_class in local_classes
 	not subresource_ok(target)
 }
 
-hints contains url_hint(target) if {
+# WebSocket requests get the same hint as web ones: a host is listed for
+# every scheme.
+hints contains host_hint(target) if {
 	input.phase == "request"
-	target.scheme in web_schemes
-	not request_allowed
+	not navigation_request
+	target.scheme in request_schemes
+	not subresource_ok(target)
 }
 
-hints contains sprintf("or add %q to asset_domains in the policy data (--asset-domain) to let pages load from it without navigating there", [target.host]) if {
+hints contains sprintf("to let pages load from %s without navigating there, start chromegate with --asset-domain %s, or add %q to asset_domains in the policy data", [target.host, target.host, target.host]) if {
 	input.phase == "request"
 	strict_egress
-	not request.navigation == true
+	not navigation_request
+	target.scheme in request_schemes
 	not target.ip_class in local_classes
-	not request_allowed
+	not subresource_ok(target)
 }

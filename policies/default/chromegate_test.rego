@@ -556,3 +556,190 @@ test_plugin_step_is_decided_as_its_tool if {
 test_plugin_mutations_not_a_list_counts_as_none if {
 	not allowed(plugin_call(["click"])) with data.plugin_mutations as "signup"
 }
+
+# ---------------------------------------------------------------------------
+# Requests a page makes on its own (phase "request"). The target is the
+# request's origin; its ip_class is the resolved address's when the proxy
+# resolved the name, else the URL host's. Only request.url holds the path.
+
+origin(t) := object.union(t, {"url": sprintf("%s://%s/", [t.scheme, t.host])}) if t.host != ""
+
+origin(t) := t if t.host == ""
+
+req(url, extra) := object.union(
+	object.union(base, {
+		"phase": "request", "tool": "", "action": "request", "read_only": true,
+		"target": origin(chromegate.parse_url(url)),
+		"request": {
+			"url": url, "method": "GET", "resource_type": "script", "navigation": false, "top_level": false,
+			"frame_origin": "https://example.com", "page_origin": "https://example.com", "address": "", "via": "proxy",
+		},
+		"session": "",
+	}),
+	extra,
+)
+
+# A name the proxy resolved: ip_class is the address's.
+resolved(url, class, address) := req(url, {"target": {"ip_class": class}, "request": {"address": address}})
+
+# A document load: a popup (a new top-level page) or an iframe.
+popup(url) := req(url, {"request": {"resource_type": "document", "navigation": true, "top_level": true, "page_origin": ""}})
+
+iframe(url) := req(url, {"request": {"resource_type": "document", "navigation": true}})
+
+test_request_public_hosts_allowed_by_default if {
+	allowed(req("https://cdn.example.net/lib.js?v=2", {}))
+	allowed(resolved("https://cdn.example.net/lib.js", "public", "93.184.216.34"))
+	allowed(req("http://93.184.216.34/pixel.gif", {"request": {"resource_type": "image"}}))
+	allowed(req("https://api.example.net/v1", {"request": {"method": "POST", "resource_type": "fetch"}}))
+	d := policy.decision with input as req("https://cdn.example.net/lib.js", {})
+	d == {"allow": true, "reasons": [], "hints": []}
+}
+
+test_request_websockets_allowed_like_web_requests if {
+	allowed(req("wss://live.example.net/socket", {"request": {"resource_type": "websocket"}}))
+	allowed(req("ws://live.example.net/socket", {"request": {"resource_type": "websocket"}}))
+	local := resolved("ws://allowed.test:8080/socket", "loopback", "127.0.0.1")
+	not allowed(local)
+	reasons(local) == ["request to allowed.test is not allowed: allowed.test is a loopback address, allowed only when listed exactly in allow_domains"]
+	hints(local) == [`start chromegate with --allow-domain allowed.test (exactly this host: wildcards and --unsafe-all-domains never match local addresses), or add "allowed.test" to allow_domains in the policy data`]
+	allowed(local) with data.allow_domains as ["allowed.test"]
+}
+
+test_request_other_schemes_denied if {
+	every u in ["javascript:alert(1)", "data:text/javascript,alert(1)", "file:///etc/passwd", "chrome-extension://abcdefghijklmnop/x.js", "ftp://example.net/f"] {
+		not allowed(req(u, {})) with data.all_domains as true with data.allow_domains as ["*"]
+	}
+	reasons(req("javascript:alert(1)", {})) == ["request to a javascript: URL is not allowed: only http, https, ws and wss requests leave the browser"]
+	reasons(req("data:text/javascript,alert(1)", {})) == ["request to a data: URL is not allowed: only http, https, ws and wss requests leave the browser"]
+	reasons(req("ftp://example.net/f", {})) == ["request to example.net is not allowed: only http, https, ws and wss requests leave the browser"]
+	hints(req("javascript:alert(1)", {})) == []
+}
+
+test_request_loopback_name_needs_exact_listing if {
+	inp := resolved("https://allowed.test/api", "loopback", "127.0.0.1")
+	allowed(inp) with data.allow_domains as ["allowed.test"]
+	not allowed(inp) with data.allow_domains as ["*.test"]
+	not allowed(inp) with data.allow_domains as ["*"]
+	not allowed(inp) with data.all_domains as true
+	not allowed(inp) with data.all_domains as true with data.asset_domains as ["allowed.test"] with data.strict_egress as true
+	reasons(inp) == ["request to allowed.test is not allowed: allowed.test is a loopback address, allowed only when listed exactly in allow_domains"] with data.allow_domains as ["*.test"]
+
+	# The same name resolved to a public address is any public name.
+	allowed(resolved("https://allowed.test/api", "public", "93.184.216.34"))
+}
+
+test_request_private_and_link_local_denied if {
+	every inp in [
+		req("http://169.254.169.254/latest/meta-data/", {}),
+		req("http://[fe80::1]/", {}),
+		req("http://10.0.0.1/", {}),
+		req("http://192.168.1.1/", {}),
+		req("http://127.0.0.1:9222/json", {}),
+		req("http://localhost:3000/", {}),
+		resolved("http://metadata.example.net/latest/", "link_local", "169.254.169.254"),
+		resolved("http://intranet.example.net/", "private", "10.1.2.3"),
+	] {
+		not allowed(inp) with data.allow_domains as ["*", "*.example.net"] with data.all_domains as true
+	}
+	reasons(req("http://169.254.169.254/latest/meta-data/", {})) == ["request to 169.254.169.254 is not allowed: 169.254.169.254 is a link-local address, allowed only when listed exactly in allow_domains"]
+	reasons(resolved("http://intranet.example.net/", "private", "10.1.2.3")) == ["request to intranet.example.net is not allowed: intranet.example.net is a private-network address, allowed only when listed exactly in allow_domains"]
+	allowed(req("http://169.254.169.254/x", {})) with data.allow_domains as ["169.254.169.254"]
+	allowed(req("http://127.0.0.1:9222/json", {})) with data.allow_domains as ["127.0.0.1"]
+}
+
+test_request_navigation_decided_like_a_navigation if {
+	# A popup or an iframe goes only where the model could navigate.
+	every inp in [popup("https://other.test/login"), iframe("https://other.test/embed")] {
+		not allowed(inp) with data.allow_domains as ["example.com"]
+		reasons(inp) == ["navigation to other.test is not allowed: host not in allow_domains"] with data.allow_domains as ["example.com"]
+		hints(inp) == [`start chromegate with --allow-domain other.test, or add "other.test" to allow_domains in the policy data`]
+		allowed(inp) with data.allow_domains as ["other.test"]
+	}
+	allowed(iframe("https://a.example.com/")) with data.allow_domains as ["*.example.com"]
+	allowed(popup("about:blank"))
+	not allowed(iframe("javascript:alert(1)")) with data.all_domains as true
+	reasons(iframe("javascript:alert(1)")) == ["navigation to a javascript: URL is not allowed: the javascript: scheme is never allowed"]
+	hints(iframe("javascript:alert(1)")) == []
+	not allowed(iframe("data:text/html,x")) with data.all_domains as true
+	not allowed(iframe("wss://example.com/")) with data.allow_domains as ["example.com"]
+	local := object.union(iframe("http://allowed.test/"), {"target": {"ip_class": "loopback"}})
+	not allowed(local) with data.allow_domains as ["*.test"]
+	reasons(local) == ["navigation to allowed.test is not allowed: allowed.test is a loopback address, allowed only when listed exactly in allow_domains"]
+	allowed(local) with data.allow_domains as ["allowed.test"]
+}
+
+# Strict egress with two allowed and two asset host patterns.
+strictly_allowed(inp) if {
+	allowed(inp) with data.strict_egress as true
+		with data.allow_domains as ["example.com", "*.example.org"]
+		with data.asset_domains as ["*.cdn.test", "fonts.test"]
+}
+
+test_request_strict_egress_allows_listed_and_asset_hosts_only if {
+	strictly_allowed(req("https://example.com/app.js", {}))
+	strictly_allowed(req("https://a.example.org/app.js", {}))
+	strictly_allowed(req("https://x.cdn.test/lib.js", {}))
+	strictly_allowed(req("https://fonts.test/f.woff2", {"request": {"resource_type": "font"}}))
+	strictly_allowed(resolved("https://x.cdn.test/lib.js", "public", "93.184.216.34"))
+	strictly_allowed(resolved("https://a.example.org/", "public", "93.184.216.34"))
+	not strictly_allowed(req("https://tracker.test/p.gif", {}))
+	not strictly_allowed(req("wss://live.test/socket", {}))
+	not strictly_allowed(req("https://cdn.test/lib.js", {}))
+}
+
+test_request_strict_egress_reasons_and_hints if {
+	inp := req("https://tracker.test/p.gif?uid=secret", {})
+	not allowed(inp) with data.strict_egress as true
+	reasons(inp) == ["request to tracker.test is not allowed: strict egress allows only hosts in allow_domains and asset_domains"] with data.strict_egress as true
+	hints(inp) == [
+		`start chromegate with --allow-domain tracker.test, or add "tracker.test" to allow_domains in the policy data`,
+		`to let pages load from tracker.test without navigating there, start chromegate with --asset-domain tracker.test, or add "tracker.test" to asset_domains in the policy data`,
+	] with data.strict_egress as true
+	not contains(concat(" ", reasons(inp)), "secret") with data.strict_egress as true
+	ws := req("wss://live.test/socket", {})
+	count(hints(ws)) == 2 with data.strict_egress as true
+}
+
+test_request_strict_egress_ip_literals_need_exact_allow_domains if {
+	ip := resolved("http://93.184.216.34/x", "public", "93.184.216.34")
+	not allowed(ip) with data.strict_egress as true with data.allow_domains as ["*"] with data.asset_domains as ["*"]
+	not allowed(ip) with data.strict_egress as true with data.asset_domains as ["93.184.216.34"]
+	allowed(ip) with data.strict_egress as true with data.allow_domains as ["93.184.216.34"]
+}
+
+test_request_strict_egress_local_asset_hosts_denied if {
+	inp := resolved("http://localhost:8080/x.js", "loopback", "127.0.0.1")
+	not allowed(inp) with data.strict_egress as true with data.asset_domains as ["localhost"]
+	reasons(inp) == ["request to localhost is not allowed: localhost is a loopback address, allowed only when listed exactly in allow_domains"] with data.strict_egress as true
+	hints(inp) == [`start chromegate with --allow-domain localhost (exactly this host: wildcards and --unsafe-all-domains never match local addresses), or add "localhost" to allow_domains in the policy data`] with data.strict_egress as true
+	allowed(inp) with data.strict_egress as true with data.allow_domains as ["localhost"]
+}
+
+test_request_strict_egress_asset_hosts_are_not_navigation_targets if {
+	not allowed(iframe("https://x.cdn.test/")) with data.strict_egress as true with data.asset_domains as ["*.cdn.test"]
+	not allowed(popup("https://public.test/")) with data.strict_egress as true
+	allowed(iframe("https://example.com/")) with data.strict_egress as true with data.allow_domains as ["example.com"]
+}
+
+test_request_strict_egress_switches_must_be_typed if {
+	allowed(req("https://tracker.test/", {})) with data.strict_egress as "true"
+	not allowed(req("https://x.cdn.test/", {})) with data.strict_egress as true with data.asset_domains as "*.cdn.test"
+}
+
+test_request_unknown_ip_class_denied if {
+	inp := req("https://odd.test/", {"target": {"ip_class": "somewhere"}})
+	not allowed(inp)
+	reasons(inp) == ["no rule of the policy allows this request"]
+}
+
+test_request_phase_needs_request_action if {
+	# A call-shaped input in the request phase is not a request.
+	inp := object.union(nav("https://public.test/"), {"phase": "request"})
+	not allowed(inp)
+	reasons(inp) == ["no rule of the policy allows this request"]
+	not allowed(object.union(req("https://public.test/", {}), {"version": 2}))
+	misspelt := object.union(req("https://public.test/", {}), {"phase": "requests"})
+	not allowed(misspelt)
+	"unknown phase requests" in reasons(misspelt)
+}
