@@ -133,52 +133,95 @@ func requestTerm(r *Request) *ast.Term {
 // readsRequestURL reports whether a policy can read input.request.url: a
 // reference to it, or to input.request or input as a whole (bound to a
 // variable, passed to a function, imported), or a dynamic key at either
-// level. When it cannot, the request's path and query cannot change a
-// decision, and the cache keys on the origin alone. Conservative: any
-// doubt says true.
+// level. object.get with a constant key (or path) counts as the reference
+// it spells, so object.get(input, "tool", "") reads input.tool only. When
+// the policy cannot read the URL, the request's path and query cannot
+// change a decision, and the cache keys on the origin alone. Conservative:
+// any doubt says true.
 func readsRequestURL(modules map[string]*ast.Module) bool {
-	wide := false
-	for _, m := range modules {
-		ast.WalkRefs(m, func(r ast.Ref) bool {
-			if wide || len(r) == 0 || !r[0].Equal(ast.InputRootDocument) {
-				return wide
-			}
-			if len(r) == 1 {
-				wide = true
-				return true
-			}
-			k, ok := r[1].Value.(ast.String)
-			if !ok {
-				wide = true
-				return true
-			}
-			if k != "request" {
-				return false
-			}
-			if len(r) == 2 {
-				wide = true
-				return true
-			}
-			k2, ok := r[2].Value.(ast.String)
-			if !ok || k2 == "url" {
-				wide = true
-			}
-			return wide
-		})
-		for _, imp := range m.Imports {
-			if ref, ok := imp.Path.Value.(ast.Ref); ok && len(ref) > 0 && ref[0].Equal(ast.InputRootDocument) {
-				if len(ref) <= 2 {
-					wide = true
-				} else if k, ok := ref[2].Value.(ast.String); !ok || k == "url" {
-					wide = true
+	reads := false
+	var vis *ast.GenericVisitor
+	vis = ast.NewGenericVisitor(func(x any) bool {
+		if reads {
+			return true
+		}
+		switch x := x.(type) {
+		case ast.Ref: // import paths are refs too
+			reads = refReadsURL(x)
+			return reads
+		case ast.Call:
+			return objectGet(x, vis, &reads)
+		case *ast.Expr:
+			if terms, ok := x.Terms.([]*ast.Term); ok && x.IsCall() && objectGet(terms, vis, &reads) {
+				for _, w := range x.With {
+					vis.Walk(w)
 				}
+				return true
 			}
 		}
-		if wide {
+		return false
+	})
+	for _, m := range modules {
+		vis.Walk(m)
+		if reads {
 			return true
 		}
 	}
 	return false
+}
+
+// refReadsURL reports whether a reference can reach input.request.url.
+func refReadsURL(r ast.Ref) bool {
+	if len(r) == 0 || !r[0].Equal(ast.InputRootDocument) {
+		return false
+	}
+	for i, want := range []ast.String{"request", "url"} {
+		if len(r) == i+1 {
+			return true // input or input.request as a whole
+		}
+		k, ok := r[i+1].Value.(ast.String)
+		if !ok {
+			return true // a key only known when evaluated
+		}
+		if k != want {
+			return false
+		}
+	}
+	return true
+}
+
+// objectGet handles a call term list: when it is object.get on a constant
+// reference rooted at input with a constant key or path, it sets *reads as
+// for the reference they spell, walks the default value, and reports that
+// the call's terms need no other walk. Any other call is left to the
+// visitor (false), which looks at each argument as it is.
+func objectGet(terms []*ast.Term, vis *ast.GenericVisitor, reads *bool) bool {
+	if op, ok := terms[0].Value.(ast.Ref); !ok || len(terms) < 4 || !op.Equal(ast.ObjectGet.Ref()) {
+		return false
+	}
+	obj, ok := terms[1].Value.(ast.Ref)
+	if !ok || !obj[0].Equal(ast.InputRootDocument) || !obj.IsGround() {
+		return false
+	}
+	path := obj.Copy()
+	switch k := terms[2].Value.(type) {
+	case ast.String:
+		path = path.Append(ast.NewTerm(k))
+	case *ast.Array:
+		if !k.IsGround() {
+			return false
+		}
+		for i := range k.Len() {
+			path = path.Append(k.Elem(i))
+		}
+	default:
+		return false
+	}
+	*reads = refReadsURL(path)
+	for _, t := range terms[3:] {
+		vis.Walk(t)
+	}
+	return true
 }
 
 // requestCacheSize bounds the decisions cached per policy revision; past it
