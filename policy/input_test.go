@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
@@ -281,6 +282,14 @@ func TestInputMatchesSchema(t *testing.T) {
 		"plugin":    {Version: 1, Phase: PhaseCall, Tool: "signup", Action: ActionPlugin, Plugin: &Plugin{Name: "signup", Tools: []string{"navigate", "click"}}},
 		"step":      {Version: 1, Phase: PhaseCall, Tool: "click", Action: ActionInteract, Plugin: &Plugin{Name: "signup", Step: "submit"}},
 		"bad page":  {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewPage("::")},
+		"request":   sampleRequest(t),
+	}
+	for name, u := range map[string]string{"tunnel": "https://cdn.example.com:443/", "data request": "data:text/javascript,1", "websocket": "ws://[::1]:8080/live"} {
+		in, err := NewRequestInput(RequestInput{Request: Request{URL: u, Method: "CONNECT", ResourceType: "unknown", Via: "proxy"}, Session: "mcp-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = in
 	}
 	for name, in := range inputs {
 		b, err := json.Marshal(in)
@@ -302,6 +311,35 @@ func TestInputMatchesSchema(t *testing.T) {
 	if err := resolved.Validate(bad); err == nil {
 		t.Error("version 2 validates against the version 1 schema")
 	}
+	b, _ = json.Marshal(sampleRequest(t))
+	for name, req := range map[string]map[string]any{
+		"no url":         {"method": "GET", "resource_type": "script", "navigation": false, "top_level": false, "frame_origin": "", "page_origin": "", "address": "", "via": "proxy"},
+		"string boolean": {"url": "https://a.test/", "method": "GET", "resource_type": "script", "navigation": "no", "top_level": false, "frame_origin": "", "page_origin": "", "address": "", "via": "proxy"},
+	} {
+		var doc map[string]any
+		_ = json.Unmarshal(b, &doc)
+		doc["request"] = req
+		if err := resolved.Validate(doc); err == nil {
+			t.Errorf("a request with %s validates", name)
+		}
+	}
+}
+
+// sampleRequest is a script request of a page, seen by the proxy, to a
+// name it resolved to a public address.
+func sampleRequest(t testing.TB) Input {
+	t.Helper()
+	in, err := NewRequestInput(RequestInput{
+		Request: Request{URL: "https://cdn.example.com/lib.js?v=2", Method: "GET", ResourceType: "script",
+			FrameOrigin: "https://example.com", PageOrigin: "https://example.com", Via: "proxy"},
+		Addr:      netip.MustParseAddr("93.184.216.34"),
+		Principal: Principal{Name: "local", Transport: "stdio"},
+		Backend:   "cdp",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // TestInputJSONIsTheRegoInput checks that the JSON form (what `chromegate
@@ -311,7 +349,7 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 	t.Parallel()
 	step := sampleInput()
 	step.Plugin = &Plugin{Name: "signup", Step: "submit", Tools: []string{"navigate", "click"}}
-	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}} {
+	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t)} {
 		v, err := in.astValue()
 		if err != nil {
 			t.Fatal(err)
