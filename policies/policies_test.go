@@ -148,15 +148,32 @@ func TestREADMEPolicyAndTestRun(t *testing.T) {
 	if d := e.Decide(t.Context(), in); !d.Allow {
 		t.Errorf("README policy denies its own wiki: %+v", d)
 	}
+	// Its pages load from the wiki, and from nowhere else.
+	for u, want := range map[string]bool{"https://static.wiki.example.com/app.js": true, "https://cdn.example.net/lib.js": false} {
+		req, err := policy.NewRequestInput(policy.RequestInput{Request: policy.Request{URL: u, Method: "GET", ResourceType: "script", Via: "route"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := e.DecideRequest(t.Context(), req); d.Allow != want {
+			t.Errorf("README policy, request to %s: %+v, want allow %v", u, d, want)
+		}
+	}
 }
 
-// TestREADMEInputMatchesSchema validates the input document shown in
-// README.md against input.schema.json.
+// TestREADMEInputMatchesSchema validates the input documents shown in
+// README.md (a call's and a request's) against input.schema.json.
 func TestREADMEInputMatchesSchema(t *testing.T) {
 	t.Parallel()
 	readme, _ := fs.ReadFile(policies.Tree, "README.md")
-	section := strings.SplitN(string(readme), "## The input document", 2)[1]
-	doc := strings.SplitN(strings.SplitN(section, "```json\n", 2)[1], "```", 2)[0]
+	for _, heading := range []string{"## The input document", "### The request input"} {
+		section := strings.SplitN(string(readme), heading, 2)[1]
+		doc := strings.SplitN(strings.SplitN(section, "```json\n", 2)[1], "```", 2)[0]
+		validateInput(t, heading, doc)
+	}
+}
+
+func validateInput(t *testing.T, name, doc string) {
+	t.Helper()
 	var schema jsonschema.Schema
 	if err := json.Unmarshal(policies.Schema(), &schema); err != nil {
 		t.Fatal(err)
@@ -170,6 +187,6 @@ func TestREADMEInputMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := resolved.Validate(v); err != nil {
-		t.Errorf("README input: %v", err)
+		t.Errorf("README input under %q: %v", name, err)
 	}
 }
