@@ -5,7 +5,10 @@
 #   on the hosts in data.test_hosts (plus any --allow-domain), click and type
 #   freely, but never run scripts, upload files from the runner or download.
 #   Over HTTP only principals with the "ci" role may act; over stdio the
-#   caller is the CI job itself.
+#   caller is the CI job itself. The application's pages may load from the
+#   test hosts and from public hosts (CDNs, fonts), never from the rest of
+#   the runner's machine or network (other local ports, the cloud metadata
+#   address).
 package chromegate
 
 # ---------------------------------------------------------------------------
@@ -43,9 +46,20 @@ allow if {
 	listed
 }
 
+allow if {
+	input.version == 1
+	ci_principal
+	input.phase == "request"
+	request_allowed
+}
+
 denial_reasons := sort(deny) if count(deny) > 0
 
-denial_reasons := [sprintf("no rule of the CI policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
+denial_reasons := [sprintf("no rule of the CI policy allows %v", [denied_subject])] if count(deny) == 0
+
+denied_subject := "this request" if input.phase == "request"
+
+else := object.get(input, "tool", "this call")
 
 ci_principal if input.principal.transport == "stdio"
 
@@ -53,18 +67,27 @@ ci_principal if "ci" in input.principal.roles
 
 # ---------------------------------------------------------------------------
 # Hosts: names may be matched by wildcard, addresses and localhost must be
-# listed exactly (CI servers usually listen on localhost).
+# listed exactly (CI servers usually listen on localhost). A page's request
+# through chromegate's proxy is classed by the address its name resolved
+# to: a name resolved to a public address is still matched as a name, one
+# resolved to this machine or the network (app.test in /etc/hosts) must be
+# listed exactly, like an address.
 
-host_ok(t) if {
-	t.scheme in {"http", "https"}
-	t.ip_class == "unresolved"
+public_classes := {"public", "unresolved"}
+
+ci_host(t) if {
+	t.ip_class in public_classes
 	chromegate.host_match(ci_hosts, t.host)
+}
+
+ci_host(t) if {
+	not t.ip_class in public_classes
+	chromegate.host_match([p | some p in ci_hosts; not contains(p, "*")], t.host)
 }
 
 host_ok(t) if {
 	t.scheme in {"http", "https"}
-	t.ip_class != "unresolved"
-	chromegate.host_match([p | some p in ci_hosts; not contains(p, "*")], t.host)
+	ci_host(t)
 }
 
 url_ok(t) if t.url == "about:blank"
@@ -103,6 +126,31 @@ listed if {
 }
 
 # ---------------------------------------------------------------------------
+# Requests the application's pages make (phase "request"; the target is the
+# request's origin).
+
+request_schemes := {"http", "https", "ws", "wss"}
+
+# A document in any frame, or a popup, goes where the agent may navigate.
+request_allowed if {
+	input.request.navigation == true
+	url_ok(input.target)
+}
+
+# Anything else: the test hosts, and any public host.
+request_allowed if {
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	ci_host(input.target)
+}
+
+request_allowed if {
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	input.target.ip_class in public_classes
+}
+
+# ---------------------------------------------------------------------------
 # Reasons.
 
 deny contains sprintf("principal %v is not a CI agent (needs the ci role)", [input.principal.name]) if {
@@ -119,6 +167,30 @@ deny contains sprintf("navigation to %v is not allowed: not a test host", [input
 	input.target != null
 	not url_ok(input.target)
 }
+
+deny contains sprintf("navigation to %v is not allowed: not a test host", [target_name]) if {
+	input.phase == "request"
+	input.request.navigation == true
+	not url_ok(input.target)
+}
+
+deny contains sprintf("request to %v is not allowed: only http, https, ws and wss requests leave the browser", [target_name]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	not input.target.scheme in request_schemes
+}
+
+deny contains sprintf("request to %v is not allowed: a %v address that is not a test host (list it exactly in test_hosts)", [target_name, input.target.ip_class]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	not input.target.ip_class in public_classes
+	not ci_host(input.target)
+}
+
+target_name := input.target.host if input.target.host != ""
+
+else := sprintf("a %v: URL", [input.target.scheme])
 
 default page_host := "an unknown page"
 

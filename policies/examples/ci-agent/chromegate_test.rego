@@ -118,3 +118,70 @@ test_plugin_steps_decided_as_their_tools if {
 	not allowed(step)
 	allowed(step) with data.allow_domains as ["example.com"]
 }
+
+# ---------------------------------------------------------------------------
+# Requests the application's pages make: the target is the request's
+# origin, classed by the address the proxy resolved when it did.
+
+req(url, extra) := object.union(
+	object.union(base, {
+		"phase": "request", "tool": "", "action": "request", "read_only": true,
+		"target": chromegate.parse_url(url),
+		"request": {
+			"url": url, "method": "GET", "resource_type": "script", "navigation": false, "top_level": false,
+			"frame_origin": "http://localhost:3000", "page_origin": "http://localhost:3000", "address": "", "via": "proxy",
+		},
+		"session": "",
+	}),
+	extra,
+)
+
+resolved(url, class) := req(url, {"target": {"ip_class": class}})
+
+frame(url) := req(url, {"request": {"resource_type": "document", "navigation": true}})
+
+test_requests_to_test_hosts_and_public_hosts if {
+	allowed(req("http://localhost:3000/app.js", {}))
+	allowed(req("ws://127.0.0.1:3000/hmr", {"request": {"resource_type": "websocket"}}))
+	allowed(req("https://shop.test/api/cart", {"request": {"method": "POST", "resource_type": "fetch"}}))
+	allowed(resolved("https://cdn.staging.example.com/app.css", "public"))
+	allowed(req("https://fonts.gstatic.com/s/roboto.woff2", {}))
+	allowed(resolved("https://fonts.gstatic.com/s/roboto.woff2", "public"))
+}
+
+test_requests_to_the_runners_network_denied if {
+	not allowed(req("http://169.254.169.254/latest/meta-data/", {}))
+	reasons(req("http://169.254.169.254/latest/meta-data/", {})) == ["request to 169.254.169.254 is not allowed: a link_local address that is not a test host (list it exactly in test_hosts)"]
+	not allowed(req("http://127.0.0.2:5432/", {}))
+	not allowed(req("http://10.0.0.1/", {}))
+
+	# A test-host name that resolved to this machine must be listed exactly.
+	not allowed(resolved("http://app.test:3000/", "loopback"))
+	allowed(resolved("http://app.test:3000/", "loopback")) with data.test_hosts as ["app.test"]
+}
+
+test_requests_of_other_schemes_denied if {
+	not allowed(req("javascript:alert(1)", {}))
+	reasons(req("javascript:alert(1)", {})) == ["request to a javascript: URL is not allowed: only http, https, ws and wss requests leave the browser"]
+	not allowed(req("file:///etc/passwd", {}))
+}
+
+test_frames_and_popups_go_where_navigation_may if {
+	allowed(frame("http://localhost:3000/embed"))
+	allowed(frame("about:blank"))
+	not allowed(frame("https://example.com/"))
+	reasons(frame("https://example.com/")) == ["navigation to example.com is not allowed: not a test host"]
+	allowed(frame("https://example.com/")) with data.allow_domains as ["example.com"]
+}
+
+test_requests_need_a_ci_principal if {
+	inp := object.union(req("http://localhost:3000/app.js", {}), {"principal": {"name": "intruder", "roles": [], "transport": "http"}})
+	not allowed(inp)
+	reasons(inp) == ["principal intruder is not a CI agent (needs the ci role)"]
+}
+
+test_request_no_rule_fallback if {
+	inp := object.union(req("http://localhost:3000/app.js", {}), {"version": 2})
+	not allowed(inp)
+	reasons(inp) == ["no rule of the CI policy allows this request"]
+}
