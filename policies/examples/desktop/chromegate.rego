@@ -6,7 +6,9 @@
 #   list in allow_domains (or with --allow-domain), never on the ones in
 #   never_domains (your mail, your bank, account settings: never_domains
 #   wins), and never run scripts, download, upload your files or read or
-#   write your cookies.
+#   write your cookies. The pages it drives load as usual from public hosts,
+#   but send nothing to never_domains (where you are logged in) and reach
+#   your machine or network only at hosts you listed exactly.
 package chromegate
 
 # ---------------------------------------------------------------------------
@@ -22,15 +24,22 @@ never := data.never_domains if is_array(data.never_domains)
 
 host_ok(t) if {
 	t.scheme in {"http", "https"}
-	t.ip_class == "unresolved"
-	chromegate.host_match(listed, t.host)
+	host_listed(t)
 	not chromegate.host_match(never, t.host)
 }
 
+# A name matches by wildcard; so does one a request's proxy resolved to a
+# public address (the extension never resolves: names stay "unresolved").
+public_classes := {"public", "unresolved"}
+
+host_listed(t) if {
+	t.ip_class in public_classes
+	chromegate.host_match(listed, t.host)
+}
+
 # Your own machine and network only when listed exactly.
-host_ok(t) if {
-	t.scheme in {"http", "https"}
-	t.ip_class != "unresolved"
+host_listed(t) if {
+	not t.ip_class in public_classes
 	t.host in listed
 }
 
@@ -64,9 +73,19 @@ allow if {
 	call_ok
 }
 
+allow if {
+	input.version == 1
+	input.phase == "request"
+	request_ok
+}
+
 denial_reasons := sort(deny) if count(deny) > 0
 
-denial_reasons := [sprintf("no rule of the desktop policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
+denial_reasons := [sprintf("no rule of the desktop policy allows %v", [denied_subject])] if count(deny) == 0
+
+denied_subject := "this request" if input.phase == "request"
+
+else := object.get(input, "tool", "this call")
 
 call_ok if input.action in {"status", "tabs"}
 
@@ -96,6 +115,35 @@ call_ok if {
 }
 
 # ---------------------------------------------------------------------------
+# Requests the pages make (phase "request"; the target is the request's
+# origin).
+
+request_schemes := {"http", "https", "ws", "wss"}
+
+# A popup or a frame's document goes where the assistant may navigate.
+request_ok if {
+	input.request.navigation == true
+	url_ok(input.target)
+}
+
+# Anything else: any public host but never_domains (a page the assistant
+# drives must not reach your mail or bank with your cookies); your machine
+# and network only at hosts listed exactly.
+request_ok if {
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	input.target.ip_class in public_classes
+	not chromegate.host_match(never, input.target.host)
+}
+
+request_ok if {
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	not input.target.ip_class in public_classes
+	input.target.host in listed
+}
+
+# ---------------------------------------------------------------------------
 # Reasons and hints.
 
 deny contains sprintf("%v is never allowed on this desktop", [input.tool]) if {
@@ -115,6 +163,34 @@ deny contains sprintf("%v is not allowed on %v: %v", [input.tool, name(input.pag
 	not input.tool in never_tools
 	input.page != null
 	not url_ok(input.page)
+}
+
+deny contains sprintf("navigation to %v is not allowed: %v", [name(input.target), problem(input.target)]) if {
+	input.phase == "request"
+	input.request.navigation == true
+	not url_ok(input.target)
+}
+
+deny contains sprintf("request to %v is not allowed: only http, https, ws and wss requests leave the browser", [name(input.target)]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	not input.target.scheme in request_schemes
+}
+
+deny contains sprintf("request to %v is not allowed: it is in never_domains", [name(input.target)]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	input.target.ip_class in public_classes
+	chromegate.host_match(never, input.target.host)
+}
+
+deny contains sprintf("request to %v is not allowed: your machine or network, reachable only at hosts listed exactly in allow_domains", [name(input.target)]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	not input.target.ip_class in public_classes
+	not input.target.host in listed
 }
 
 name(t) := t.host if t.host != ""

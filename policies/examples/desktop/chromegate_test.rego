@@ -111,3 +111,66 @@ test_plugin_allowed_unless_a_step_never_is if {
 	step := object.union(on("fill_form", "interact", "https://mail.google.com/"), {"plugin": {"name": "post_status", "step": "s", "tools": ["fill_form"]}})
 	not allowed(step)
 }
+
+# ---------------------------------------------------------------------------
+# Requests the pages make: the target is the request's origin.
+
+req(url, extra) := object.union(
+	object.union(base, {
+		"phase": "request", "tool": "", "action": "request", "read_only": true,
+		"target": chromegate.parse_url(url),
+		"request": {
+			"url": url, "method": "GET", "resource_type": "script", "navigation": false, "top_level": false,
+			"frame_origin": "https://github.com", "page_origin": "https://github.com", "address": "", "via": "extension",
+		},
+		"session": "",
+	}),
+	extra,
+)
+
+frame(url) := req(url, {"request": {"resource_type": "document", "navigation": true}})
+
+popup(url) := req(url, {"request": {"resource_type": "document", "navigation": true, "top_level": true}})
+
+test_pages_load_from_public_hosts if {
+	allowed(req("https://github.githubassets.com/assets/app.js", {}))
+	allowed(req("https://fonts.gstatic.com/s/x.woff2", {"request": {"resource_type": "font"}}))
+	allowed(req("wss://alive.github.com/_sockets", {"request": {"resource_type": "websocket"}}))
+	allowed(req("https://gist.github.com/x.js", {"target": {"ip_class": "public"}, "request": {"address": "140.82.112.4", "via": "proxy"}}))
+}
+
+test_requests_never_reach_never_domains if {
+	inp := req("https://mail.google.com/mail/u/0/?ui=2", {"request": {"method": "POST", "resource_type": "fetch"}})
+	not allowed(inp)
+	decision(inp).reasons == ["request to mail.google.com is not allowed: it is in never_domains"]
+	not allowed(req("https://online.bank.example/transfer", {})) with data.allow_domains as ["*"]
+}
+
+test_requests_to_your_network_only_when_listed_exactly if {
+	inp := req("http://192.168.1.1/admin", {})
+	not allowed(inp) with data.allow_domains as ["*"]
+	decision(inp).reasons == ["request to 192.168.1.1 is not allowed: your machine or network, reachable only at hosts listed exactly in allow_domains"]
+	allowed(inp) with data.allow_domains as ["192.168.1.1"]
+	rebound := req("http://evil.example/", {"target": {"ip_class": "loopback"}, "request": {"address": "127.0.0.1", "via": "proxy"}})
+	not allowed(rebound) with data.allow_domains as ["*"]
+	not allowed(req("http://169.254.169.254/latest/", {}))
+}
+
+test_requests_of_other_schemes_denied if {
+	not allowed(req("javascript:alert(1)", {}))
+	decision(req("javascript:alert(1)", {})).reasons == ["request to a javascript: URL is not allowed: only http, https, ws and wss requests leave the browser"]
+}
+
+test_frames_and_popups_go_where_navigation_may if {
+	allowed(frame("https://gist.github.com/embed"))
+	allowed(popup("about:blank"))
+	not allowed(popup("https://example.com/"))
+	decision(popup("https://example.com/")).reasons == ["navigation to example.com is not allowed: not in allow_domains"]
+	not allowed(frame("https://accounts.google.com/signin")) with data.allow_domains as ["*.google.com"]
+	decision(frame("https://accounts.google.com/signin")).reasons == ["navigation to accounts.google.com is not allowed: it is in never_domains"]
+}
+
+test_request_no_rule_fallback if {
+	inp := object.union(req("https://github.githubassets.com/app.js", {}), {"version": 2})
+	decision(inp).reasons == ["no rule of the desktop policy allows this request"]
+}
