@@ -7,7 +7,10 @@
 #   that types, clicks, runs scripts, downloads, touches cookies or calls a
 #   page's own tools is ever allowed, whatever the flags say, and local or
 #   private addresses are never reachable (the sites under study may be
-#   hostile; the network they run in must stay out of reach).
+#   hostile; the network they run in must stay out of reach). Egress is
+#   strict (data.strict_egress): the pages themselves may only reach the
+#   principal's hosts and the asset hosts in data.asset_domains, so a
+#   hostile page cannot send what it sees anywhere else.
 package chromegate
 
 # ---------------------------------------------------------------------------
@@ -19,10 +22,18 @@ principal_patterns contains p if {
 	is_string(p)
 }
 
+# A name matches as a name, also when the proxy resolved it to a public
+# address; never when it resolved to a local or private one.
+public_classes := {"public", "unresolved"}
+
+role_host(t) if {
+	t.ip_class in public_classes
+	chromegate.host_match(principal_patterns, t.host)
+}
+
 host_ok(t) if {
 	t.scheme in {"http", "https"}
-	t.ip_class in {"public", "unresolved"}
-	chromegate.host_match(principal_patterns, t.host)
+	role_host(t)
 }
 
 url_ok(t) if t.url == "about:blank"
@@ -59,9 +70,19 @@ allow if {
 	call_ok
 }
 
+allow if {
+	input.version == 1
+	input.phase == "request"
+	request_ok
+}
+
 denial_reasons := sort(deny) if count(deny) > 0
 
-denial_reasons := [sprintf("no rule of the security-team policy allows %v", [object.get(input, "tool", "this call")])] if count(deny) == 0
+denial_reasons := [sprintf("no rule of the security-team policy allows %v", [denied_subject])] if count(deny) == 0
+
+denied_subject := "this request" if input.phase == "request"
+
+else := object.get(input, "tool", "this call")
 
 call_ok if input.action in {"status", "tabs"}
 
@@ -84,11 +105,90 @@ call_ok if {
 }
 
 # ---------------------------------------------------------------------------
+# Requests the pages make (phase "request"; the target is the request's
+# origin, classed by the address the proxy resolved when it did).
+
+request_schemes := {"http", "https", "ws", "wss"}
+
+# Strict egress: off only when the data says so.
+strict_egress if data.strict_egress == true
+
+default asset_domains := []
+
+asset_domains := d if {
+	d := data.asset_domains
+	is_array(d)
+}
+
+# A popup or a frame's document goes where the principal may navigate.
+request_ok if {
+	input.request.navigation == true
+	url_ok(input.target)
+}
+
+request_ok if {
+	not input.request.navigation == true
+	egress_ok(input.target)
+}
+
+egress_ok(t) if {
+	t.scheme in request_schemes
+	role_host(t)
+}
+
+# Asset hosts (fonts, public CDNs) serve the pages, but are not places to
+# visit: a frame or popup to one is a navigation, decided above.
+egress_ok(t) if {
+	t.scheme in request_schemes
+	t.ip_class in public_classes
+	strict_egress
+	chromegate.host_match(asset_domains, t.host)
+}
+
+egress_ok(t) if {
+	t.scheme in request_schemes
+	t.ip_class in public_classes
+	not strict_egress
+}
+
+# ---------------------------------------------------------------------------
 # Reasons.
 
 deny contains sprintf("%v is not allowed: this team's agents only look", [input.tool]) if {
+	input.phase != "request"
 	not input.tool in looking_tools
 }
+
+deny contains sprintf("navigation to %v is not allowed for roles %v", [target_name, concat(", ", input.principal.roles)]) if {
+	input.phase == "request"
+	input.request.navigation == true
+	not url_ok(input.target)
+}
+
+deny contains sprintf("request to %v is not allowed: only http, https, ws and wss requests leave the browser", [target_name]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	not input.target.scheme in request_schemes
+}
+
+deny contains sprintf("request to %v is not allowed: local and private addresses are never reachable", [target_name]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	not input.target.ip_class in public_classes
+}
+
+deny contains sprintf("request to %v is not allowed: strict egress allows only the hosts of roles %v and asset_domains", [target_name, concat(", ", input.principal.roles)]) if {
+	input.phase == "request"
+	not input.request.navigation == true
+	input.target.scheme in request_schemes
+	input.target.ip_class in public_classes
+	not egress_ok(input.target)
+}
+
+target_name := input.target.host if input.target.host != ""
+
+else := sprintf("a %v: URL", [input.target.scheme])
 
 deny contains sprintf("principal %v has no role in role_domains", [input.principal.name]) if {
 	input.tool in looking_tools

@@ -104,3 +104,77 @@ test_acting_plugin_denied if {
 	not allowed(object.union(plugin(["fill_form"]), {"phase": "list"}))
 	reasons(plugin(["navigate", "click"])) == ["triage is not allowed: this team's agents only look"]
 }
+
+# ---------------------------------------------------------------------------
+# Requests the pages make, under strict egress (data.json): the target is
+# the request's origin, classed by the address the proxy resolved.
+
+req(url, extra) := object.union(
+	object.union(base, {
+		"phase": "request", "tool": "", "action": "request",
+		"target": chromegate.parse_url(url),
+		"request": {
+			"url": url, "method": "GET", "resource_type": "script", "navigation": false, "top_level": false,
+			"frame_origin": "https://app.example.com", "page_origin": "https://app.example.com", "address": "", "via": "proxy",
+		},
+		"session": "",
+	}),
+	extra,
+)
+
+resolved(url, class) := req(url, {"target": {"ip_class": class}})
+
+frame(url) := req(url, {"request": {"resource_type": "document", "navigation": true}})
+
+test_requests_to_role_hosts_and_asset_hosts if {
+	allowed(req("https://app.example.com/app.js", {}))
+	allowed(resolved("https://static.example.com/app.css", "public"))
+	allowed(req("wss://app.example.com/live", {"request": {"resource_type": "websocket"}}))
+	allowed(req("https://fonts.gstatic.com/s/x.woff2", {"request": {"resource_type": "font"}}))
+	allowed(resolved("https://cdn.jsdelivr.net/npm/x.js", "public"))
+	allowed(as_roles(req("https://urlscan.io/api/v1/result", {}), ["threat-intel"]))
+}
+
+test_strict_egress_denies_every_other_host if {
+	inp := req("https://collector.attacker.test/beacon?d=secret", {"request": {"method": "POST", "resource_type": "ping"}})
+	not allowed(inp)
+	reasons(inp) == ["request to collector.attacker.test is not allowed: strict egress allows only the hosts of roles appsec and asset_domains"]
+	not allowed(req("https://urlscan.io/api/v1/result", {}))
+	not allowed(req("http://93.184.216.34/x", {})) with data.asset_domains as ["*"]
+}
+
+test_without_strict_egress_public_hosts_allowed if {
+	allowed(req("https://collector.attacker.test/beacon", {})) with data.strict_egress as false
+	not allowed(req("https://fonts.gstatic.com/x", {})) with data.asset_domains as "fonts.gstatic.com"
+}
+
+test_requests_never_reach_local_addresses if {
+	every inp in [
+		req("http://127.0.0.1:9222/json", {}),
+		req("http://169.254.169.254/latest/meta-data/", {}),
+		req("http://10.0.0.1/", {}),
+		resolved("https://rebind.example.com/", "loopback"),
+		resolved("https://intranet.example.com/", "private"),
+	] {
+		not allowed(inp) with data.role_domains as {"appsec": ["*", "127.0.0.1", "10.0.0.1", "169.254.169.254", "intranet.example.com"]} with data.strict_egress as false
+	}
+	reasons(resolved("https://rebind.example.com/", "loopback")) == ["request to rebind.example.com is not allowed: local and private addresses are never reachable"]
+}
+
+test_requests_of_other_schemes_denied if {
+	not allowed(req("data:text/javascript,1", {}))
+	reasons(req("data:text/javascript,1", {})) == ["request to a data: URL is not allowed: only http, https, ws and wss requests leave the browser"]
+}
+
+test_frames_and_popups_go_where_the_roles_may if {
+	allowed(frame("https://www.example.com/embed"))
+	allowed(frame("about:blank"))
+	not allowed(frame("https://fonts.gstatic.com/"))
+	reasons(frame("https://fonts.gstatic.com/")) == ["navigation to fonts.gstatic.com is not allowed for roles appsec"]
+	allowed(as_roles(frame("https://urlscan.io/"), ["threat-intel"]))
+}
+
+test_request_no_rule_fallback if {
+	inp := object.union(req("https://app.example.com/app.js", {}), {"version": 2})
+	reasons(inp) == ["no rule of the security-team policy allows this request"]
+}
