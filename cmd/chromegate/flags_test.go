@@ -6,8 +6,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/chromegate/chromegate/policy"
 )
 
 func TestFlagsFromEnvironment(t *testing.T) {
@@ -65,6 +68,76 @@ func TestCommandLine(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"serve", "--log-level=loud"}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "--log-level") {
 		t.Fatalf("bad log level: code %d, %q", code, errb.String())
+	}
+}
+
+// TestPolicyFlagsFeedData checks that each policy flag sets its data key
+// only when given, so that a data file's value is not undone by a flag's
+// default, and that the data does what the flag says in the default policy.
+func TestPolicyFlagsFeedData(t *testing.T) {
+	tests := []struct {
+		args []string
+		want map[string]any
+	}{
+		{nil, map[string]any{}},
+		{[]string{"--strict-egress"}, map[string]any{"strict_egress": true}},
+		{[]string{"--strict-egress=false"}, map[string]any{}},
+		{[]string{"--asset-domain", "fonts.gstatic.com", "--asset-domain=*.cdn.test"}, map[string]any{"asset_domains": []string{"fonts.gstatic.com", "*.cdn.test"}}},
+		{[]string{"--allow-domain", "a.test", "--enable-mutations", "--strict-egress", "--asset-domain", "cdn.test"}, map[string]any{
+			"allow_domains": []string{"a.test"}, "enable_mutations": true, "strict_egress": true, "asset_domains": []string{"cdn.test"},
+		}},
+	}
+	for _, tt := range tests {
+		var p policyFlags
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		p.register(fs)
+		if err := parseFlags(fs, tt.args); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, p.data()); diff != "" {
+			t.Errorf("%q: policy data (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
+
+func TestStrictEgressFlagsDecideRequests(t *testing.T) {
+	var p policyFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	p.register(fs)
+	if err := parseFlags(fs, []string{"--allow-domain", "docs.example.com", "--strict-egress", "--asset-domain", "*.cdn.test"}); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := policy.New(t.Context(), policy.WithData(p.data()), policy.WithTimeout(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, want := range map[string]bool{
+		"https://docs.example.com/app.js": true,
+		"https://a.cdn.test/lib.js":       true,
+		"https://tracker.example.net/p":   false,
+	} {
+		in, err := policy.NewRequestInput(policy.RequestInput{Request: policy.Request{URL: u, Method: "GET", ResourceType: "script", Via: "proxy"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := eng.DecideRequest(t.Context(), in); d.Allow != want {
+			t.Errorf("%s: %+v, want allow %v", u, d, want)
+		}
+	}
+}
+
+func TestStrictEgressFromEnvironment(t *testing.T) {
+	t.Setenv("CHROMEGATE_STRICT_EGRESS", "true")
+	t.Setenv("CHROMEGATE_ASSET_DOMAIN", "fonts.gstatic.com,*.cdn.test")
+	var p policyFlags
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	p.register(fs)
+	if err := parseFlags(fs, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"strict_egress": true, "asset_domains": []string{"fonts.gstatic.com", "*.cdn.test"}}
+	if diff := cmp.Diff(want, p.data()); diff != "" {
+		t.Errorf("policy data (-want +got):\n%s", diff)
 	}
 }
 

@@ -20,6 +20,8 @@ type policyFlags struct {
 	enableEval      bool
 	enableDownloads bool
 	allDomains      bool
+	strictEgress    bool
+	assetDomains    listFlag
 	dir             string
 	dataFile        string
 	decisionLog     string
@@ -32,6 +34,8 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&p.enableEval, "unsafe-enable-eval", false, "allow eval (arbitrary JavaScript in allowed pages)")
 	fs.BoolVar(&p.enableDownloads, "enable-downloads", false, "allow download_file from allowed hosts")
 	fs.BoolVar(&p.allDomains, "unsafe-all-domains", false, "allow every public host (never loopback, private or link-local addresses, never dangerous schemes)")
+	fs.BoolVar(&p.strictEgress, "strict-egress", false, "let pages' own requests reach only --allow-domain and --asset-domain hosts (default: any public host)")
+	fs.Var(&p.assetDomains, "asset-domain", "with --strict-egress, a host pages may load from (a CDN, fonts) without it being a navigation target; *.example.com = any depth of subdomain (repeatable)")
 	fs.StringVar(&p.dir, "policy", "", "directory with your own Rego policy; it replaces the default")
 	fs.StringVar(&p.dataFile, "data", "", "JSON or YAML file laid over the policy's data")
 	fs.StringVar(&p.decisionLog, "decision-log", "", "append one JSON line per decision to this file (mode 0600, no secrets)")
@@ -59,6 +63,12 @@ func (p *policyFlags) data() map[string]any {
 	}
 	if p.allDomains {
 		d["all_domains"] = true
+	}
+	if p.strictEgress {
+		d["strict_egress"] = true
+	}
+	if len(p.assetDomains) > 0 {
+		d["asset_domains"] = []string(p.assetDomains)
 	}
 	return d
 }
