@@ -6,8 +6,12 @@
 #   interactions and eval only on pages whose host is in allow_domains (reads
 #   also on about:blank); dangerous schemes never; loopback, private and
 #   link-local addresses only when listed exactly; eval, downloads and
-#   mutating tools off until their switch is on. The command-line flags only
-#   set the data this policy reads (see data.json and policies/README.md).
+#   mutating tools off until their switch is on. Requests pages make on
+#   their own: frames and popups only where a navigation may go; anything
+#   else to any public host (with strict_egress, only allow_domains and
+#   asset_domains), to a local address only when listed exactly. The
+#   command-line flags only set the data this policy reads (see data.json and
+#   policies/README.md).
 package chromegate
 
 # ---------------------------------------------------------------------------
