@@ -40,7 +40,8 @@ type Request struct {
 	// hook resolves names itself (the launched browser's proxy); "" when
 	// it cannot see it (target.ip_class is then the URL's own).
 	Address string `json:"address"`
-	// Via names the hook: "proxy", "route" or "extension".
+	// Via names the hook: "proxy", "route", "extension" or "server" (a
+	// fetch chromegate's server makes for download_file).
 	Via string `json:"via"`
 }
 
