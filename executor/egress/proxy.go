@@ -84,8 +84,9 @@ func (p *Proxy) Listen(session string) (addr string, stop func() error, err erro
 	l.rp = &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL = pr.In.URL; pr.Out.Host = pr.In.Host },
 		Transport:     l.tr,
-		FlushInterval: -1,
+		FlushInterval: flushInterval,
 		ErrorHandler:  l.upstreamError,
+		BufferPool:    copyBuffers,
 	}
 	l.srv = &http.Server{Handler: l, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelDebug)}
 	p.mu.Lock()
@@ -130,6 +131,30 @@ func (p *Proxy) Close() error {
 }
 
 type dialKey struct{}
+
+// flushInterval bounds how long a response's bytes may wait in the proxy
+// before the browser gets them. Streams (no Content-Length, or
+// text/event-stream) are flushed at every write whatever this says; a
+// response of known length is written as the server's buffer fills and at
+// least this often, rather than with a flush (a syscall) per read as a
+// negative interval would: a page's many small subresources then cost one
+// write each.
+var flushInterval = 10 * time.Millisecond
+
+// copyBuffers lends the reverse proxy its copy buffers: without a pool it
+// allocates 32 KiB for every response, most of a request's garbage.
+var copyBuffers httputil.BufferPool = &bufferPool{}
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // ServeHTTP handles one proxied request: CONNECT, or an absolute-URL
 // request for plain http (WebSocket upgrades included).
