@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers clean
+.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress clean
 
 all: build
 
@@ -115,3 +115,14 @@ clean:
 # same pages. Not part of `make test`: it takes minutes.
 bench-peers: deps
 	$(GO) test -tags peers -run '^(TestPeers|TestCompare)$$' -count=1 -timeout 60m -v ./e2e/bench/
+
+# What the egress boundary costs a page load: navigate median and p90 with
+# the boundary (proxy), without it, by routing, and Playwright MCP with and
+# without --allowed-origins, on the documentation pages and a page of 300
+# subresources, interleaved in one run (EGRESS_ROUNDS rounds), with the
+# request cache's hit rate. Peers from npm as for bench-peers.
+EGRESS_ROUNDS ?= 11
+bench-egress: deps
+	$(GO) test -run '^$$' -bench '^BenchmarkProxy$$' -benchtime 2s ./executor/egress/
+	$(GO) test -run '^$$' -bench '^BenchmarkDecideRequest$$' ./policy/
+	CHROMEGATE_EGRESS_ROUNDS=$(EGRESS_ROUNDS) $(GO) test -tags peers -run '^TestEgressCost$$' -count=1 -timeout 20m -v ./e2e/bench/
