@@ -10,6 +10,11 @@
 //	make bench-peers
 //	go test -tags peers -run TestPeers -count=1 -v ./e2e/bench/
 //
+// TestEgressCost, under the same tag (make bench-egress), prices the
+// egress boundary: navigate latency with chromegate's request boundary on,
+// off and by routing, against Playwright MCP with and without
+// --allowed-origins, and the request cache's hit rate.
+//
 // Nothing here downloads a browser: the peers are installed with
 // PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD and PUPPETEER_SKIP_DOWNLOAD set, and
 // every server is pointed at the system Chromium.
