@@ -313,3 +313,49 @@ func TestDialerDecidesServerFetches(t *testing.T) {
 		t.Errorf("fetch described as %+v", r)
 	}
 }
+
+// A response's first bytes reach the page while its server is still
+// sending the rest, whether it streams (no length) or announced its length:
+// the proxy does not hold a slow response until it ends.
+func TestProxyPassesPartialResponsesOn(t *testing.T) {
+	t.Parallel()
+	for _, known := range []bool{false, true} {
+		t.Run(fmt.Sprintf("length known %v", known), func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if known {
+					w.Header().Set("Content-Length", "12")
+				}
+				fmt.Fprint(w, "first\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				fmt.Fprint(w, "rest.\n")
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) })
+			c := proxied(t, &recorder{allow: func(*Request) bool { return true }}, nil)
+			resp, err := c.Get(srv.URL + "/slow")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got := make(chan string, 1)
+			go func() {
+				line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+				got <- line
+			}()
+			select {
+			case line := <-got:
+				if line != "first\n" {
+					t.Errorf("first line %q", line)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the first bytes did not come through before the response ended")
+			}
+		})
+	}
+}
