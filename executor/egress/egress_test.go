@@ -359,3 +359,34 @@ func TestProxyPassesPartialResponsesOn(t *testing.T) {
 		})
 	}
 }
+
+// A kept-alive connection is reused only for a request decided on the
+// address it goes to: when a name's address changes, the next request
+// dials the new address, never the old connection.
+func TestProxyPoolsConnectionsByDecidedAddress(t *testing.T) {
+	srv, hits := origin(t)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	var n atomic.Int64
+	res := &Resolver{Lookup: func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if n.Add(1) <= 2 {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil // nothing listens there
+	}}
+	c := proxied(t, &recorder{allow: func(*Request) bool { return true }}, res)
+	for i := range 3 {
+		resp, err := c.Get("http://moving.example:" + port + "/")
+		if i < 2 {
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		} else if err == nil {
+			resp.Body.Close()
+		}
+	}
+	if hits.Load() != 2 {
+		t.Fatalf("the old address served %d requests; the one decided on a new address must not reach it", hits.Load())
+	}
+}

@@ -82,7 +82,18 @@ func (p *Proxy) Listen(session string) (addr string, stop func() error, err erro
 		DisableCompression:    true,
 	}
 	l.rp = &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL = pr.In.URL; pr.Out.Host = pr.In.Host },
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// The URL names the decided address, so the transport pools
+			// connections by address, not by name: a kept-alive
+			// connection is only reused for a request decided on the
+			// address it goes to. The Host header keeps the name.
+			u := *pr.In.URL
+			if ap, ok := pr.In.Context().Value(dialKey{}).(netip.AddrPort); ok {
+				u.Host = ap.String()
+			}
+			pr.Out.URL = &u
+			pr.Out.Host = pr.In.Host
+		},
 		Transport:     l.tr,
 		FlushInterval: flushInterval,
 		ErrorHandler:  l.upstreamError,
@@ -296,10 +307,10 @@ func (l *listener) refuse(w http.ResponseWriter) {
 
 // dial is the transport's dialer: it connects only to the address decided
 // for the request, never to the URL's host by name.
-func (l *listener) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+func (l *listener) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	ap, ok := ctx.Value(dialKey{}).(netip.AddrPort)
-	if !ok {
-		return nil, errors.New("egress: no decided address for this connection")
+	if !ok || addr != ap.String() {
+		return nil, fmt.Errorf("egress: no decided address for a connection to %s", addr)
 	}
 	return l.dialAddr(ctx, ap)
 }
