@@ -1,20 +1,15 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/chromegate/chromegate/executor/cdp"
 )
 
 // hits counts the requests a test server received, by path.
@@ -67,44 +62,8 @@ func pathCountingServer(t *testing.T) (port string, h *hits) {
 // standing for the user's own automation. It returns that port.
 func userChromium(t *testing.T, args ...string) (s *server, devtoolsPort string) {
 	t.Helper()
-	needBrowser(t)
-	dataDir, profile, extDir := t.TempDir(), t.TempDir(), t.TempDir()
-	for _, a := range [][]string{
-		{"extension", "install", extDir},
-		{"pair", "install", "--profile-dir", profile, "--data-dir", dataDir},
-	} {
-		if out, err := exec.Command(binary, a...).CombinedOutput(); err != nil {
-			t.Fatalf("chromegate %v: %v\n%s", a, err, out)
-		}
-	}
-	s = startServer(t, append([]string{"--no-cdp-fallback", "--data-dir=" + dataDir}, args...)...)
-	s.dataDir = dataDir
-	exe, err := cdp.FindChromium("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	browser := exec.CommandContext(ctx, exe, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
-		"--disable-dev-shm-usage", "--disable-popup-blocking", "--remote-debugging-port=0",
-		"--host-resolver-rules=MAP allowed.test 127.0.0.1, MAP evil.test 127.0.0.1",
-		"--user-data-dir="+profile, "--disable-extensions-except="+extDir, "--load-extension="+extDir, "about:blank")
-	browser.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
-	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	browser.Cancel = func() error { return syscall.Kill(-browser.Process.Pid, syscall.SIGKILL) }
-	var blog syncBuffer
-	browser.Stderr = &blog
-	if err := browser.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = browser.Wait()
-		if t.Failed() {
-			t.Logf("chromium log:\n%s", tail(blog.String(), 3000))
-		}
-	})
-	s.waitPaired()
+	s, profile := pairedChromium(t, args, "--disable-popup-blocking", "--remote-debugging-port=0",
+		"--host-resolver-rules=MAP allowed.test 127.0.0.1, MAP evil.test 127.0.0.1")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(profile, "DevToolsActivePort"))

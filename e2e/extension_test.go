@@ -85,43 +85,7 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 func TestExtensionNativeMessaging(t *testing.T) {
 	needBrowser(t)
 	base := site(t)
-	dataDir, profile, extDir := t.TempDir(), t.TempDir(), t.TempDir()
-	for _, args := range [][]string{
-		{"extension", "install", extDir},
-		{"pair", "install", "--profile-dir", profile, "--data-dir", dataDir},
-	} {
-		if out, err := exec.Command(binary, args...).CombinedOutput(); err != nil {
-			t.Fatalf("chromegate %v: %v\n%s", args, err, out)
-		}
-	}
-	s := startServer(t, append([]string{"--no-cdp-fallback", "--data-dir=" + dataDir}, permissive...)...)
-	s.dataDir = dataDir
-
-	exe, err := cdp.FindChromium("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	browser := exec.CommandContext(ctx, exe, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+profile,
-		"--disable-extensions-except="+extDir, "--load-extension="+extDir, "about:blank")
-	browser.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
-	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	browser.Cancel = func() error { return syscall.Kill(-browser.Process.Pid, syscall.SIGKILL) }
-	var blog syncBuffer
-	browser.Stderr = &blog
-	if err := browser.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = browser.Wait()
-		if t.Failed() {
-			t.Logf("chromium log:\n%s", tail(blog.String(), 3000))
-		}
-	})
-	s.waitPaired()
+	s, profile := pairedChromium(t, permissive)
 
 	txt := resultText(s.call("navigate", map[string]any{"url": base + "/form"}))
 	if id := firstTabID(t, txt); !strings.HasPrefix(id, "ext:") {
@@ -139,4 +103,52 @@ func TestExtensionNativeMessaging(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(profile, "NativeMessagingHosts", ext.NativeHostName+".json")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pairedChromium installs chromegate's extension and native host, starts a
+// server that drives only the extension (serverArgs added), and runs
+// Chromium as a user would with the extension loaded (browserFlags added),
+// paired through native messaging. Both end with the test. It returns the
+// server and the browser's profile directory.
+func pairedChromium(t *testing.T, serverArgs []string, browserFlags ...string) (s *server, profile string) {
+	t.Helper()
+	needBrowser(t)
+	dataDir, profile, extDir := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, a := range [][]string{
+		{"extension", "install", extDir},
+		{"pair", "install", "--profile-dir", profile, "--data-dir", dataDir},
+	} {
+		if out, err := exec.Command(binary, a...).CombinedOutput(); err != nil {
+			t.Fatalf("chromegate %v: %v\n%s", a, err, out)
+		}
+	}
+	s = startServer(t, append([]string{"--no-cdp-fallback", "--data-dir=" + dataDir}, serverArgs...)...)
+	s.dataDir = dataDir
+	exe, err := cdp.FindChromium("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	flags := append([]string{"--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync",
+		"--disable-dev-shm-usage"}, browserFlags...)
+	flags = append(flags, "--user-data-dir="+profile, "--disable-extensions-except="+extDir, "--load-extension="+extDir, "about:blank")
+	browser := exec.CommandContext(ctx, exe, flags...)
+	browser.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
+	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	browser.Cancel = func() error { return syscall.Kill(-browser.Process.Pid, syscall.SIGKILL) }
+	var blog syncBuffer
+	browser.Stderr = &blog
+	if err := browser.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = browser.Wait()
+		if t.Failed() {
+			t.Logf("chromium log:\n%s", tail(blog.String(), 3000))
+		}
+	})
+	s.waitPaired()
+	return s, profile
 }
