@@ -59,6 +59,13 @@ type Executor interface {
 	// main frame; see ScriptParams.
 	RunScript(ctx context.Context, p ScriptParams) (ScriptResult, error)
 
+	// Network lists the requests a tab's pages made since its last
+	// main-frame navigation (or the last few), without headers;
+	// NetworkEntry returns one of them with its headers, credentials
+	// redacted, and its response body when asked (network.go).
+	Network(ctx context.Context, p NetworkParams) (NetworkLog, error)
+	NetworkEntry(ctx context.Context, p NetworkEntryParams) (NetworkEntry, error)
+
 	Cookies(ctx context.Context, p CookiesParams) ([]Cookie, error)
 	SetCookies(ctx context.Context, p SetCookiesParams) error
 	ClipboardWrite(ctx context.Context, p ClipboardParams) error

@@ -70,8 +70,9 @@ type tab struct {
 	dialogs []executor.Dialog
 	title   string // the last title read, for TabInfo (guarded by dmu)
 
-	w  world       // chromegate's isolated world in the main frame
-	pt *webmcp.Tab // the page's WebMCP tools (webmcp.go)
+	w   world       // chromegate's isolated world in the main frame
+	pt  *webmcp.Tab // the page's WebMCP tools (webmcp.go)
+	net *netLog     // the page's requests (netlog.go)
 
 	// crashed ends when the page's renderer crashes: calls on the tab in
 	// flight then fail at once (a crashed page answers nothing, so they
@@ -200,6 +201,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	t := &tab{raw: strconv.Itoa(s.nextRaw), n: s.nextRaw, page: p, created: created}
 	t.crashed, t.crash = context.WithCancel(context.Background())
 	t.pt = newPageTools(s, t)
+	t.net = newNetLog(executor.MaxNetworkEntries)
 	s.tabs[t.raw] = t
 	s.byPage[p] = t
 	s.order = append(s.order, t)
@@ -207,6 +209,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 		s.selectLocked(t)
 	}
 	s.mu.Unlock()
+	t.net.watch(p)
 	p.OnClose(func(playwright.Page) { s.unregister(t) })
 	p.OnCrash(func(playwright.Page) {
 		s.log.Warn("a page crashed", "tab", t.raw)

@@ -61,6 +61,15 @@ type tab struct {
 	raw     string
 	history []string
 	pos     int
+	navs    int       // main-frame navigations, for the network log
+	net     []fakeReq // the network log, oldest first, at most MaxNetworkEntries
+	nextReq int
+}
+
+// fakeReq is a logged request and its response body.
+type fakeReq struct {
+	r    executor.NetworkRequest
+	body []byte
 }
 
 func (t *tab) url() string { return t.history[t.pos] }
@@ -337,6 +346,7 @@ func (f *Fake) nav(id string, move func(t *tab) error) (executor.NavResult, erro
 	if err := move(t); err != nil {
 		return executor.NavResult{}, err
 	}
+	t.navs++
 	status := 200
 	if t.url() == "about:blank" {
 		status = 0
@@ -671,4 +681,84 @@ func (f *Fake) WatchPageTools(fn func(executor.PageToolsEvent)) (stop func()) {
 		delete(f.toolSubs, id)
 		f.mu.Unlock()
 	}
+}
+
+// AddRequest logs a request in a tab's network log ("" = the selected
+// tab), as a backend would have seen it, with its response body. The fake
+// sets ID (when empty) and Nav; an empty Outcome is allowed. It returns
+// the entry's ID.
+func (f *Fake) AddRequest(tabID string, r executor.NetworkRequest, body []byte) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.find(tabID)
+	if err != nil {
+		return "", err
+	}
+	t.nextReq++
+	if r.ID == "" {
+		r.ID = "r" + t.raw + "." + strconv.Itoa(t.nextReq)
+	}
+	r.Nav = t.navs
+	r.Outcome = cmp.Or(r.Outcome, executor.OutcomeAllowed)
+	if len(t.net) >= executor.MaxNetworkEntries {
+		t.net = t.net[1:]
+	}
+	t.net = append(t.net, fakeReq{r: r, body: body})
+	return r.ID, nil
+}
+
+// Network implements executor.Executor: the tab's log since its last
+// navigation (or the last p.Navigations), headers left out.
+func (f *Fake) Network(ctx context.Context, p executor.NetworkParams) (executor.NetworkLog, error) {
+	return run(f, ctx, "Network", p, func() (executor.NetworkLog, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t, err := f.find(p.TabID)
+		if err != nil {
+			return executor.NetworkLog{}, err
+		}
+		from := t.navs - max(1, min(p.Navigations, executor.MaxNetworkNavigations)) + 1
+		out := executor.NetworkLog{PageState: f.state(t), Requests: []executor.NetworkRequest{}}
+		for _, q := range t.net {
+			if q.r.Nav >= from {
+				r := q.r
+				r.RequestHeaders, r.ResponseHeaders = nil, nil
+				out.Requests = append(out.Requests, r)
+			}
+		}
+		return out, nil
+	})
+}
+
+// NetworkEntry implements executor.Executor, with the same rules as the
+// real backends: headers redacted, a body only for an allowed request.
+func (f *Fake) NetworkEntry(ctx context.Context, p executor.NetworkEntryParams) (executor.NetworkEntry, error) {
+	return run(f, ctx, "NetworkEntry", p, func() (executor.NetworkEntry, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t, err := f.find(p.TabID)
+		if err != nil {
+			return executor.NetworkEntry{}, err
+		}
+		for _, q := range t.net {
+			if q.r.ID != p.ID {
+				continue
+			}
+			r := q.r
+			r.RequestHeaders = executor.RedactHeaders(r.RequestHeaders)
+			r.ResponseHeaders = executor.RedactHeaders(r.ResponseHeaders)
+			out := executor.NetworkEntry{PageState: f.state(t), Request: r}
+			if p.Body {
+				if r.Outcome != executor.OutcomeAllowed {
+					out.BodyNote = "no body: the request was " + r.Outcome
+				} else {
+					out.BodySize = int64(len(q.body))
+					out.Body, out.BodyTruncated, out.BodyNote, _ = executor.TextBody(r.MIMEType, q.body, p.MaxBody)
+				}
+			}
+			return out, nil
+		}
+		return executor.NetworkEntry{}, executor.Errorf(executor.CodeBadArgs, "no request %q in the tab's network log", p.ID).
+			WithHint("call network_requests for the ids; the log starts again at each navigation")
+	})
 }

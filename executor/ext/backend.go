@@ -182,6 +182,10 @@ func (e *Executor) stamp(v any) {
 		e.stampID(&r.TabID)
 	case *executor.Status:
 		e.stampID(&r.SelectedTab)
+	case *executor.NetworkLog:
+		e.stampID(&r.TabID)
+	case *executor.NetworkEntry:
+		e.stampID(&r.TabID)
 	}
 }
 
