@@ -113,8 +113,13 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 }
 
 func truncationHint(t *Tool) string {
-	if t.Action == ActionEval {
+	switch {
+	case t.Action == ActionEval:
 		return "return a smaller value from the expression"
+	case t.Name == "network_requests":
+		return "filter by url, types or outcome, or pass a smaller limit"
+	case t.Name == "network_request":
+		return "pass a smaller max_bytes"
 	}
 	return "narrow the selector or use get_text on a smaller element"
 }

@@ -39,6 +39,9 @@ var outputs = map[string]Output{
 	"screenshot": {Value: shotOut{}, Image: true},
 	"wait_for":   {Value: waitOut{}},
 
+	"network_requests": {Value: networkRequestsOut{}},
+	"network_request":  {Value: networkRequestOut{}, Text: true},
+
 	"eval": {Value: evalOut{}},
 
 	"cookies_get":     {Value: cookiesOut{}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -30,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withOutputs(withTimeouts(append(append(toolTable(), helperTools()...), pageToolTools()...)))
+	return withOutputs(withTimeouts(slices.Concat(toolTable(), networkTools(), helperTools(), pageToolTools())))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element

@@ -104,6 +104,12 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{"\n«page-", `"total":0,"shown":0}`}},
 		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},
+		{"network_requests", map[string]any{"tab_id": tab, "url": "A.TEST", "types": []string{"fetch"}, "outcome": "allowed", "navigations": 2, "offset": 0, "limit": 5},
+			"Network", executor.NetworkParams{TabID: tab, Navigations: 2},
+			[]string{"\n«page-", `"total":1,"outcomes":{"allowed":1},"matched":1,"requests":[{"id":"7","method":"GET","url":"https://a.test/x","type":"fetch","status":200,"size":5,"outcome":"allowed","mime_type":"text/plain"}]}`}},
+		{"network_request", map[string]any{"id": "7", "include_body": true, "max_bytes": 3, "tab_id": tab}, "NetworkEntry",
+			executor.NetworkEntryParams{TabID: tab, ID: "7", Body: true, MaxBody: 3},
+			[]string{`"request_headers":[{"name":"Authorization","value":"[redacted]"}]`, `"body_bytes":5,"body_truncated":true`, "\nhel\n«/page-"}},
 		{"page_tools_list", map[string]any{"tab_id": tab}, "PageTools", tab,
 			[]string{`"name":"echo","live_tool":"page_a_test_echo","description":"Echoes.","origin":"https://a.test","surface":"cdp-webmcp","annotations":["read_only"]`}},
 		{"page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 2}}, "CallPageTool",
@@ -120,6 +126,12 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			if strings.HasPrefix(tt.tool, "page_tool") {
 				f.SetPageTools(f.TabID(0), []executor.PageTool{echoTool})
 				h.waitTool("page_a_test_echo")
+			}
+			if strings.HasPrefix(tt.tool, "network_") {
+				if _, err := f.AddRequest("", executor.NetworkRequest{ID: "7", Method: "GET", URL: "https://a.test/x", ResourceType: "fetch",
+					Status: 200, Size: 5, MIMEType: "text/plain", RequestHeaders: []executor.Header{{Name: "Authorization", Value: "Bearer s3cret"}}}, []byte("hello")); err != nil {
+					t.Fatal(err)
+				}
 			}
 			res := h.call(tt.tool, tt.args)
 			text := textOf(res)

@@ -163,6 +163,8 @@ var toolAction = map[string]struct {
 	"extract_links":    {ActionRead, false},
 	"read_as_markdown": {ActionRead, false},
 	"cookies_get":      {ActionRead, false},
+	"network_requests": {ActionRead, false},
+	"network_request":  {ActionRead, false},
 
 	"click":           {ActionInteract, true},
 	"type":            {ActionInteract, true},

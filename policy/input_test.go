@@ -23,6 +23,7 @@ var registryTools = []string{
 	"snapshot", "get_text", "get_html", "query", "screenshot", "wait_for", "extract_links",
 	"read_as_markdown", "fill_form", "eval", "cookies_get", "cookies_set", "clipboard_write",
 	"download_file", "chrome_status", "page_tools_list", "page_tool_call",
+	"network_requests", "network_request",
 }
 
 func TestActionCoversTheRegistry(t *testing.T) {

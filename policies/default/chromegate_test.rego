@@ -27,6 +27,7 @@ actions := {
 	"navigate": "navigate", "back": "navigate", "forward": "navigate", "reload": "navigate",
 	"get_text": "read", "get_html": "read", "snapshot": "read", "query": "read", "screenshot": "read",
 	"wait_for": "read", "extract_links": "read", "read_as_markdown": "read", "cookies_get": "read",
+	"network_requests": "read", "network_request": "read",
 	"click": "interact", "type": "interact", "fill": "interact", "press": "interact", "hover": "interact",
 	"scroll": "interact", "select_option": "interact", "set_files": "interact", "drag": "interact",
 	"fill_form": "interact", "clipboard_write": "interact", "cookies_set": "interact",

@@ -1,0 +1,382 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
+)
+
+// The network log: network_requests lists a tab's requests since its last
+// navigation, network_request shows one with its headers and, asked, its
+// body. Both are reads of the tab's page, decided by the policy like
+// get_text. The backend reports what the browser saw; here the failures
+// the egress boundary caused are told apart from other network errors, by
+// joining them with the session's denials, and denials the browser never
+// reported as a request of the tab (a preconnect, a worker's fetch) are
+// listed too.
+
+// Network tool limits.
+const (
+	defaultNetLimit = 50
+	maxNetLimit     = 200
+	// joinSlackMs is how far a denial's time may lie outside a failed
+	// request's span and still be its cause (clocks of the browser and
+	// the server, a request queued behind its tunnel).
+	joinSlackMs = 2000
+	// deniedIDPrefix names a denial the browser never reported, in ids.
+	deniedIDPrefix = "denied-"
+)
+
+var resourceTypes = []string{
+	"document", "stylesheet", "image", "media", "font", "script", "texttrack", "xhr", "fetch",
+	"eventsource", "websocket", "manifest", "ping", "other", "unknown",
+}
+
+func networkTools() []*Tool {
+	return []*Tool{
+		{
+			Name: "network_requests", Title: "Network requests",
+			Description: "A tab's requests since its last navigation: id, method, url, type, status, size, duration_ms, outcome (allowed|denied|failed|pending), the policy's reason if denied. Filter by url substring, types, outcome; page by offset/limit.",
+			InputSchema: object(nil,
+				prop{"url", str("")},
+				prop{"types", array("", enum("", resourceTypes...), 0)},
+				prop{"outcome", enum("", executor.OutcomeAllowed, executor.OutcomeDenied, executor.OutcomeFailed, executor.OutcomePending)},
+				prop{"navigations", intRange("", 1, executor.MaxNetworkNavigations)},
+				prop{"offset", intRange("", 0, executor.MaxNetworkEntries)},
+				prop{"limit", intRange("", 1, maxNetLimit)},
+				tabIDProp()),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Handler: networkRequests,
+		},
+		{
+			Name: "network_request", Title: "Network request",
+			Description: "One request by id from network_requests: headers, credentials redacted; include_body adds the response text (max 64 KiB), never for denied or failed ones.",
+			InputSchema: object([]string{"id"},
+				prop{"id", str("")},
+				prop{"include_body", boolean("")},
+				prop{"max_bytes", intRange("", 1, executor.MaxBodyBytes)},
+				tabIDProp()),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Handler: networkRequest,
+		},
+	}
+}
+
+// netReqOut is one request as the network tools show it.
+type netReqOut struct {
+	ID         string `json:"id"`
+	Method     string `json:"method"`
+	URL        string `json:"url"`
+	Type       string `json:"type"`
+	Status     int    `json:"status,omitempty"`
+	Size       int64  `json:"size,omitempty"` // bytes received; left out when unknown
+	DurationMs int64  `json:"duration_ms,omitempty"`
+	Outcome    string `json:"outcome"`
+	Reason     string `json:"reason,omitempty"`
+	Error      string `json:"error,omitempty"`
+	Navigation bool   `json:"navigation,omitempty"`
+	MIMEType   string `json:"mime_type,omitempty"`
+	// Note explains an entry the browser never reported for this tab.
+	Note string `json:"note,omitempty"`
+}
+
+type headerOut struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type networkRequestsOut struct {
+	TabID    string         `json:"tab_id"`
+	URL      string         `json:"url"`
+	Total    int            `json:"total"`
+	Outcomes map[string]int `json:"outcomes"`
+	Matched  int            `json:"matched"`
+	Offset   int            `json:"offset,omitempty"`
+	Next     int            `json:"next,omitempty"`
+	Dropped  int            `json:"dropped,omitempty"`
+	Requests []netReqOut    `json:"requests"`
+}
+
+type networkRequestOut struct {
+	TabID           string      `json:"tab_id"`
+	Request         netReqOut   `json:"request"`
+	RequestHeaders  []headerOut `json:"request_headers,omitempty"`
+	ResponseHeaders []headerOut `json:"response_headers,omitempty"`
+	BodyBytes       int64       `json:"body_bytes,omitempty"`
+	BodyTruncated   bool        `json:"body_truncated,omitempty"`
+	// BodyNote says why no body follows when one was asked for.
+	BodyNote string `json:"body_note,omitempty"`
+}
+
+func reqOut(r executor.NetworkRequest) netReqOut {
+	o := netReqOut{
+		ID: r.ID, Method: r.Method, URL: executor.RedactURL(r.URL), Type: r.ResourceType, Status: r.Status,
+		Outcome: r.Outcome, Reason: r.Reason, Error: r.Error, Navigation: r.Navigation, MIMEType: r.MIMEType,
+	}
+	if r.Size > 0 {
+		o.Size = r.Size
+	}
+	if r.DurationMs > 0 {
+		o.DurationMs = r.DurationMs
+	}
+	return o
+}
+
+func headersOut(hs []executor.Header) []headerOut {
+	hs = executor.RedactHeaders(hs) // again: whatever a backend did
+	out := make([]headerOut, len(hs))
+	for i, h := range hs {
+		out[i] = headerOut{h.Name, h.Value}
+	}
+	return out
+}
+
+// unseenNote marks a denial no request of the tab showed.
+const unseenNote = "decided before the browser reported it as this tab's request: a preconnect, a worker's or another tab's request"
+
+// joinDenials marks the failed requests of a log that the policy denied,
+// with its reason, and appends the session's denials since startMs that
+// match no request of the log. rs is changed in place.
+func joinDenials(rs []executor.NetworkRequest, ds []egress.Denial, startMs int64) []executor.NetworkRequest {
+	if len(ds) == 0 {
+		return rs
+	}
+	used := make([]bool, len(ds))
+	for i := range rs {
+		r := &rs[i]
+		if r.Outcome != executor.OutcomeFailed {
+			continue
+		}
+		for j, d := range ds {
+			if deniedMatch(r, d) {
+				r.Outcome, r.Reason = executor.OutcomeDenied, d.Reason
+				used[j] = true
+				break
+			}
+		}
+	}
+	if startMs == 0 && len(rs) > 0 {
+		startMs = rs[0].StartMs
+	}
+	if startMs == 0 {
+		return rs
+	}
+	for j, d := range ds {
+		if used[j] || d.Time.UnixMilli() < startMs-joinSlackMs {
+			continue
+		}
+		rs = append(rs, executor.NetworkRequest{
+			ID: deniedIDPrefix + strconv.FormatUint(d.Seq, 10), Method: d.Method, URL: executor.RedactURL(d.URL),
+			ResourceType: d.Type, Navigation: d.Navigation, Size: -1, StartMs: d.Time.UnixMilli(),
+			Outcome: executor.OutcomeDenied, Reason: d.Reason,
+		})
+	}
+	return rs
+}
+
+// deniedMatch tells whether denial d caused failed request r: the same URL
+// (a routed or extension denial, a plain-http request through the proxy),
+// or, for a proxy tunnel, the same host and port; at about the same time.
+func deniedMatch(r *executor.NetworkRequest, d egress.Denial) bool {
+	t := d.Time.UnixMilli()
+	end := r.StartMs + max(r.DurationMs, 0)
+	if t < r.StartMs-joinSlackMs || t > end+joinSlackMs {
+		return false
+	}
+	if executor.RedactURL(d.URL) == r.URL {
+		return true
+	}
+	if d.Method != "CONNECT" {
+		return false
+	}
+	return hostPort(d.URL) == hostPort(r.URL)
+}
+
+// hostPort is an absolute URL's host:port, the port defaulted by scheme
+// (a WebSocket's like its HTTP twin: it tunnels the same way).
+func hostPort(raw string) string {
+	scheme, _, _ := strings.Cut(raw, "://")
+	host := egress.HostOf(raw)
+	if host == "" {
+		return ""
+	}
+	_, rest, _ := strings.Cut(raw, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if _, port, err := net.SplitHostPort(rest); err == nil && port != "" {
+		return host + ":" + port
+	}
+	switch strings.ToLower(scheme) {
+	case "https", "wss":
+		return host + ":443"
+	default:
+		return host + ":80"
+	}
+}
+
+// netFilter selects requests.
+type netFilter struct {
+	URL     string
+	Types   []string
+	Outcome string
+}
+
+func (f netFilter) match(r executor.NetworkRequest) bool {
+	if f.URL != "" && !strings.Contains(strings.ToLower(r.URL), strings.ToLower(f.URL)) {
+		return false
+	}
+	if f.Outcome != "" && r.Outcome != f.Outcome {
+		return false
+	}
+	if len(f.Types) > 0 {
+		for _, t := range f.Types {
+			if r.ResourceType == t {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// pageRequests filters rs and cuts one page of it: the page, the number
+// that matched, and the offset of the next page (0 at the end).
+func pageRequests(rs []executor.NetworkRequest, f netFilter, offset, limit int) (page []executor.NetworkRequest, matched, next int) {
+	if limit <= 0 {
+		limit = defaultNetLimit
+	}
+	for _, r := range rs {
+		if !f.match(r) {
+			continue
+		}
+		if matched >= offset && len(page) < limit {
+			page = append(page, r)
+		}
+		matched++
+	}
+	if offset+len(page) < matched {
+		next = offset + len(page)
+	}
+	return page, matched, next
+}
+
+// denials returns the session's denials the boundary still holds.
+func (c *Call) denials() []egress.Denial {
+	return c.srv.opts.Egress.Since(c.Session, 0)
+}
+
+func networkRequests(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID       string   `json:"tab_id"`
+		URL         string   `json:"url"`
+		Types       []string `json:"types"`
+		Outcome     string   `json:"outcome"`
+		Navigations int      `json:"navigations"`
+		Offset      int      `json:"offset"`
+		Limit       int      `json:"limit"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	log, err := c.Executor().Network(ctx, executor.NetworkParams{TabID: a.TabID, Navigations: a.Navigations})
+	if err != nil {
+		return nil, err
+	}
+	rs := joinDenials(log.Requests, c.denials(), log.StartMs)
+	out := networkRequestsOut{
+		TabID: log.TabID, URL: log.URL, Total: len(rs), Outcomes: map[string]int{},
+		Offset: a.Offset, Dropped: log.Dropped, Requests: []netReqOut{},
+	}
+	for _, r := range rs {
+		out.Outcomes[r.Outcome]++
+	}
+	page, matched, next := pageRequests(rs, netFilter{URL: a.URL, Types: a.Types, Outcome: a.Outcome}, a.Offset, a.Limit)
+	out.Matched, out.Next = matched, next
+	for _, r := range page {
+		o := reqOut(r)
+		if strings.HasPrefix(r.ID, deniedIDPrefix) {
+			o.Note = unseenNote
+		}
+		out.Requests = append(out.Requests, o)
+	}
+	// URLs are the page's choice: the whole listing is page content.
+	return &Result{Value: out, Untrusted: true, Page: &log.PageState}, nil
+}
+
+func networkRequest(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID       string `json:"tab_id"`
+		ID          string `json:"id"`
+		IncludeBody bool   `json:"include_body"`
+		MaxBytes    int    `json:"max_bytes"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	if seq, ok := strings.CutPrefix(a.ID, deniedIDPrefix); ok {
+		return deniedEntry(ctx, c, seq, a.IncludeBody)
+	}
+	e, err := c.Executor().NetworkEntry(ctx, executor.NetworkEntryParams{
+		TabID: a.TabID, ID: a.ID, Body: a.IncludeBody, MaxBody: a.MaxBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := e.Request
+	rs := joinDenials([]executor.NetworkRequest{r}, c.denials(), r.StartMs)
+	r = rs[0]
+	out := networkRequestOut{
+		TabID: e.TabID, Request: reqOut(r),
+		RequestHeaders: headersOut(r.RequestHeaders), ResponseHeaders: headersOut(r.ResponseHeaders),
+	}
+	res := &Result{Value: &out, Untrusted: true, Page: &e.PageState}
+	if !a.IncludeBody {
+		return res, nil
+	}
+	if r.Outcome != executor.OutcomeAllowed {
+		// A denied request has no body to show, whatever a backend sent.
+		out.BodyNote = "no body: the request was " + r.Outcome
+		return res, nil
+	}
+	out.BodyBytes, out.BodyTruncated, out.BodyNote = e.BodySize, e.BodyTruncated, e.BodyNote
+	if e.Body != "" && e.BodyNote == "" {
+		if out.BodyTruncated {
+			out.BodyNote = fmt.Sprintf("the body was cut at %d of %d bytes", len(e.Body), e.BodySize)
+		}
+		res.Text = e.Body
+	}
+	return res, nil
+}
+
+// deniedEntry shows a denial the browser never reported: what the policy
+// decided, no headers, never a body.
+func deniedEntry(ctx context.Context, c *Call, seq string, body bool) (*Result, error) {
+	t, err := c.Page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range c.denials() {
+		if strconv.FormatUint(d.Seq, 10) != seq {
+			continue
+		}
+		r := joinDenials(nil, []egress.Denial{d}, d.Time.UnixMilli())[0]
+		out := networkRequestOut{TabID: t.ID, Request: reqOut(r)}
+		out.Request.Note = unseenNote
+		if body {
+			out.BodyNote = "no body: the request was denied"
+		}
+		ps := executor.PageState{TabID: t.ID, URL: t.URL, Title: t.Title}
+		return &Result{Value: &out, Untrusted: true, Page: &ps}, nil
+	}
+	return nil, badArgs("no request %q in the session's log of denials", deniedIDPrefix+seq).
+		WithHint("call network_requests for the ids; old denials are let go")
+}
