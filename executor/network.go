@@ -64,7 +64,9 @@ type NetworkRequest struct {
 	MIMEType string `json:"mimeType,omitempty"`
 	// Size is the response body's size in bytes as received, -1 unknown.
 	Size int64 `json:"size"`
-	// StartMs is when the request started, Unix milliseconds.
+	// StartMs is when the request started, Unix milliseconds by the
+	// server's clock where the backend can tell (a remote browser's clock
+	// may differ), for joining with the egress boundary's decisions.
 	StartMs int64 `json:"startMs"`
 	// DurationMs is from start to the last byte or the failure, -1 while
 	// pending.
@@ -87,9 +89,10 @@ type NetworkRequest struct {
 type NetworkLog struct {
 	PageState
 	Requests []NetworkRequest `json:"requests"`
-	// StartMs is when the oldest navigation listed began (Unix ms), 0 when
-	// the tab has not navigated since the log began.
-	StartMs int64 `json:"startMs,omitempty"`
+	// Nav is the tab's current generation (its main-frame navigations
+	// counted by the backend); the entries are those with Nav above
+	// Nav-Navigations.
+	Nav int `json:"nav"`
 	// Dropped counts requests of the listed navigations that the ring no
 	// longer holds.
 	Dropped int `json:"dropped,omitempty"`

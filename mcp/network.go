@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,11 @@ const (
 	// request's span and still be its cause (clocks of the browser and
 	// the server, a request queued behind its tunnel).
 	joinSlackMs = 2000
+	// unseenSlackMs is how long before a listing's first request a
+	// denial may have been made and still belong to the listing: the
+	// browser's report of a request reaches chromegate after the proxy
+	// decided it.
+	unseenSlackMs = 250
 	// deniedIDPrefix names a denial the browser never reported, in ids.
 	deniedIDPrefix = "denied-"
 )
@@ -140,11 +146,23 @@ func headersOut(hs []executor.Header) []headerOut {
 const unseenNote = "decided before the browser reported it as this tab's request: a preconnect, a worker's or another tab's request"
 
 // joinDenials marks the failed requests of a log that the policy denied,
-// with its reason, and appends the session's denials since startMs that
-// match no request of the log. rs is changed in place.
-func joinDenials(rs []executor.NetworkRequest, ds []egress.Denial, startMs int64) []executor.NetworkRequest {
+// with its reason, and returns the requests of generation from on: rs
+// reaches one generation further back, so that a denial its requests
+// caused is not taken for one of the listing's. The session's denials
+// that match no request and came after the listing's first request are
+// appended: the browser never showed them as the tab's. rs is changed in
+// place.
+func joinDenials(rs []executor.NetworkRequest, ds []egress.Denial, from int) []executor.NetworkRequest {
+	var startMs int64
+	for _, r := range rs {
+		if r.Nav >= from {
+			startMs = r.StartMs
+			break
+		}
+	}
+	rs = slices.DeleteFunc(rs, func(r executor.NetworkRequest) bool { return r.Nav < from && r.Outcome != executor.OutcomeFailed })
 	if len(ds) == 0 {
-		return rs
+		return slices.DeleteFunc(rs, func(r executor.NetworkRequest) bool { return r.Nav < from })
 	}
 	used := make([]bool, len(ds))
 	for i := range rs {
@@ -160,23 +178,27 @@ func joinDenials(rs []executor.NetworkRequest, ds []egress.Denial, startMs int64
 			}
 		}
 	}
-	if startMs == 0 && len(rs) > 0 {
-		startMs = rs[0].StartMs
-	}
+	rs = slices.DeleteFunc(rs, func(r executor.NetworkRequest) bool { return r.Nav < from })
 	if startMs == 0 {
 		return rs
 	}
 	for j, d := range ds {
-		if used[j] || d.Time.UnixMilli() < startMs-joinSlackMs {
+		if used[j] || d.Time.UnixMilli() < startMs-unseenSlackMs {
 			continue
 		}
-		rs = append(rs, executor.NetworkRequest{
-			ID: deniedIDPrefix + strconv.FormatUint(d.Seq, 10), Method: d.Method, URL: executor.RedactURL(d.URL),
-			ResourceType: d.Type, Navigation: d.Navigation, Size: -1, StartMs: d.Time.UnixMilli(),
-			Outcome: executor.OutcomeDenied, Reason: d.Reason,
-		})
+		rs = append(rs, unseen(d, from))
 	}
 	return rs
+}
+
+// unseen is a denial no request of the log showed, as an entry of
+// generation nav.
+func unseen(d egress.Denial, nav int) executor.NetworkRequest {
+	return executor.NetworkRequest{
+		ID: deniedIDPrefix + strconv.FormatUint(d.Seq, 10), Method: d.Method, URL: executor.RedactURL(d.URL),
+		ResourceType: d.Type, Navigation: d.Navigation, Size: -1, StartMs: d.Time.UnixMilli(),
+		Outcome: executor.OutcomeDenied, Reason: d.Reason, Nav: nav,
+	}
 }
 
 // deniedMatch tells whether denial d caused failed request r: the same URL
@@ -287,11 +309,12 @@ func networkRequests(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, err := c.Executor().Network(ctx, executor.NetworkParams{TabID: a.TabID, Navigations: a.Navigations})
+	n := max(a.Navigations, 1)
+	log, err := c.Executor().Network(ctx, executor.NetworkParams{TabID: a.TabID, Navigations: min(n+1, executor.MaxNetworkNavigations)})
 	if err != nil {
 		return nil, err
 	}
-	rs := joinDenials(log.Requests, c.denials(), log.StartMs)
+	rs := joinDenials(log.Requests, c.denials(), log.Nav-n+1)
 	out := networkRequestsOut{
 		TabID: log.TabID, URL: log.URL, Total: len(rs), Outcomes: map[string]int{},
 		Offset: a.Offset, Dropped: log.Dropped, Requests: []netReqOut{},
@@ -332,8 +355,7 @@ func networkRequest(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	r := e.Request
-	rs := joinDenials([]executor.NetworkRequest{r}, c.denials(), r.StartMs)
-	r = rs[0]
+	r = joinDenials([]executor.NetworkRequest{r}, c.denials(), r.Nav)[0]
 	out := networkRequestOut{
 		TabID: e.TabID, Request: reqOut(r),
 		RequestHeaders: headersOut(r.RequestHeaders), ResponseHeaders: headersOut(r.ResponseHeaders),
@@ -368,8 +390,7 @@ func deniedEntry(ctx context.Context, c *Call, seq string, body bool) (*Result, 
 		if strconv.FormatUint(d.Seq, 10) != seq {
 			continue
 		}
-		r := joinDenials(nil, []egress.Denial{d}, d.Time.UnixMilli())[0]
-		out := networkRequestOut{TabID: t.ID, Request: reqOut(r)}
+		out := networkRequestOut{TabID: t.ID, Request: reqOut(unseen(d, 0))}
 		out.Request.Note = unseenNote
 		if body {
 			out.BodyNote = "no body: the request was denied"

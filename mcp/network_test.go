@@ -19,6 +19,9 @@ func TestJoinDenials(t *testing.T) {
 	t0 := time.UnixMilli(1_700_000_000_000)
 	ms := t0.UnixMilli()
 	rs := []executor.NetworkRequest{
+		// the page before: its failure takes its denial along
+		{ID: "0", URL: "https://gone.test/", Outcome: executor.OutcomeFailed, StartMs: ms - 100, DurationMs: 1, Nav: 1},
+		{ID: "0b", URL: "https://gone.test/ok", Outcome: executor.OutcomeAllowed, StartMs: ms - 100, DurationMs: 1, Nav: 1},
 		{ID: "1", URL: "https://ok.test/", Outcome: executor.OutcomeAllowed, StartMs: ms, DurationMs: 20},
 		// a tunnel the proxy refused: the denial names the origin only
 		{ID: "2", URL: "https://evil.test/x?d=1", Outcome: executor.OutcomeFailed, Error: "net::ERR_TUNNEL_CONNECTION_FAILED", StartMs: ms + 10, DurationMs: 5},
@@ -31,11 +34,15 @@ func TestJoinDenials(t *testing.T) {
 	}
 	ds := []egress.Denial{
 		{Seq: 1, Time: t0.Add(-time.Hour), URL: "https://old.test:443/", Method: "CONNECT", Reason: "before the log"},
+		{Seq: 9, Time: t0.Add(-50 * time.Millisecond), URL: "https://gone.test:443/", Method: "CONNECT", Reason: "the page before's"},
 		{Seq: 2, Time: t0.Add(12 * time.Millisecond), URL: "https://evil.test:443/", Method: "CONNECT", Reason: "host not allowed"},
 		{Seq: 3, Time: t0.Add(20 * time.Millisecond), URL: "http://evil.test:8080/y", Method: "GET", Type: "fetch", Reason: "port not allowed"},
 		{Seq: 4, Time: t0.Add(40 * time.Millisecond), URL: "https://u:p@beacon.test:443/", Method: "CONNECT", Type: "unknown", Reason: "not allowed"},
 	}
-	got := joinDenials(rs, ds, ms)
+	for i := range rs[2:] {
+		rs[2+i].Nav = 2
+	}
+	got := joinDenials(rs, ds, 2)
 	type row struct{ ID, Outcome, Reason, URL string }
 	var rows []row
 	for _, r := range got {

@@ -105,7 +105,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},
 		{"network_requests", map[string]any{"tab_id": tab, "url": "A.TEST", "types": []string{"fetch"}, "outcome": "allowed", "navigations": 2, "offset": 0, "limit": 5},
-			"Network", executor.NetworkParams{TabID: tab, Navigations: 2},
+			"Network", executor.NetworkParams{TabID: tab, Navigations: 3}, // one more, to join denials
 			[]string{"\n«page-", `"total":1,"outcomes":{"allowed":1},"matched":1,"requests":[{"id":"7","method":"GET","url":"https://a.test/x","type":"fetch","status":200,"size":5,"outcome":"allowed","mime_type":"text/plain"}]}`}},
 		{"network_request", map[string]any{"id": "7", "include_body": true, "max_bytes": 3, "tab_id": tab}, "NetworkEntry",
 			executor.NetworkEntryParams{TabID: tab, ID: "7", Body: true, MaxBody: 3},

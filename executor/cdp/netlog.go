@@ -22,7 +22,6 @@ import (
 type netLog struct {
 	mu      sync.Mutex
 	nav     int                              // generations started
-	navMs   map[int]int64                    // when each kept generation started
 	ring    []*netEntry                      // oldest first
 	byReq   map[playwright.Request]*netEntry // requests still in flight
 	next    int
@@ -40,7 +39,7 @@ type netEntry struct {
 }
 
 func newNetLog(max int) *netLog {
-	return &netLog{navMs: map[int]int64{}, byReq: map[playwright.Request]*netEntry{}, dropped: map[int]int{}, max: max}
+	return &netLog{byReq: map[playwright.Request]*netEntry{}, dropped: map[int]int{}, max: max}
 }
 
 // watch records p's request events.
@@ -80,10 +79,8 @@ func (l *netLog) onRequest(req playwright.Request) {
 	defer l.mu.Unlock()
 	if main {
 		l.nav++
-		l.navMs[l.nav] = e.r.StartMs
 		// Generations no listing can reach are let go at once.
 		old := l.nav - executor.MaxNetworkNavigations
-		delete(l.navMs, old)
 		delete(l.dropped, old)
 		n := 0
 		for n < len(l.ring) && l.ring[n].r.Nav <= old {
@@ -146,25 +143,24 @@ func (l *netLog) end(req playwright.Request, outcome, why string) {
 	}
 	delete(l.byReq, req)
 	e.r.Outcome, e.r.Error = outcome, why
+	// The browser's own timing, relative to the request's start, is
+	// exact; StartMs stays on this machine's clock, which the boundary's
+	// denials use too (a remote browser's clock may be off).
 	e.r.DurationMs = now.Sub(e.start).Milliseconds()
 	if t != nil && t.StartTime > 0 && t.ResponseEnd > 0 {
-		e.r.StartMs = int64(t.StartTime)
 		e.r.DurationMs = int64(t.ResponseEnd)
 	}
 }
 
-// list returns the entries of the last n generations, and the start of
-// the oldest and how many of them the ring let go.
-func (l *netLog) list(n int) (out []*netEntry, rs []executor.NetworkRequest, startMs int64, dropped int) {
+// list returns the entries of the last n generations, the current
+// generation and how many of the listed ones the ring let go.
+func (l *netLog) list(n int) (out []*netEntry, rs []executor.NetworkRequest, nav, dropped int) {
 	n = max(1, min(n, executor.MaxNetworkNavigations))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	from := l.nav - n + 1
 	for g := max(from, 0); g <= l.nav; g++ {
 		dropped += l.dropped[g]
-		if startMs == 0 {
-			startMs = l.navMs[g]
-		}
 	}
 	for _, e := range l.ring {
 		if e.r.Nav >= from {
@@ -172,7 +168,7 @@ func (l *netLog) list(n int) (out []*netEntry, rs []executor.NetworkRequest, sta
 			rs = append(rs, e.r)
 		}
 	}
-	return out, rs, startMs, dropped
+	return out, rs, l.nav, dropped
 }
 
 // find returns the entry with id and a copy of its record.
@@ -272,12 +268,12 @@ func (l *netLog) fillSizes(ctx context.Context, es []*netEntry, rs []executor.Ne
 func (s *Session) Network(ctx context.Context, p executor.NetworkParams) (executor.NetworkLog, error) {
 	var out executor.NetworkLog
 	st, err := s.onTab(ctx, p.TabID, "network_requests", func(c *call) error {
-		es, rs, startMs, dropped := c.t.net.list(p.Navigations)
+		es, rs, nav, dropped := c.t.net.list(p.Navigations)
 		c.t.net.fillSizes(ctx, es, rs)
 		if rs == nil {
 			rs = []executor.NetworkRequest{}
 		}
-		out = executor.NetworkLog{Requests: rs, StartMs: startMs, Dropped: dropped}
+		out = executor.NetworkLog{Requests: rs, Nav: nav, Dropped: dropped}
 		return nil
 	})
 	out.PageState = st

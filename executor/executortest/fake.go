@@ -718,7 +718,7 @@ func (f *Fake) Network(ctx context.Context, p executor.NetworkParams) (executor.
 			return executor.NetworkLog{}, err
 		}
 		from := t.navs - max(1, min(p.Navigations, executor.MaxNetworkNavigations)) + 1
-		out := executor.NetworkLog{PageState: f.state(t), Requests: []executor.NetworkRequest{}}
+		out := executor.NetworkLog{PageState: f.state(t), Requests: []executor.NetworkRequest{}, Nav: t.navs}
 		for _, q := range t.net {
 			if q.r.Nav >= from {
 				r := q.r
