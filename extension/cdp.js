@@ -11,6 +11,7 @@
 import { fail, WireError } from './errors.js';
 import { parseCombo, keyEvents, keyDefinition, modifierEvents, modifierMask } from './keys.js';
 import * as tabs from './tabs.js';
+import { NetLogs, textBody } from './netlog.js';
 
 const CDP_VERSION = '1.3';
 const WORLD_NAME = 'chromegate';
@@ -59,6 +60,9 @@ function state(tabId) {
 }
 
 let emit = () => {};
+
+// The network log of every attached tab (netlog.js), fed by onEvent.
+const netlogs = new NetLogs();
 
 // setEmitter sets where events (tabClosed, detached) go: the connection.
 export function setEmitter(fn) {
@@ -328,6 +332,9 @@ async function doAttach(st) {
   }
   await send(tabId, 'Page.enable');
   await send(tabId, 'Page.setLifecycleEventsEnabled', { enabled: true });
+  // The network log (network_requests). Bodies stay in Chrome's buffer
+  // until asked for; a failure here costs the log, not the tab.
+  await send(tabId, 'Network.enable').catch(() => {});
   const tree = await send(tabId, 'Page.getFrameTree');
   const frame = tree && tree.frameTree && tree.frameTree.frame;
   if (frame) {
@@ -358,6 +365,7 @@ export function onEvent(source, method, params) {
   // a child session's events (out-of-process frames, workers) are egress.js's
   if (tabId === undefined || source.sessionId) return;
   const st = state(tabId);
+  netlogs.onEvent(tabId, method, params, st.mainFrameId);
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.
   if (method.startsWith('WebMCP.')) {
@@ -459,6 +467,7 @@ export function onDetach(source, reason) {
 // onTabRemoved is chrome.tabs.onRemoved's listener.
 export function onTabRemoved(tabId) {
   states.delete(tabId);
+  netlogs.forget(tabId);
   tabs.forget(tabId).catch(() => {});
   setAttachedList(tabId, false).catch(() => {});
   forgetWorld(tabId).catch(() => {});
@@ -1878,6 +1887,47 @@ export const handlers = {
     const tabId = await tabs.resolve(ctx.tabId);
     await bounded(ctx, 'webmcp', attach(tabId), Date.now());
     return await send(tabId, method, params);
+  },
+
+  async network(p, ctx) {
+    let out;
+    const st = await onTab(ctx, 'network_requests', async (c) => {
+      out = netlogs.tab(c.tabId).list(p.navigations);
+    });
+    return { ...st, ...out };
+  },
+
+  async networkEntry(p, ctx) {
+    const out = {};
+    const st = await onTab(ctx, 'network_request', async (c) => {
+      const e = netlogs.tab(c.tabId).find(p.id);
+      if (!e) {
+        throw fail('BAD_ARGS', `no request ${JSON.stringify(String(p.id))} in the tab's network log`,
+          'call network_requests for the ids; the log keeps the last navigations only');
+      }
+      out.request = e.request;
+      if (!p.body) return;
+      if (e.request.outcome !== 'allowed') {
+        out.bodyNote = 'no body: the request was ' + e.request.outcome;
+        return;
+      }
+      let b;
+      try {
+        b = await csend(c, 'Network.getResponseBody', { requestId: e.requestId });
+      } catch (err) {
+        out.bodyNote = 'the body is not available: ' + String((err && err.message) || err).split('\n')[0];
+        return;
+      }
+      const t = textBody(e.request.mimeType, b.body || '', b.base64Encoded, p.maxBody);
+      out.bodySize = t.size;
+      if (t.note) {
+        out.bodyNote = t.note;
+      } else {
+        out.body = t.text;
+        if (t.truncated) out.bodyTruncated = true;
+      }
+    });
+    return { ...st, ...out };
   },
 
   async runScript(p, ctx) {

@@ -32,4 +32,6 @@ export const METHODS = Object.freeze([
   'downloadTarget',
   'status',
   'webmcp',
+  'network',
+  'networkEntry',
 ]);
