@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"sync"
@@ -298,5 +299,64 @@ func BenchmarkOpen(b *testing.B) {
 			b.ReportMetric(float64(browser.Milliseconds())/n, "browser-ms/op")
 			b.ReportMetric(float64(first.Milliseconds())/n, "first-page-ms/op")
 		})
+	}
+}
+
+// BenchmarkNetlog is the network log's cost on a page's requests: a burst
+// of netlogBurst same-origin fetches, on a page without the log's
+// listeners (off: Playwright sends no request events at all) and on one
+// with them (on: four events a request, recorded). ns/request is the
+// wall time of a burst divided by its requests; the difference is the
+// recording's overhead per request.
+func BenchmarkNetlog(b *testing.B) {
+	base := direct(b)
+	burst := fmt.Sprintf(`Promise.all(Array.from({length: %d}, (_, i) => fetch('/cookies?n=' + i).then(r => r.text()))).then(() => 1)`, netlogBurst)
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			page, err := base.Context().Browser().NewPage()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer page.Close()
+			var l *netLog
+			if on {
+				l = newNetLog(executor.MaxNetworkEntries)
+				l.watch(page)
+			}
+			if _, err := page.Goto(srv.URL + "/form"); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := page.Evaluate(burst); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*netlogBurst), "ns/request")
+			if on {
+				if _, rs, _, _ := l.list(1); len(rs) == 0 {
+					b.Fatal("nothing was recorded")
+				}
+			}
+		})
+	}
+}
+
+const netlogBurst = 100
+
+// BenchmarkNetlogList is a listing of a full log (1000 entries, sizes
+// known) without the browser: the recording's data structure only.
+func BenchmarkNetlogList(b *testing.B) {
+	l := newNetLog(executor.MaxNetworkEntries)
+	for i := range executor.MaxNetworkEntries {
+		l.onRequest(&fakeReq{url: fmt.Sprintf("https://a.test/%d", i), resource: "fetch"})
+	}
+	for b.Loop() {
+		if _, rs, _, _ := l.list(1); len(rs) != executor.MaxNetworkEntries {
+			b.Fatal(len(rs))
+		}
 	}
 }
