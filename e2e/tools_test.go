@@ -315,6 +315,26 @@ func TestEveryTool(t *testing.T) {
 			t.Fatalf("reload kept window state: marker=%s", got)
 		}
 	})
+	step("network", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/other"})
+		txt := resultText(s.call("network_requests", map[string]any{"types": []string{"document"}}))
+		var l struct {
+			Requests []struct {
+				ID      string `json:"id"`
+				URL     string `json:"url"`
+				Status  int    `json:"status"`
+				Outcome string `json:"outcome"`
+			} `json:"requests"`
+		}
+		if err := json.Unmarshal([]byte(jsonPart(txt)), &l); err != nil || len(l.Requests) != 1 ||
+			!strings.HasSuffix(l.Requests[0].URL, "/other") || l.Requests[0].Status != 200 || l.Requests[0].Outcome != "allowed" {
+			t.Fatalf("network_requests: %v %s", err, txt)
+		}
+		txt = resultText(s.call("network_request", map[string]any{"id": l.Requests[0].ID, "include_body": true}))
+		if !strings.Contains(txt, "Other page") {
+			t.Fatalf("network_request with its body: %s", txt)
+		}
+	})
 	step("tabs", func(t *testing.T) {
 		before := tabIDs(s)
 		if len(before) != 1 {
