@@ -343,7 +343,18 @@ async function doAttach(st) {
   }
   st.attached = true;
   await setAttachedList(tabId, true);
-  emit('attached', { tabId: String(tabId) });
+  // A popup whose first page the boundary is still deciding is not listed
+  // (tabs.js): the server learns of it once it is (announce), or never, if
+  // it is denied and closed. Told now, it would follow a tab every call
+  // still refuses as not found.
+  if (!tabs.isHidden(tabId)) emit('attached', { tabId: String(tabId) });
+}
+
+// announce tells the server of a driven tab that was hidden when the
+// debugger attached (a popup the boundary has just let through).
+export function announce(tabId) {
+  const st = states.get(tabId);
+  if (st && st.attached && !tabs.isHidden(tabId)) emit('attached', { tabId: String(tabId) });
 }
 
 // detachAll lets go of every tab (unpairing).

@@ -135,10 +135,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 //   tabs()                       chrome.tabs.query({})
 //   driven()                     tab ids attached before a worker restart
 //   close(tabId)                 chrome.tabs.remove
+//   announce(tabId)              tells the server of a popup let through (cdp.js
+//                                keeps a hidden tab's attach to itself)
 //   log(level, msg, fields)
 export class Egress {
   constructor(deps) {
-    this.d = { log: () => {}, timeoutMs: DECIDE_TIMEOUT_MS, popupURLMs: POPUP_URL_MS, driven: async () => [], ...deps };
+    this.d = { log: () => {}, announce: () => {}, timeoutMs: DECIDE_TIMEOUT_MS, popupURLMs: POPUP_URL_MS, driven: async () => [], ...deps };
     this.seq = 0;
     this.pending = new Map(); // decide id -> resolve
     this.tabs = new Map(); // driven tab id -> {mainFrame, frames: Map frameId -> origin, pageOrigin}
@@ -409,6 +411,9 @@ export class Egress {
       this.known.add(tab.id);
       await this.#sync();
       if (load) await this.d.cdp({ tabId: tab.id }, 'Page.navigate', { url: load });
+      // The server follows the tab from here (its page tools), on the
+      // decided page rather than the held first load.
+      this.d.announce(tab.id);
     } catch (e) {
       this.d.log('warn', 'egress: a popup could not be hooked; closing it', { error: String(e && e.message) });
       await this.#close(tab.id);

@@ -12,6 +12,7 @@ function harness(opts = {}) {
   const cmds = [];
   const rules = { current: [], updates: 0 };
   const closed = [];
+  const announced = [];
   let connected = opts.connected !== false;
   const tabURLs = new Map(Object.entries(opts.tabURLs || {}).map(([k, v]) => [Number(k), v]));
   const e = new Egress({
@@ -37,10 +38,13 @@ function harness(opts = {}) {
     tab: async (tabId) => ({ id: tabId, url: tabURLs.get(tabId) || '' }),
     tabs: async () => (opts.open || []).map((id) => ({ id })),
     close: async (tabId) => closed.push(tabId),
+    announce: (tabId) => {
+      announced.push({ tabId, hidden: e.hidden(tabId), navigated: cmds.some((c) => c.target.tabId === tabId && c.method === 'Page.navigate') });
+    },
     timeoutMs: opts.timeoutMs || 1000,
     popupURLMs: 200,
   });
-  return { e, sent, cmds, rules, closed, down: () => { connected = false; } };
+  return { e, sent, cmds, rules, closed, announced, down: () => { connected = false; } };
 }
 
 const paused = (id, url, type = 'Image', frameId = 'MAIN', extra = {}) => ({
@@ -222,7 +226,7 @@ test('children: frames get Fetch before they run; workers just run; a frame that
 });
 
 test('popups: hidden, hooked, decided; denied closed, allowed loaded by the extension', async () => {
-  const { e, cmds, closed, rules } = harness({
+  const { e, cmds, closed, rules, announced } = harness({
     open: [1, 7], url: 'https://a.test/',
     tabURLs: { 20: 'https://evil.test/p', 21: 'https://a.test/ok' },
     decide: (r) => ({ allow: !r.url.includes('evil') }),
@@ -246,6 +250,9 @@ test('popups: hidden, hooked, decided; denied closed, allowed loaded by the exte
   assert.ok(e.drives(21));
   assert.deepEqual(cmds.filter((c) => c.target.tabId === 21 && c.method === 'Page.navigate').map((c) => c.params.url), ['https://a.test/ok']);
   assert.ok(popupRule().condition.excludedTabIds.includes(21), 'a decided popup is no longer held');
+  // The server learns of the allowed popup only, once listed and loading
+  // its decided page (a hidden tab is TAB_NOT_FOUND to every call).
+  assert.deepEqual(announced, [{ tabId: 21, hidden: false, navigated: true }]);
 });
 
 test('a tab the user opens is only remembered, never hooked or held', async () => {

@@ -33,6 +33,7 @@ const egress = new Egress({
   tabs: () => chrome.tabs.query({}),
   driven: () => cdp.attachedTabs(),
   close: (tabId) => chrome.tabs.remove(tabId),
+  announce: (tabId) => cdp.announce(tabId),
   log,
 });
 cdp.setHook((tabId) => egress.hook(tabId));
@@ -52,7 +53,7 @@ const conn = new Connection({
   onWelcome: (w) => cdp.setScripts(w.scripts),
   // the server learns which tabs are already attached (chrome_status)
   onConnected: async () => {
-    for (const id of await cdp.attachedTabs()) conn.event('attached', { tabId: String(id) });
+    for (const id of await cdp.attachedTabs()) if (!egress.hidden(id)) conn.event('attached', { tabId: String(id) });
   },
 });
 const router = new Router(cdp.handlers, { send: (text) => conn.sendText(text), log });

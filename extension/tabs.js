@@ -36,6 +36,11 @@ export function setHidden(fn) {
   hidden = fn;
 }
 
+// isHidden reports whether a tab is kept out of listings (setHidden).
+export function isHidden(id) {
+  return hidden(id);
+}
+
 // usable reports whether a tab can be listed and driven: a real tab of a
 // normal window.
 function usable(t) {
