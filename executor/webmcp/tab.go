@@ -579,11 +579,17 @@ func (pt *Tab) Tools(ctx context.Context) ([]executor.PageTool, error) {
 		return nil, err
 	}
 	pt.mu.Lock()
-	loader, polled := pt.loader, pt.looping && pt.polled
+	polled := pt.looping && pt.polled
 	pt.mu.Unlock()
 	if polled {
 		// The long poll keeps the list current (it answers within a
 		// quarter of a second of a change).
+		return pt.Merged(), nil
+	}
+	// The document the list runs in: the browser's word now, not the last
+	// navigation seen (its event may still be on its way).
+	loader, err := pt.currentDocument()
+	if err != nil {
 		return pt.Merged(), nil
 	}
 	var r inPageResult
@@ -594,8 +600,32 @@ func (pt *Tab) Tools(ctx context.Context) ([]executor.PageTool, error) {
 		// The native tools stand without the page's own.
 		return pt.Merged(), nil
 	}
-	pt.applyInPage(loader, r)
+	if pt.sameDocument(loader) {
+		pt.applyInPage(loader, r)
+	}
 	return pt.Merged(), nil
+}
+
+// currentDocument reads the frame tree and returns the main frame's
+// loaderId.
+func (pt *Tab) currentDocument() (string, error) {
+	if err := pt.readFrames(); err != nil {
+		return "", err
+	}
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	return pt.loader, nil
+}
+
+// sameDocument reports whether the tab still shows the document whose
+// loaderId was loader, read after a script ran (one round trip). With the
+// loaderId read before it, it pins the document the script ran in: a
+// navigation can commit between the two reads, and the script's answer is
+// then the new document's (or the old one's), not to be filed under either
+// by guess. A tab whose tree cannot be read is taken as changed.
+func (pt *Tab) sameDocument(loader string) bool {
+	cur, err := pt.currentDocument()
+	return err == nil && cur == loader
 }
 
 // applyInPage stores what the script listed, unless the document changed
@@ -653,7 +683,11 @@ func (pt *Tab) loop() {
 		pt.looping, pt.polled = false, false
 		pt.mu.Unlock()
 	}()
-	sig := ""
+	// sig is the list the last poll saw, in the document sigLoader: the
+	// next poll waits for a change from it. Another document starts
+	// afresh, even with the same tools (a reload), or its list would never
+	// be taken in.
+	sig, sigLoader := "", ""
 	backoff := 100 * time.Millisecond
 	for pt.hub.Watched() && !pt.isClosed() && !pt.link.Closed() {
 		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
@@ -670,10 +704,16 @@ func (pt *Tab) loop() {
 		}
 		// The document the poll will run in (a navigation may not have
 		// been seen yet).
-		_ = pt.readFrames()
-		pt.mu.Lock()
-		loader := pt.loader
-		pt.mu.Unlock()
+		loader, err := pt.currentDocument()
+		if err != nil {
+			pt.log.Debug("page tools: cannot read the frame tree", "err", err)
+			pt.pause(backoff)
+			backoff = min(backoff*2, 5*time.Second)
+			continue
+		}
+		if loader != sigLoader {
+			sig = ""
+		}
 		var r inPageResult
 		ctx, cancel = context.WithTimeout(context.Background(), waitPollMs*time.Millisecond+10*time.Second)
 		err = pt.script(ctx, map[string]any{"op": "wait", "sig": sig, "ms": waitPollMs}, &r)
@@ -688,10 +728,16 @@ func (pt *Tab) loop() {
 			continue
 		}
 		backoff = 100 * time.Millisecond
+		if !pt.sameDocument(loader) {
+			// A navigation committed around the poll: which document
+			// answered is unknown. Poll the new one.
+			sig = ""
+			continue
+		}
 		if r.Sig != sig {
 			sig = ""
 			if pt.applyInPage(loader, r) {
-				sig = r.Sig
+				sig, sigLoader = r.Sig, loader
 				pt.mu.Lock()
 				pt.polled = pt.loader == loader
 				pt.mu.Unlock()
@@ -941,6 +987,10 @@ func (pt *Tab) ensure(ctx context.Context) error {
 	pt.mu.Lock()
 	pt.opened = true
 	pt.mu.Unlock()
+	// A navigation that committed while the domain was being enabled was
+	// not followed (Navigated waits for opened): the tools it reported
+	// would be filed under the document read above.
+	_ = pt.readFrames()
 	// The domain replays the tools registered so far before it answers;
 	// let the worker take them in before the first list.
 	return pt.barrier(ctx)

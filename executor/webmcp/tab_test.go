@@ -26,6 +26,8 @@ type scriptedLink struct {
 	sent     []string
 	canceled []string
 	next     int
+	// eval answers the in-page script's ops (nil: it finds nothing).
+	eval func(ctx context.Context, arg map[string]any) map[string]any
 }
 
 func (l *scriptedLink) Open(context.Context) error { return nil }
@@ -35,7 +37,7 @@ func (l *scriptedLink) Closed() bool               { return false }
 func (l *scriptedLink) Send(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 	l.mu.Lock()
 	l.sent = append(l.sent, method)
-	loader, tools, answer := l.loader, l.tools, l.answer
+	loader, tools, answer, eval := l.loader, l.tools, l.answer, l.eval
 	l.mu.Unlock()
 	var out any = map[string]any{}
 	switch method {
@@ -62,7 +64,17 @@ func (l *scriptedLink) Send(ctx context.Context, method string, params map[strin
 		l.canceled = append(l.canceled, params["invocationId"].(string))
 		l.mu.Unlock()
 	case "Runtime.evaluate":
-		out = map[string]any{"result": map[string]any{"value": map[string]any{"tools": []any{}, "sig": "[]|0", "res": 0}}}
+		v := map[string]any{"tools": []any{}, "sig": "[]|0", "res": 0}
+		if eval != nil {
+			// the script's argument: "(" + script + ")(" + arg + ")"
+			expr, _ := params["expression"].(string)
+			var arg map[string]any
+			if i := strings.LastIndex(expr, `)({"key":`); i >= 0 {
+				_ = json.Unmarshal([]byte(strings.TrimSuffix(expr[i+2:], ")")), &arg)
+			}
+			v = eval(ctx, arg)
+		}
+		out = map[string]any{"result": map[string]any{"value": v}}
 	}
 	return json.Marshal(out)
 }
@@ -212,5 +224,71 @@ func TestTabCall(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a call across a navigation did not end")
+	}
+}
+
+// TestTabPollAcrossNavigation: a navigation commits while the long poll is
+// asked, before its event arrives, and the new document answers the poll.
+// Its tools must not be filed under the old document (whose origin they
+// are not), and the poll of the new document must not wait for a change
+// from the list it already saw: the tools show, once.
+func TestTabPollAcrossNavigation(t *testing.T) {
+	t.Parallel()
+	tab, l, events := newScripted(t)
+	const polySig = `[{"name":"echo"}]|0`
+	poly := []any{map[string]any{"surface": "inpage", "name": "echo", "description": "Echoes.", "inputSchema": map[string]any{"type": "object"}}}
+	l.eval = func(ctx context.Context, arg map[string]any) map[string]any {
+		l.mu.Lock()
+		if arg["op"] == "wait" && l.loader == "doc1" && arg["sig"] == "[]|0" {
+			// The navigation commits now; the new document answers.
+			l.loader = "doc2"
+		}
+		doc := l.loader
+		l.mu.Unlock()
+		tools, sig := []any{}, "[]|0"
+		if doc == "doc2" {
+			tools, sig = poly, polySig
+		}
+		if arg["op"] == "wait" && arg["sig"] == sig {
+			// Nothing changes in this document: the poll waits its time.
+			select {
+			case <-ctx.Done():
+			case <-tab.closedCh:
+			}
+		}
+		return map[string]any{"tools": tools, "sig": sig, "res": 0}
+	}
+	tab.Watch()
+	var adds int
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case ev := <-events:
+			for _, a := range ev.Added {
+				adds++
+				if a.Name != "echo" {
+					t.Errorf("added %+v", a)
+				}
+			}
+			for _, r := range ev.Removed {
+				t.Errorf("removed %s: it was filed under the old document", r.Name)
+			}
+		case <-deadline:
+			t.Fatal("the new document's tools never showed")
+		}
+		if adds > 0 {
+			break
+		}
+	}
+	// and nothing flaps after
+	select {
+	case ev := <-events:
+		if len(ev.Added)+len(ev.Removed) > 0 {
+			t.Errorf("after the tools showed: %+v", ev)
+		}
+	case <-time.After(300 * time.Millisecond):
+	}
+	if tools := tab.Merged(); len(tools) != 1 || tools[0].Name != "echo" {
+		t.Errorf("tools: %+v", tools)
 	}
 }
