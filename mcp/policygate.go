@@ -84,9 +84,9 @@ func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageStat
 		in.Backend = c.Executor().Backend()
 	}
 	// A navigation's check on arrival is a navigation decision, whatever
-	// started it (a click on a link, a redirect, a script).
-	in.Action = policy.ActionNavigate
-	if in, err = in.WithTarget(page.URL); err != nil {
+	// started it (a click on a link, a redirect, a script): Input.Landed
+	// builds it, the one builder the policy tests use too.
+	if in, err = in.Landed(page.URL); err != nil {
 		return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %q, which cannot be checked", page.URL).Wrap(err)
 	}
 	d := g.Engine.Decide(ctx, in)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
@@ -119,5 +120,36 @@ func TestPolicyGateListFilter(t *testing.T) {
 		if !v {
 			t.Errorf("%s hidden with everything enabled", name)
 		}
+	}
+}
+
+// The landing check's input is Input.Landed's, the builder the policy
+// tests use: a navigation (read_only false) to where the tab landed,
+// whatever tool led there — here a read whose page navigated itself.
+func TestLandingInputIsInputLanded(t *testing.T) {
+	const rego = `package chromegate
+
+decision := {"allow": true, "reasons": []} if {
+	input.action == "navigate"
+	input.read_only == false
+	input.target.host == "landed.test"
+}
+
+decision := {"allow": false, "reasons": ["not the landing input"]} if {
+	not input.action == "navigate"
+} else := {"allow": false, "reasons": ["not the landing input"]} if {
+	not input.read_only == false
+} else := {"allow": false, "reasons": ["not the landing input"]} if {
+	not input.target.host == "landed.test"
+}
+`
+	eng, err := policy.New(t.Context(), policy.WithFS("test", fstest.MapFS{"p.rego": {Data: []byte(rego)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &PolicyGate{Engine: eng}
+	c := callFor(t, "get_text", map[string]any{}, "https://start.test/")
+	if err := g.Landed(t.Context(), c, executor.PageState{URL: "https://landed.test/x"}); err != nil {
+		t.Fatalf("the landing of a read was not decided as Input.Landed builds it: %v", err)
 	}
 }

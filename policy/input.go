@@ -271,17 +271,6 @@ func NewInput(phase, tool string, args map[string]any) (Input, error) {
 	return in, nil
 }
 
-// WithTarget returns a copy of in whose target is rawURL, parsed by
-// ParseTarget; the action is unchanged (see Landed for the landing check).
-func (in Input) WithTarget(rawURL string) (Input, error) {
-	t, err := ParseTarget(rawURL)
-	if err != nil {
-		return in, err
-	}
-	in.Target = &t
-	return in, nil
-}
-
 // Landed returns the input for the second check of a call after which the
 // tab shows another URL: a navigation after redirects and client-side
 // navigation, back/forward/reload, or an interaction that navigated (a

@@ -162,13 +162,6 @@ func TestLanded(t *testing.T) {
 	if _, err := in.Landed("::"); err == nil {
 		t.Error("Landed on an invalid URL: no error")
 	}
-	moved, err := click.WithTarget("https://x.test/")
-	if err != nil || moved.Action != ActionInteract || moved.Target.Host != "x.test" {
-		t.Errorf("WithTarget = %+v, %v", moved, err)
-	}
-	if _, err := click.WithTarget("::"); err == nil {
-		t.Error("WithTarget on an invalid URL: no error")
-	}
 }
 
 func TestLandingIsDecidedLikeANavigation(t *testing.T) {
