@@ -129,6 +129,8 @@ func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *se
 	t.Helper()
 	needBrowser(t)
 	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
+	persistent := slices.Contains(args, persistentProfile)
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == persistentProfile })
 	withExt := slices.Contains(args, "--with-extension") || (e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension))
 	full := []string{"serve", "--data-dir=" + s.dataDir, "--log-level=debug"}
 	switch {
@@ -138,7 +140,7 @@ func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *se
 		full = append(full, remoteArgs...)
 	case e2eBackend == "cdp-endpoint" && !withExt && !slices.ContainsFunc(args, notWithExtension):
 		full = append(full, cdpEndpointFor(t, s.mark))
-	case !withExt:
+	case !withExt && !persistent:
 		full = append(full, "--isolated")
 	}
 	full = append(full, args...)
@@ -164,6 +166,10 @@ func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *se
 	})
 	return s
 }
+
+// persistentProfile, among startServer's args, asks for the persistent
+// profile in the server's data dir instead of --isolated; it is not passed on.
+const persistentProfile = "(e2e: persistent profile)"
 
 // notWithExtension names the flags a server cannot load the extension with.
 func notWithExtension(arg string) bool {

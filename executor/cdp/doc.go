@@ -19,6 +19,22 @@
 // more precise error (SELECTOR_NOT_FOUND, a navigation's net::ERR_*) wins
 // when there is one.
 //
+// The launched browser makes no call of its own. Background networking,
+// component and variations updates (on-demand components included), network
+// time, Google sign-in's account checks, safe-browsing updates, optimization
+// hints and model downloads, domain reliability, metrics and crash reports,
+// default apps, autofill's server and preconnects to the search engine are
+// all off (quiet.go lists the switches and what each was seen to do), for
+// the persistent profile, --isolated and the extension backend's launch
+// alike, and for a browser a local Playwright server launches for us. What
+// slips through still meets the egress proxy: an isolated browser's own
+// network goes to a listener that refuses every request and logs it
+// (egress.Proxy.ListenBrowser); a persistent profile's browser has one proxy
+// for everything, so its own requests are decided like the default
+// session's (denied under strict egress, allowed to public hosts by the
+// default policy). TestBrowserMakesNoCallOfItsOwn (e2e) holds every launch
+// to this.
+//
 // Two choices differ from the obvious playwright-go calls, on purpose:
 //   - playwright.Run checks the driver's version by running `node cli.js
 //     --version` (half a second) before it starts the driver; FindDriver has

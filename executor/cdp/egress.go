@@ -98,6 +98,24 @@ func (in *instance) proxyFor(session string) (*playwright.Proxy, error) {
 	return p, nil
 }
 
+// browserProxy is the proxy setting for a browser launched for contexts of
+// its own (isolated): its own requests, made outside every context, go to
+// a listener that refuses them all (egress.Proxy.ListenBrowser), so that
+// one the quiet switches miss still does not leave. It lives as long as
+// the instance's proxy. A persistent profile's browser has no such
+// listener: its own requests share the default context's proxy, the
+// only one it has, and are decided like the default session's.
+func (in *instance) browserProxy() (*playwright.Proxy, error) {
+	if in.proxy == nil {
+		return nil, nil
+	}
+	addr, _, err := in.proxy.ListenBrowser()
+	if err != nil {
+		return nil, err
+	}
+	return &playwright.Proxy{Server: "http://" + addr}, nil
+}
+
 // stopProxy stops a session's listener.
 func (in *instance) stopProxy(session string) {
 	in.mu.Lock()

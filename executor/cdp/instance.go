@@ -182,32 +182,22 @@ func (b *Backend) launch() (*instance, error) {
 	return in, nil
 }
 
-// chromiumArgs are the flags every launch gets. Playwright adds its own
-// --enable-features; Chromium honours only the last one, so every feature
-// (Playwright's, ours, the user's) is merged into one flag at the end.
+// chromiumArgs are the flags every launch gets: the quiet switches (the
+// browser makes no call of its own, quiet.go), then the caller's. Playwright
+// adds its own --enable-features and --disable-features; Chromium honours
+// only the last of each, so every feature (Playwright's, ours, the user's)
+// is merged into one switch of each kind at the end.
 func (b *Backend) chromiumArgs() []string {
 	var args []string
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args,
-		"--disable-gpu",
-		"--disable-background-networking",
-		"--disable-component-update",
-		"--no-first-run",
-		"--disable-sync",
-		"--disable-dev-shm-usage",
-	)
+	args = append(args, "--disable-gpu", "--disable-dev-shm-usage")
+	args = append(args, quietSwitches...)
 	args = append(args, b.egressArgs()...)
-	features := []string{"CDPScreenshotNewSurface", "WebMCP", "DevToolsWebMCPSupport"}
-	for _, a := range b.opts.BrowserArgs {
-		if v, ok := strings.CutPrefix(a, "--enable-features="); ok {
-			features = append(features, strings.Split(v, ",")...)
-			continue
-		}
-		args = append(args, a)
-	}
-	return append(args, "--enable-features="+strings.Join(dedupe(features), ","))
+	args = append(args, b.opts.BrowserArgs...)
+	args = mergeFeatureSwitch(args, "disable-features", append(playwrightDisabledFeatures, quietFeatures...))
+	return mergeFeatureSwitch(args, "enable-features", []string{"CDPScreenshotNewSurface", "WebMCP", "DevToolsWebMCPSupport"})
 }
 
 func dedupe(in []string) []string {
@@ -281,10 +271,15 @@ func (in *instance) launchPersistent(exe string) error {
 
 func (in *instance) launchIsolated(exe string) error {
 	b := in.b
+	own, err := in.browserProxy()
+	if err != nil {
+		return executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+	}
 	br, err := in.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 		ExecutablePath:  playwright.String(exe),
 		Headless:        playwright.Bool(!b.opts.Headed),
 		ChromiumSandbox: playwright.Bool(os.Geteuid() != 0),
+		Proxy:           own,
 		Args:            b.chromiumArgs(),
 		Timeout:         playwright.Float(float64(launchTimeout.Milliseconds())),
 	})

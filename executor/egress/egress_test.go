@@ -390,3 +390,55 @@ func TestProxyPoolsConnectionsByDecidedAddress(t *testing.T) {
 		t.Fatalf("the old address served %d requests; the one decided on a new address must not reach it", hits.Load())
 	}
 }
+
+// TestProxyBrowserListenerRefusesAll: the browser's own requests are
+// refused without asking the policy, even one that would allow them, and
+// nothing is dialled.
+func TestProxyBrowserListenerRefusesAll(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	d := &recorder{allow: func(*Request) bool { return true }}
+	p := NewProxy(NewBoundary(d), nil, nil)
+	defer p.Close()
+	addr, _, err := p.ListenBrowser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", ln.Addr(), ln.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the browser's own CONNECT answered %s", resp.Status)
+	}
+	pu, _ := url.Parse("http://" + addr)
+	if _, err := (&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}).Get("http://" + ln.Addr().String() + "/"); err == nil {
+		t.Error("the browser's own plain-http request got an answer")
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("the target got %d connections", n)
+	}
+	if n := len(d.requests()); n != 0 {
+		t.Errorf("the policy was asked %d times about the browser's own requests", n)
+	}
+}

@@ -59,6 +59,9 @@ func NewProxy(b *Boundary, res *Resolver, log *slog.Logger) *Proxy {
 type listener struct {
 	p       *Proxy
 	session string
+	// browser: the listener of the browser's own requests, which refuses
+	// every one (ListenBrowser).
+	browser bool
 	ln      net.Listener
 	srv     *http.Server
 	tr      *http.Transport
@@ -68,11 +71,27 @@ type listener struct {
 // Listen serves the proxy for session on a fresh loopback port and returns
 // its address ("127.0.0.1:PORT") and a function that stops it.
 func (p *Proxy) Listen(session string) (addr string, stop func() error, err error) {
+	return p.listen(&listener{p: p, session: session})
+}
+
+// ListenBrowser serves, on a fresh loopback port, the listener for the
+// requests the browser makes of its own accord, outside any context a
+// session drives (a browser launched for contexts of its own: the
+// component updater, network time, Google sign-in, whatever a new
+// Chromium adds). It refuses every one without asking the policy — no
+// session asked for them — and logs each at Warn: the launched browser is
+// started so that it makes none, and one that gets here is a switch
+// chromegate lacks.
+func (p *Proxy) ListenBrowser() (addr string, stop func() error, err error) {
+	return p.listen(&listener{p: p, browser: true})
+}
+
+func (p *Proxy) listen(l *listener) (addr string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("egress proxy: %w", err)
 	}
-	l := &listener{p: p, session: session, ln: ln}
+	l.ln = ln
 	l.tr = &http.Transport{
 		DialContext:           l.dial,
 		ForceAttemptHTTP2:     false,
@@ -170,6 +189,16 @@ func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 // ServeHTTP handles one proxied request: CONNECT, or an absolute-URL
 // request for plain http (WebSocket upgrades included).
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if l.browser {
+		l.p.log.Warn("egress: refused a request the browser made of its own accord", "method", r.Method, "host", r.Host)
+		if r.Method == http.MethodConnect {
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		l.refuse(w)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		l.connect(w, r)
 		return
