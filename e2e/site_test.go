@@ -36,6 +36,15 @@ const formPage = `<!doctype html><html><head><meta charset="utf-8"><title>Test f
 
 const otherPage = `<!doctype html><html><head><title>Other page</title></head><body><h1 id="h">Other</h1><a id="back" href="/form">form</a></body></html>`
 
+// fieldsPage has fields that take no input: a page that counts every key
+// that reaches them.
+const fieldsPage = `<!doctype html><html><head><meta charset="utf-8"><title>Fields</title></head><body>
+<label>Disabled <input id="off" value="locked" disabled></label>
+<label>Read-only <input id="ro" value="fixed" readonly onkeydown="this.dataset.keys=(this.dataset.keys||'')+event.key"></label>
+<label>Notes <textarea id="rotext" readonly>kept</textarea></label>
+<label>Open <input id="open" value=""></label>
+</body></html>`
+
 const dialogPage = `<!doctype html><html><head><title>Dialogs</title></head><body>
 <button id="alert" onclick="alert('hello from alert');this.textContent='after alert'">alert</button>
 <button id="confirm" onclick="this.textContent='confirm='+confirm('sure?')">confirm</button>
@@ -61,6 +70,7 @@ func site(t testing.TB) string {
 	mux.HandleFunc("/other", page(otherPage))
 	mux.HandleFunc("/dialogs", page(dialogPage))
 	mux.HandleFunc("/slow", page(slowPage))
+	mux.HandleFunc("/fields", page(fieldsPage))
 	mux.HandleFunc("/tall", page(`<!doctype html><html><head><title>Tall</title></head><body style="margin:0"><div style="height:20000px;background:linear-gradient(#fff,#00f)">tall</div></body></html>`))
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -9,7 +9,7 @@
 // counter, the attached tabs for status) is in chrome.storage.session.
 
 import { fail, WireError } from './errors.js';
-import { parseCombo, keyEvents, keyDefinition, modifierEvents, modifierMask } from './keys.js';
+import { parseCombo, keyEvents, keyDefinition, keyTypes, modifierEvents, modifierMask } from './keys.js';
 import * as tabs from './tabs.js';
 import { NetLogs, textBody } from './netlog.js';
 
@@ -1584,7 +1584,7 @@ export const handlers = {
     const text = typeof p.text === 'string' ? p.text : '';
     return onTab(ctx, 'type', async (c) => {
       if (p.clear) await fillTarget(c, 'type', p, '');
-      else await targetOp(c, 'type', p, 'focus');
+      else await targetOp(c, 'type', p, 'focus', { edit: 'text' });
       if (text) await typeText(c, text);
       if (p.pressEnter) await pressCombo(c, { modifiers: [], key: 'Enter' });
     });
@@ -1599,7 +1599,7 @@ export const handlers = {
     const combo = parseCombo(p.key, p.modifiers || [], /Mac/.test(navigator.platform));
     if (!isZero(p.target)) validateTarget(p.target);
     return onTab(ctx, 'press', async (c) => {
-      if (!isZero(p.target)) await targetOp(c, 'press', p.target, 'focus');
+      if (!isZero(p.target)) await targetOp(c, 'press', p.target, 'focus', { edit: keyTypes(combo) ? 'text' : 'key' });
       await pressCombo(c, combo);
     });
   },

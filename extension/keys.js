@@ -142,3 +142,16 @@ export function modifierEvents(held, down) {
   }
   return out;
 }
+
+// keyTypes reports whether pressing combo (parseCombo's result) would type
+// or delete text in a field — a character, Space, Backspace or Delete with
+// no modifier but Shift — as opposed to a key a read-only field also takes
+// (Tab, Enter, arrows, shortcuts). press refuses the former on a read-only
+// field.
+export function keyTypes(combo) {
+  if (combo.modifiers.some((m) => m !== 'Shift')) return false;
+  if (combo.key === 'Backspace' || combo.key === 'Delete') return true;
+  const d = keyDefinition(combo.key);
+  if (!d) return true; // a character outside the layout is inserted as text
+  return d.text !== undefined && d.key !== 'Enter';
+}

@@ -38,3 +38,18 @@ test('modifierEvents press in order and release in reverse', () => {
   const up = modifierEvents(['Control', 'Shift'], false);
   assert.deepEqual(up.map((e) => [e.key, e.modifiers]), [['Shift', MOD.Control], ['Control', 0]]);
 });
+
+test('keyTypes: characters, Space, Backspace and Delete type; Enter, Tab and shortcuts do not', async () => {
+  const { keyTypes } = await import('./keys.js');
+  for (const k of ['a', 'KeyA', 'Digit1', '/', ' ', 'Space', 'Backspace', 'Delete', 'é']) {
+    assert.equal(keyTypes(parseCombo(k)), true, k);
+  }
+  assert.equal(keyTypes(parseCombo('a', ['Shift'])), true, 'Shift+a');
+  for (const [k, mods] of [['Enter', []], ['Tab', []], ['ArrowDown', []], ['a', ['Control']], ['Escape', []], ['F5', []]]) {
+    assert.equal(keyTypes(parseCombo(k, mods)), false, mods.concat(k).join('+'));
+  }
+});
+
+test('parseCombo names an unknown key', () => {
+  assert.throws(() => parseCombo('Entr'), (e) => e.code === 'BAD_ARGS' && /"Entr"/.test(e.message));
+});

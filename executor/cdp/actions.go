@@ -69,6 +69,9 @@ func (s *Session) Click(ctx context.Context, p executor.ClickParams) (executor.A
 // it first and pressing Enter after.
 func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "type", func(c *call, loc playwright.Locator) error {
+		if err := c.fieldCheck(loc, p.Target, "type", true); err != nil {
+			return err
+		}
 		if p.Clear {
 			if err := loc.Clear(playwright.LocatorClearOptions{Timeout: c.to()}); err != nil {
 				return err
@@ -88,7 +91,7 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 			if err := c.refFill("type", ref, ""); err != nil {
 				return err
 			}
-		} else if err := c.refFocus("type", ref); err != nil {
+		} else if err := c.refFocusField("type", ref, true); err != nil {
 			return err
 		}
 		kb := c.page.Keyboard()
@@ -107,6 +110,9 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 // Fill sets an input's value in one step (input events included).
 func (s *Session) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "fill", func(c *call, loc playwright.Locator) error {
+		if err := c.fieldCheck(loc, p.Target, "fill", true); err != nil {
+			return err
+		}
 		return loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()})
 	}, func(c *call, ref string) error {
 		return c.refFill("fill", ref, p.Value)
@@ -152,11 +158,18 @@ func (s *Session) Press(ctx context.Context, p executor.PressParams) (executor.A
 	if err != nil {
 		return executor.ActionResult{}, err
 	}
+	if err := checkKey(combo); err != nil {
+		return executor.ActionResult{}, err
+	}
 	if !p.Target.IsZero() {
+		text := keyTypes(p.Key, p.Modifiers)
 		return s.act(ctx, p.TabID, p.Target, "press", func(c *call, loc playwright.Locator) error {
+			if err := c.fieldCheck(loc, p.Target, "press", text); err != nil {
+				return err
+			}
 			return loc.Press(combo, playwright.LocatorPressOptions{Timeout: c.to()})
 		}, func(c *call, ref string) error {
-			if err := c.refFocus("press", ref); err != nil {
+			if err := c.refFocusField("press", ref, text); err != nil {
 				return err
 			}
 			return c.page.Keyboard().Press(combo)

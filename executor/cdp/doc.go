@@ -35,6 +35,13 @@
 // default policy). TestBrowserMakesNoCallOfItsOwn (e2e) holds every launch
 // to this.
 //
+// Input says when it went nowhere. A key name Playwright cannot press is
+// BAD_ARGS before anything is waited for, naming the key and showing what
+// names look like (keys.go); typing, filling, clearing or pressing a
+// typing key into a disabled or read-only field is BAD_ARGS, and any key
+// on a disabled one, instead of keys sent into nothing and a success (the
+// extension backend answers the same, through the same element script).
+//
 // Two choices differ from the obvious playwright-go calls, on purpose:
 //   - playwright.Run checks the driver's version by running `node cli.js
 //     --version` (half a second) before it starts the driver; FindDriver has

@@ -96,6 +96,17 @@ func (c *call) refFocus(what, ref string) error {
 	return c.refOp(what, ref, "focus", nil, nil)
 }
 
+// refFocusField focuses the ref's element for keys, failing (BAD_ARGS)
+// when it is a disabled field, or a read-only one and the keys would type
+// (text); see fieldCheck.
+func (c *call) refFocusField(what, ref string, text bool) error {
+	edit := "key"
+	if text {
+		edit = "text"
+	}
+	return c.refOp(what, ref, "focus", map[string]any{"edit": edit}, nil)
+}
+
 // refFill replaces the element's value: set directly for inputs whose
 // value is not typed (dates, colours, ranges), else inserted over the
 // selected content as one trusted input event, as Playwright's fill does.

@@ -11,7 +11,10 @@
 //           attached, visible, enabled (clicks), still, and the topmost
 //           thing at that point (itself or a descendant); polled until
 //           timeoutMs, then {error: "timeout", why}
-//   focus   -> {ok}: scrolled into view and focused
+//   focus   {edit?: "key" | "text"} -> {ok}: scrolled into view and
+//           focused; with edit, {error: "notfillable", why} instead when
+//           the element is a disabled field, or (edit "text": the keys
+//           would type) a read-only input or textarea
 //   fill    {value} -> {done} when set directly (date, colour, range...),
 //           {insert} when focused with its content selected for the
 //           backend to insert text, or {error: "notfillable", why}
@@ -164,6 +167,10 @@
       })();
     }
     case 'focus':
+      if (arg.edit && disabled(el)) return { error: 'notfillable', why: 'the element is disabled' };
+      if (arg.edit === 'text' && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && el.readOnly) {
+        return { error: 'notfillable', why: 'the element is read-only' };
+      }
       reveal();
       el.focus();
       return { ok: true };
