@@ -457,6 +457,53 @@ func TestHTTPRateLimit(t *testing.T) {
 	assertNoKeys(t, e.log.String(), k)
 }
 
+// eightReads is a plugin of eight reads: one call, eight tool calls' work.
+const eightReads = `{
+  "name": "read_eight",
+  "description": "Read the page eight times.",
+  "read_only": true,
+  "params": {"type": "object", "properties": {}},
+  "steps": [
+    {"name": "r1", "tool": "get_text", "args": {}}, {"name": "r2", "tool": "get_text", "args": {}},
+    {"name": "r3", "tool": "get_text", "args": {}}, {"name": "r4", "tool": "get_text", "args": {}},
+    {"name": "r5", "tool": "get_text", "args": {}}, {"name": "r6", "tool": "get_text", "args": {}},
+    {"name": "r7", "tool": "get_text", "args": {}}, {"name": "r8", "tool": "get_text", "args": {}}
+  ]
+}`
+
+// TestHTTPRateLimitPluginSteps: every plugin step is charged to the key's
+// rate limit. A plugin of eight reads, called with a 5/min key, is
+// stopped at its sixth step with RATE_LIMITED and when to retry; the sixth
+// read never reaches the browser; and the key's budget is spent, over MCP
+// and REST alike.
+func TestHTTPRateLimitPluginSteps(t *testing.T) {
+	e := newHTTPEnvWith(t, func(o *Options) {
+		o.List = allowSteps{}
+		o.Plugins = loadPlugins(t, map[string]string{"eight.json": eightReads})
+	}, nil)
+	k := e.key(NewKey{Name: "five", Rate: "5/min"})
+	cs := e.mustConnect(k, nil)
+	res := callTool(t, cs, "read_eight", nil)
+	txt := textOf(res)
+	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: plugin read_eight stopped at step 6 (r6, get_text): key five is over its limit of 5/min") ||
+		!retryAfterRE.MatchString(txt) {
+		t.Errorf("eight reads on a 5/min key: %s", txt)
+	}
+	reads := 0
+	for _, m := range e.backend.Last().Methods() {
+		if m == "Text" {
+			reads++
+		}
+	}
+	if reads != 5 {
+		t.Errorf("%d reads reached the browser, want the 5 the key could pay for", reads)
+	}
+	status, hdr, body := e.do("POST", "/api/v1/command", k, `{"command":"read_eight"}`, nil)
+	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "stopped at step 1") {
+		t.Errorf("the plugin again over REST, the budget spent: %d %v %s", status, hdr, body)
+	}
+}
+
 // TestHTTPSessionBoundToKey: a session id is not a credential: another key
 // presenting it is refused.
 func TestHTTPSessionBoundToKey(t *testing.T) {
