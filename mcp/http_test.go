@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -455,6 +456,54 @@ func TestHTTPRateLimit(t *testing.T) {
 		t.Error("a new session escaped the key's limit")
 	}
 	assertNoKeys(t, e.log.String(), k)
+}
+
+// TestHTTPSlowBody: POSTs whose bodies trickle in — with a valid key or
+// none, to MCP and to REST — are cut off at the body deadline and their
+// connections closed, so they hold nothing for longer; a whole request
+// still works afterwards.
+func TestHTTPSlowBody(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.BodyTimeout = 300 * time.Millisecond })
+	k := e.key(NewKey{Name: "k"})
+	const conns = 30
+	type outcome struct {
+		closed bool
+		status string
+	}
+	results := make(chan outcome, conns)
+	for i := range conns {
+		auth := ""
+		if i%2 == 0 {
+			auth = "Authorization: Bearer " + k + "\r\n"
+		}
+		path := "/mcp"
+		if i%3 == 0 {
+			path = "/api/v1/command"
+		}
+		go func() {
+			conn, err := net.Dial("tcp", e.addr)
+			if err != nil {
+				results <- outcome{}
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", path, e.addr, auth)
+			// The rest never comes. The server must answer and close
+			// well before the client gives up.
+			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(conn)
+			status, _, _ := strings.Cut(string(got), "\r\n")
+			results <- outcome{closed: err == nil, status: status}
+		}()
+	}
+	for range conns {
+		if o := <-results; !o.closed {
+			t.Errorf("a slow-body POST was still open after 5 s (answer so far: %q)", o.status)
+		}
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"tabs_list"}`, nil); status != 200 {
+		t.Errorf("a whole request after the slow ones: %d %s", status, body)
+	}
 }
 
 // eightReads is a plugin of eight reads: one call, eight tool calls' work.
