@@ -813,7 +813,7 @@ func TestRESTTools(t *testing.T) {
 // at once and a revoked one stops at once.
 func TestRESTKeys(t *testing.T) {
 	e := newHTTPEnv(t, nil)
-	admin := e.key(NewKey{Name: "root", Roles: []string{"admin"}})
+	admin := e.key(NewKey{Name: "root", Roles: []string{"admin", "ci"}})
 	user := e.key(NewKey{Name: "user"})
 	if status, _, _ := e.do("GET", "/api/v1/keys", user, "", nil); status != 403 {
 		t.Errorf("non-admin lists keys: %d", status)
@@ -849,6 +849,68 @@ func TestRESTKeys(t *testing.T) {
 		t.Errorf("bad name: %d", status)
 	}
 	assertNoKeys(t, e.log.String(), admin, user, bot)
+}
+
+// TestRESTKeysWithinRights: an admin key limited to one tool, a rate and
+// an expiry cannot mint a key with more: not every tool (nor a wider glob,
+// nor no ACL at all), not a role it lacks, not a higher or unlimited rate,
+// not a later or no expiry. What it can mint is within all four, and the
+// new key is held to them.
+func TestRESTKeysWithinRights(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	admin := e.key(NewKey{Name: "narrow", Roles: []string{"admin"}, AllowTools: []string{"get_text"}, Rate: "5/min", Expires: exp})
+	within := func(extra string) string {
+		return fmt.Sprintf(`{"name":"child","roles":["admin"],"allow_tools":["get_text"],"rate":"5/min","expires":%q%s}`, exp.Format(time.RFC3339), extra)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"every tool", strings.Replace(within(""), `["get_text"]`, `["*"]`, 1)},
+		{"a wider glob", strings.Replace(within(""), `["get_text"]`, `["get_*"]`, 1)},
+		{"no tool ACL", strings.Replace(within(""), `"allow_tools":["get_text"],`, ``, 1)},
+		{"another tool by name", strings.Replace(within(""), `["get_text"]`, `["get_text","eval"]`, 1)},
+		{"a wider role", strings.Replace(within(""), `["admin"]`, `["admin","ops"]`, 1)},
+		{"a higher rate", strings.Replace(within(""), `"5/min"`, `"6/min"`, 1)},
+		{"no rate", strings.Replace(within(""), `"rate":"5/min",`, ``, 1)},
+		{"a later expiry", strings.Replace(within(""), exp.Format(time.RFC3339), exp.Add(time.Minute).Format(time.RFC3339), 1)},
+		{"no expiry", strings.Replace(within(""), fmt.Sprintf(`,"expires":%q`, exp.Format(time.RFC3339)), ``, 1)},
+	} {
+		status, _, body := e.do("POST", "/api/v1/keys", admin, tc.body, nil)
+		if status != 403 || !strings.Contains(body, "FORBIDDEN") || strings.Contains(body, KeyPrefix) {
+			t.Errorf("%s: %d %s", tc.name, status, body)
+		}
+	}
+	if keys, _ := e.keys.List(); len(keys) != 1 {
+		t.Fatalf("refused keys were stored: %v", keys)
+	}
+	status, _, body := e.do("POST", "/api/v1/keys", admin, strings.Replace(within(""), `"5/min"`, `"2/min"`, 1), nil)
+	var created struct {
+		Data struct {
+			Key string `json:"key"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); err != nil || status != 201 {
+		t.Fatalf("a key within its rights: %d %s", status, body)
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", created.Data.Key, `{"command":"tabs_list"}`, nil); status != 403 {
+		t.Errorf("the child used a tool outside its ACL: %d %s", status, body)
+	}
+	assertNoKeys(t, e.log.String(), admin, created.Data.Key)
+}
+
+// TestKeyExpires: a key past its expiry is refused like a revoked one.
+func TestKeyExpires(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "brief", Expires: time.Now().Add(1500 * time.Millisecond)})
+	if status, _, body := e.do("GET", "/api/v1/status", k, "", nil); status != 200 {
+		t.Fatalf("before it expires: %d %s", status, body)
+	}
+	time.Sleep(1600 * time.Millisecond)
+	if status, _, body := e.do("GET", "/api/v1/status", k, "", nil); status != 401 {
+		t.Errorf("after it expired: %d %s", status, body)
+	}
+	if _, _, err := e.keys.Create(NewKey{Name: "late", Expires: time.Now().Add(-time.Second)}, time.Now()); err == nil {
+		t.Error("a key that expired before it was made was created")
+	}
 }
 
 // TestHTTPGracefulShutdown: a call in flight when the server is told to

@@ -160,6 +160,8 @@ type Principal struct {
 	Tools *ToolACL `json:"-"`
 	// Rate is the key's budget of tool calls (nil: unlimited).
 	Rate *RateLimit `json:"-"`
+	// Expires is when the key stops working (zero: never).
+	Expires time.Time `json:"-"`
 }
 
 // LocalPrincipal is the one principal of a stdio server: the local user.
