@@ -6,6 +6,14 @@
 // Nothing here knows about playwright-go, CDP sessions or DOM handles: every
 // value that crosses the contract is plain data that can travel over a wire
 // (the extension protocol mirrors it one-to-one).
+//
+// Every fetch the server makes for the model is decided per hop, like a
+// navigation's landing, or goes through the browser and so through the
+// egress boundary; either way it sees the network as the browser does (its
+// host mapping). Fetch asks DownloadParams.DecideHop — the caller's policy,
+// passed down as a function so no backend imports it — about the URL and
+// every redirect before it is sent, and dials through the boundary's
+// Dialer; a refused hop is never requested and nothing of it is stored.
 package executor
 
 import (
@@ -406,7 +414,20 @@ type DownloadParams struct {
 	URL      string `json:"url,omitempty"`
 	Target   Target `json:"target,omitzero"`
 	Filename string `json:"filename,omitempty"` // suggested; always sanitised
+	// DecideHop, when set, decides every request the server's own fetch
+	// makes for this download (the URL, a URL a click led to, and every
+	// redirect hop) before it is sent; see HopFunc. The caller (the
+	// server's dispatch) passes its policy down this way, so a backend
+	// never needs to know what a policy is.
+	DecideHop HopFunc `json:"-"`
 }
+
+// HopFunc decides one request a fetch the server makes for a call is about
+// to send: its first URL and each redirect hop, decided as the call itself
+// was. A non-nil error refuses the request; the fetch stops and returns
+// that error unchanged (an *Error with CodePolicyDenied, whose message and
+// hint the caller chose).
+type HopFunc func(ctx context.Context, rawURL string) error
 
 // Validate checks that exactly one of URL or Target is set, and a Target
 // well-formed.

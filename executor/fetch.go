@@ -32,25 +32,43 @@ type FetchParams struct {
 	// Dial, if set, makes the connections (every redirect hop's too): the
 	// egress boundary's dialer, which decides each on the address it dials.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// DecideHop, if set, decides URL and every redirect hop before the
+	// request is sent (see HopFunc).
+	DecideHop HopFunc
 }
 
 // Fetch streams an http(s) URL into Dir under a sanitised, de-duplicated
 // name, stopping at Limit, and reports its size, SHA-256 and type. Every
 // backend downloads through it, so a response that lies about (or omits)
 // its length is still cut at the limit.
+//
+// Every fetch the server makes for the model is decided per hop, as a
+// navigation's landing is: DecideHop is asked about the URL and about each
+// redirect before it is followed, and Dial (the egress boundary's dialer,
+// resolving as the browser does) about each connection's address. A
+// refused hop stops the fetch before its request is sent, and nothing is
+// stored.
 func Fetch(ctx context.Context, p FetchParams) (DownloadResult, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return DownloadResult{}, Errorf(CodeBadArgs, "%q is not an http(s) URL", p.URL)
+	}
+	if p.DecideHop != nil {
+		if err := p.DecideHop(ctx, u.String()); err != nil {
+			return DownloadResult{}, err
+		}
 	}
 	client := &http.Client{
 		Jar: p.Jar,
 		// The environment's proxy settings never apply: the policy decided
 		// this URL for a direct fetch.
 		Transport: &http.Transport{Proxy: nil, DialContext: p.Dial, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 15 * time.Second},
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {
 				return errors.New("more than 10 redirects")
+			}
+			if p.DecideHop != nil {
+				return p.DecideHop(req.Context(), req.URL.String())
 			}
 			return nil
 		},
@@ -113,6 +131,10 @@ func fetchErr(ctx context.Context, u string, err error) error {
 		}
 		return Errorf(CodeTimeout, "download of %s did not finish in time", u).
 			WithHint(DefaultHint(CodeTimeout)).Wrap(ctx.Err())
+	}
+	var hop *Error
+	if errors.As(err, &hop) && hop.Code == CodePolicyDenied {
+		return hop // a hop DecideHop refused, reported as its decider wrote it
 	}
 	var denied interface{ PolicyDenied() bool }
 	if errors.As(err, &denied) && denied.PolicyDenied() {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gobwas/glob"
@@ -62,6 +63,56 @@ func (a *ToolACL) Allows(name string) bool {
 		}
 	}
 	return false
+}
+
+// Covers reports whether every tool b allows is one a allows, by the
+// globs' text (tool names are not all known in advance: plugins and page
+// tools come and go). It holds when a allows every tool; otherwise each of
+// b's plain globs must be one of a's plain globs, or a plain tool name
+// (no glob characters) that a allows, and each of a's "!" globs must be
+// one of b's. Some b that allow fewer tools are refused; none that allow
+// more pass.
+func (a *ToolACL) Covers(b *ToolACL) bool {
+	if a == nil || len(a.src) == 0 {
+		return true
+	}
+	aAllow, aDeny := a.globs()
+	bAllow, bDeny := b.globs()
+	for _, d := range aDeny {
+		if !slices.Contains(bDeny, d) {
+			return false
+		}
+	}
+	if len(aAllow) == 0 {
+		return true
+	}
+	if len(bAllow) == 0 {
+		return false // b allows every tool but a's exclusions
+	}
+	for _, g := range bAllow {
+		if slices.Contains(aAllow, g) {
+			continue
+		}
+		if strings.ContainsAny(g, `*?[]{}\!`) || !a.Allows(g) {
+			return false
+		}
+	}
+	return true
+}
+
+// globs splits the ACL's source into plain and "!" globs (without the !).
+func (a *ToolACL) globs() (allow, deny []string) {
+	if a == nil {
+		return nil, nil
+	}
+	for _, g := range a.src {
+		if pat, ok := strings.CutPrefix(g, "!"); ok {
+			deny = append(deny, pat)
+		} else {
+			allow = append(allow, g)
+		}
+	}
+	return allow, deny
 }
 
 // String lists the globs.

@@ -44,7 +44,9 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 			WithHint("use the tools that tools/list shows")
 		return s.finish(t, session, start, nil, err), nil
 	}
-	if p.Rate != nil {
+	if p.Rate != nil && t.Action != ActionPlugin {
+		// A plugin is charged per step (pluginStep), not per call: what
+		// it costs is what it runs.
 		if wait, ok := p.Rate.Take(start); !ok {
 			return s.finish(t, session, start, nil, rateLimited(p, wait)), nil
 		}

@@ -27,6 +27,16 @@ type Gate interface {
 	Landed(ctx context.Context, c *Call, page executor.PageState) error
 }
 
+// HopGate is an optional capability of a Gate: deciding a request the
+// server's own fetch for a call is about to send — the URL a click led to,
+// or a redirect hop — as the call itself was decided, with that URL. A
+// handler that fetches (download_file) hands it to the executor
+// (DownloadParams.DecideHop); a Gate without it decides no hop. It returns
+// nil to allow, else an *executor.Error with CodePolicyDenied.
+type HopGate interface {
+	Hop(ctx context.Context, c *Call, rawURL string) error
+}
+
 // AllowAll is a Gate that allows everything. It exists for tests; a server
 // built with it has no policy at all.
 var AllowAll Gate = allowAll{}

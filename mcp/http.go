@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -25,8 +27,11 @@ import (
 
 // Defaults of the HTTP transport.
 const (
-	DefaultHTTPAddr         = "127.0.0.1:7890"
-	DefaultMaxBodyBytes     = 1 << 20
+	DefaultHTTPAddr     = "127.0.0.1:7890"
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultBodyTimeout bounds reading a request's headers' sequel: the
+	// key check and the whole body (see HTTPOptions.BodyTimeout).
+	DefaultBodyTimeout      = 30 * time.Second
 	DefaultSessionTimeout   = 30 * time.Minute
 	DefaultNamedSessionIdle = time.Hour
 	DefaultShutdownTimeout  = 30 * time.Second
@@ -75,6 +80,11 @@ type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (default DefaultMaxBodyBytes);
 	// larger bodies get 413 before anything is parsed.
 	MaxBodyBytes int64
+	// BodyTimeout bounds reading a request's body, from the end of its
+	// headers (default DefaultBodyTimeout): a body still arriving then is
+	// cut off, 408, and its connection closed. A slow body holds nothing
+	// for longer, authenticated or not.
+	BodyTimeout time.Duration
 	// SessionTimeout closes an MCP session, and its browser context, after
 	// this long without a request (default DefaultSessionTimeout).
 	SessionTimeout time.Duration
@@ -143,6 +153,7 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 		return nil, fmt.Errorf("mcp: HTTPOptions.Addr %q: %w", opts.Addr, err)
 	}
 	opts.MaxBodyBytes = cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	opts.BodyTimeout = cmp.Or(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.SessionTimeout = cmp.Or(opts.SessionTimeout, DefaultSessionTimeout)
 	opts.NamedSessionIdle = cmp.Or(opts.NamedSessionIdle, DefaultNamedSessionIdle)
 	opts.MaxSessionsPerKey = cmp.Or(opts.MaxSessionsPerKey, DefaultMaxSessionsPerKey)
@@ -475,6 +486,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, string) {
 	api := strings.HasPrefix(r.URL.Path, "/api/")
+	// The body must arrive by the deadline, whoever sends it; a refused
+	// request keeps it, so the server's discarding of an unread body is
+	// bounded too. It is lifted once the body is in (see readBody), so an
+	// event stream (GET) or a long call is not cut.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
 	// DNS rebinding: a page on evil.example that resolves to 127.0.0.1
 	// reaches this listener with Host: evil.example.
 	if !h.hosts[strings.ToLower(r.Host)] {
@@ -529,6 +546,9 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
 		return Principal{}, "unauthenticated"
 	}
+	if !h.readBody(w, r, rc, api) {
+		return p, "slow-body"
+	}
 	if r.Method != http.MethodGet {
 		// A POST carries calls and their answers: shutdown waits for it.
 		// A GET is an event stream that lasts as long as its session.
@@ -551,6 +571,29 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 	}
 	h.mux.ServeHTTP(w, r.WithContext(ctx))
 	return p, ""
+}
+
+// readBody reads an authenticated request's body (at most MaxBodyBytes,
+// within the deadline serve set) and lifts the deadline. It answers 413
+// or 408 itself and returns false when the body is too large or too slow.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, api bool) bool {
+	if r.Body != nil && r.Body != http.NoBody {
+		body, err := io.ReadAll(r.Body)
+		_ = r.Body.Close()
+		var tooBig *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooBig):
+			h.refuse(w, api, http.StatusRequestEntityTooLarge, "BAD_ARGS", fmt.Sprintf("the request body is larger than %d bytes", h.opts.MaxBodyBytes), "send a smaller request")
+			return false
+		case err != nil:
+			w.Header().Set("Connection", "close")
+			h.refuse(w, api, http.StatusRequestTimeout, "TIMEOUT", fmt.Sprintf("the request body did not arrive within %s", h.opts.BodyTimeout), "send the whole request at once")
+			return false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	return true
 }
 
 var (

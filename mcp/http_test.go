@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -457,6 +458,101 @@ func TestHTTPRateLimit(t *testing.T) {
 	assertNoKeys(t, e.log.String(), k)
 }
 
+// TestHTTPSlowBody: POSTs whose bodies trickle in — with a valid key or
+// none, to MCP and to REST — are cut off at the body deadline and their
+// connections closed, so they hold nothing for longer; a whole request
+// still works afterwards.
+func TestHTTPSlowBody(t *testing.T) {
+	e := newHTTPEnv(t, func(o *HTTPOptions) { o.BodyTimeout = 300 * time.Millisecond })
+	k := e.key(NewKey{Name: "k"})
+	const conns = 30
+	type outcome struct {
+		closed bool
+		status string
+	}
+	results := make(chan outcome, conns)
+	for i := range conns {
+		auth := ""
+		if i%2 == 0 {
+			auth = "Authorization: Bearer " + k + "\r\n"
+		}
+		path := "/mcp"
+		if i%3 == 0 {
+			path = "/api/v1/command"
+		}
+		go func() {
+			conn, err := net.Dial("tcp", e.addr)
+			if err != nil {
+				results <- outcome{}
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":", path, e.addr, auth)
+			// The rest never comes. The server must answer and close
+			// well before the client gives up.
+			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(conn)
+			status, _, _ := strings.Cut(string(got), "\r\n")
+			results <- outcome{closed: err == nil, status: status}
+		}()
+	}
+	for range conns {
+		if o := <-results; !o.closed {
+			t.Errorf("a slow-body POST was still open after 5 s (answer so far: %q)", o.status)
+		}
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"tabs_list"}`, nil); status != 200 {
+		t.Errorf("a whole request after the slow ones: %d %s", status, body)
+	}
+}
+
+// eightReads is a plugin of eight reads: one call, eight tool calls' work.
+const eightReads = `{
+  "name": "read_eight",
+  "description": "Read the page eight times.",
+  "read_only": true,
+  "params": {"type": "object", "properties": {}},
+  "steps": [
+    {"name": "r1", "tool": "get_text", "args": {}}, {"name": "r2", "tool": "get_text", "args": {}},
+    {"name": "r3", "tool": "get_text", "args": {}}, {"name": "r4", "tool": "get_text", "args": {}},
+    {"name": "r5", "tool": "get_text", "args": {}}, {"name": "r6", "tool": "get_text", "args": {}},
+    {"name": "r7", "tool": "get_text", "args": {}}, {"name": "r8", "tool": "get_text", "args": {}}
+  ]
+}`
+
+// TestHTTPRateLimitPluginSteps: every plugin step is charged to the key's
+// rate limit. A plugin of eight reads, called with a 5/min key, is
+// stopped at its sixth step with RATE_LIMITED and when to retry; the sixth
+// read never reaches the browser; and the key's budget is spent, over MCP
+// and REST alike.
+func TestHTTPRateLimitPluginSteps(t *testing.T) {
+	e := newHTTPEnvWith(t, func(o *Options) {
+		o.List = allowSteps{}
+		o.Plugins = loadPlugins(t, map[string]string{"eight.json": eightReads})
+	}, nil)
+	k := e.key(NewKey{Name: "five", Rate: "5/min"})
+	cs := e.mustConnect(k, nil)
+	res := callTool(t, cs, "read_eight", nil)
+	txt := textOf(res)
+	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: plugin read_eight stopped at step 6 (r6, get_text): key five is over its limit of 5/min") ||
+		!retryAfterRE.MatchString(txt) {
+		t.Errorf("eight reads on a 5/min key: %s", txt)
+	}
+	reads := 0
+	for _, m := range e.backend.Last().Methods() {
+		if m == "Text" {
+			reads++
+		}
+	}
+	if reads != 5 {
+		t.Errorf("%d reads reached the browser, want the 5 the key could pay for", reads)
+	}
+	status, hdr, body := e.do("POST", "/api/v1/command", k, `{"command":"read_eight"}`, nil)
+	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "stopped at step 1") {
+		t.Errorf("the plugin again over REST, the budget spent: %d %v %s", status, hdr, body)
+	}
+}
+
 // TestHTTPSessionBoundToKey: a session id is not a credential: another key
 // presenting it is refused.
 func TestHTTPSessionBoundToKey(t *testing.T) {
@@ -717,7 +813,7 @@ func TestRESTTools(t *testing.T) {
 // at once and a revoked one stops at once.
 func TestRESTKeys(t *testing.T) {
 	e := newHTTPEnv(t, nil)
-	admin := e.key(NewKey{Name: "root", Roles: []string{"admin"}})
+	admin := e.key(NewKey{Name: "root", Roles: []string{"admin", "ci"}})
 	user := e.key(NewKey{Name: "user"})
 	if status, _, _ := e.do("GET", "/api/v1/keys", user, "", nil); status != 403 {
 		t.Errorf("non-admin lists keys: %d", status)
@@ -753,6 +849,68 @@ func TestRESTKeys(t *testing.T) {
 		t.Errorf("bad name: %d", status)
 	}
 	assertNoKeys(t, e.log.String(), admin, user, bot)
+}
+
+// TestRESTKeysWithinRights: an admin key limited to one tool, a rate and
+// an expiry cannot mint a key with more: not every tool (nor a wider glob,
+// nor no ACL at all), not a role it lacks, not a higher or unlimited rate,
+// not a later or no expiry. What it can mint is within all four, and the
+// new key is held to them.
+func TestRESTKeysWithinRights(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	admin := e.key(NewKey{Name: "narrow", Roles: []string{"admin"}, AllowTools: []string{"get_text"}, Rate: "5/min", Expires: exp})
+	within := func(extra string) string {
+		return fmt.Sprintf(`{"name":"child","roles":["admin"],"allow_tools":["get_text"],"rate":"5/min","expires":%q%s}`, exp.Format(time.RFC3339), extra)
+	}
+	for _, tc := range []struct{ name, body string }{
+		{"every tool", strings.Replace(within(""), `["get_text"]`, `["*"]`, 1)},
+		{"a wider glob", strings.Replace(within(""), `["get_text"]`, `["get_*"]`, 1)},
+		{"no tool ACL", strings.Replace(within(""), `"allow_tools":["get_text"],`, ``, 1)},
+		{"another tool by name", strings.Replace(within(""), `["get_text"]`, `["get_text","eval"]`, 1)},
+		{"a wider role", strings.Replace(within(""), `["admin"]`, `["admin","ops"]`, 1)},
+		{"a higher rate", strings.Replace(within(""), `"5/min"`, `"6/min"`, 1)},
+		{"no rate", strings.Replace(within(""), `"rate":"5/min",`, ``, 1)},
+		{"a later expiry", strings.Replace(within(""), exp.Format(time.RFC3339), exp.Add(time.Minute).Format(time.RFC3339), 1)},
+		{"no expiry", strings.Replace(within(""), fmt.Sprintf(`,"expires":%q`, exp.Format(time.RFC3339)), ``, 1)},
+	} {
+		status, _, body := e.do("POST", "/api/v1/keys", admin, tc.body, nil)
+		if status != 403 || !strings.Contains(body, "FORBIDDEN") || strings.Contains(body, KeyPrefix) {
+			t.Errorf("%s: %d %s", tc.name, status, body)
+		}
+	}
+	if keys, _ := e.keys.List(); len(keys) != 1 {
+		t.Fatalf("refused keys were stored: %v", keys)
+	}
+	status, _, body := e.do("POST", "/api/v1/keys", admin, strings.Replace(within(""), `"5/min"`, `"2/min"`, 1), nil)
+	var created struct {
+		Data struct {
+			Key string `json:"key"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &created); err != nil || status != 201 {
+		t.Fatalf("a key within its rights: %d %s", status, body)
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", created.Data.Key, `{"command":"tabs_list"}`, nil); status != 403 {
+		t.Errorf("the child used a tool outside its ACL: %d %s", status, body)
+	}
+	assertNoKeys(t, e.log.String(), admin, created.Data.Key)
+}
+
+// TestKeyExpires: a key past its expiry is refused like a revoked one.
+func TestKeyExpires(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "brief", Expires: time.Now().Add(1500 * time.Millisecond)})
+	if status, _, body := e.do("GET", "/api/v1/status", k, "", nil); status != 200 {
+		t.Fatalf("before it expires: %d %s", status, body)
+	}
+	time.Sleep(1600 * time.Millisecond)
+	if status, _, body := e.do("GET", "/api/v1/status", k, "", nil); status != 401 {
+		t.Errorf("after it expired: %d %s", status, body)
+	}
+	if _, _, err := e.keys.Create(NewKey{Name: "late", Expires: time.Now().Add(-time.Second)}, time.Now()); err == nil {
+		t.Error("a key that expired before it was made was created")
+	}
 }
 
 // TestHTTPGracefulShutdown: a call in flight when the server is told to

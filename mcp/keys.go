@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -26,6 +27,11 @@ import (
 // it is created; the store keeps only its SHA-256, in a file of mode 0600 in
 // a directory of mode 0700, written atomically. The key itself never reaches
 // a log, an error or a listing.
+//
+// Rights never grow through a key's own actions: a key (with the admin
+// role) can only create a key whose roles, tool ACL, rate and expiry are
+// all within its own (CheckWithin). Only the operator, with `chromegate
+// keys create` on the machine, makes keys of any rights.
 
 // KeyPrefix starts every key, so a leaked one is easy to recognise (and to
 // scan for) and a key is never mistaken for another kind of secret.
@@ -42,6 +48,8 @@ type KeyInfo struct {
 	AllowTools []string  `json:"allow_tools"`
 	Rate       string    `json:"rate"` // "N/min", "N/s", "N/h"; "" = unlimited
 	Created    time.Time `json:"created"`
+	// Expires is when the key stops working; nil = never.
+	Expires *time.Time `json:"expires,omitempty"`
 }
 
 // storedKey is one line of the keys file.
@@ -264,8 +272,9 @@ var keyNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 type NewKey struct {
 	Name       string
 	Roles      []string
-	AllowTools []string // tool globs; "!glob" excludes; none = every tool
-	Rate       string   // "N/min" ("N/s", "N/h"); "" = unlimited
+	AllowTools []string  // tool globs; "!glob" excludes; none = every tool
+	Rate       string    // "N/min" ("N/s", "N/h"); "" = unlimited
+	Expires    time.Time // zero = never
 }
 
 // Create makes a key and returns it: the only time the key exists outside
@@ -290,6 +299,9 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 	if _, err := ParseRate(nk.Rate); err != nil {
 		return "", KeyInfo{}, err
 	}
+	if !nk.Expires.IsZero() && !nk.Expires.After(now) {
+		return "", KeyInfo{}, fmt.Errorf("key %q would expire at %s, which has passed", nk.Name, nk.Expires.UTC().Format(time.RFC3339))
+	}
 	var raw [32]byte
 	_, _ = rand.Read(raw[:]) // crypto/rand.Read does not fail
 	key := KeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
@@ -300,6 +312,10 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 		AllowTools: nonNil(slices.Clone(nk.AllowTools)),
 		Rate:       nk.Rate,
 		Created:    now.UTC().Truncate(time.Second),
+	}
+	if !nk.Expires.IsZero() {
+		exp := nk.Expires.UTC().Truncate(time.Second)
+		info.Expires = &exp
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,16 +403,58 @@ func (s *KeyStore) Authenticate(presented, transport string) (Principal, error) 
 			found = k
 		}
 	}
-	if found == nil {
+	if found == nil || found.info.Expires != nil && !time.Now().Before(*found.info.Expires) {
 		return Principal{}, ErrNoKey
 	}
-	return Principal{
+	p := Principal{
 		Name:      found.info.Name,
 		Roles:     slices.Clone(found.info.Roles),
 		Transport: transport,
 		Tools:     found.acl,
 		Rate:      found.limit,
-	}, nil
+	}
+	if found.info.Expires != nil {
+		p.Expires = *found.info.Expires
+	}
+	return p, nil
+}
+
+// ErrWiderKey is returned when a principal asks for a key with a right it
+// does not have itself.
+var ErrWiderKey = errors.New("a key can only create keys within its own rights")
+
+// CheckWithin reports whether p may create nk: rights never grow through a
+// key's own actions. Every role of nk must be p's; every tool nk's ACL
+// allows must be one p's allows (see ToolACL.Covers); its rate may not be
+// higher than p's, nor unlimited when p's is not; it must expire no later
+// than p, and not never when p expires. The error, wrapping ErrWiderKey,
+// names the first right that is wider.
+func CheckWithin(p Principal, nk NewKey) error {
+	for _, r := range nk.Roles {
+		if !slices.Contains(p.Roles, r) {
+			return fmt.Errorf("%w: role %q is not one of %s's", ErrWiderKey, r, p.Name)
+		}
+	}
+	acl, err := NewToolACL(nk.AllowTools)
+	if err != nil {
+		return err
+	}
+	if !p.Tools.Covers(acl) {
+		return fmt.Errorf("%w: tools %q allow more than %s's (%s)", ErrWiderKey, acl.String(), p.Name, p.Tools.String())
+	}
+	if p.Rate != nil {
+		perMin, err := ParseRate(nk.Rate)
+		if err != nil {
+			return err
+		}
+		if perMin == 0 || perMin > p.Rate.perMin {
+			return fmt.Errorf("%w: rate %q is higher than %s's %s", ErrWiderKey, cmp.Or(nk.Rate, "unlimited"), p.Name, p.Rate)
+		}
+	}
+	if !p.Expires.IsZero() && (nk.Expires.IsZero() || nk.Expires.After(p.Expires)) {
+		return fmt.Errorf("%w: the key must expire by %s, when %s does", ErrWiderKey, p.Expires.UTC().Format(time.RFC3339), p.Name)
+	}
+	return nil
 }
 
 func nonNil(s []string) []string {

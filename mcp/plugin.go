@@ -27,7 +27,8 @@ import (
 // schema of parameters, and steps that call the built-in tools with
 // arguments built from the parameters and from earlier steps' results.
 // They are listed, validated and gated like every tool, and each step is
-// gated again as if the caller had called its tool (see runPlugin).
+// gated again as if the caller had called its tool (see runPlugin) and
+// charged to the caller's rate limit as that call would be.
 //
 // A plugin file is one JSON object:
 //
@@ -622,6 +623,14 @@ func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep,
 	if !s.visibleStep(ctx, e.tool, parent.Principal, step) {
 		return nil, executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", st.Tool, parent.Principal.Name).
 			WithHint("the plugin needs a tool the policy or your key does not allow; tell the operator")
+	}
+	// Every step is charged to the key's rate limit, as the call of its
+	// tool would be: a step over the limit stops the plugin with
+	// RATE_LIMITED and when to retry.
+	if r := parent.Principal.Rate; r != nil {
+		if wait, ok := r.Take(start); !ok {
+			return nil, rateLimited(parent.Principal, wait)
+		}
 	}
 	built, _, err := env.expand(st.Args)
 	if err != nil {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
@@ -22,6 +23,7 @@ var (
 	_ Gate       = (*PolicyGate)(nil)
 	_ ListFilter = (*PolicyGate)(nil)
 	_ StepFilter = (*PolicyGate)(nil)
+	_ HopGate    = (*PolicyGate)(nil)
 )
 
 // Before decides a call. The page input is read from the browser at call
@@ -96,6 +98,43 @@ func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageStat
 	e := policy.DeniedError(d, in)
 	return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %s, which the policy does not allow (%s); it was sent back to about:blank and nothing of it was read",
 		in.Target.Host, e.Message).WithHint(e.Hint)
+}
+
+// Hop decides a request the server's fetch for c is about to send (a
+// redirect hop, the URL a click led to) as c itself was decided, with
+// rawURL as its url (Input.Redirected): the tool's action, not a
+// navigation's. The URL is the remote server's (or the page's) choice: the
+// denial names its host only when it is a plain host name, and its hint
+// never names it, so a hostile server cannot write into what the model is
+// told to do next.
+func (g *PolicyGate) Hop(ctx context.Context, c *Call, rawURL string) error {
+	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	if err != nil {
+		return err
+	}
+	in.Plugin = stepOf(c.Plugin)
+	in.Session = c.Session
+	if c.Executor() != nil {
+		in.Backend = c.Executor().Backend()
+	}
+	hint := fmt.Sprintf("%s only from allowed hosts: the server of the URL sent it on to a host outside the policy; nothing was stored", c.Tool.Name)
+	if in, err = in.Redirected(rawURL); err != nil {
+		return executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a URL that cannot be checked; it was not followed", c.Tool.Name).
+			WithHint(hint).Wrap(err)
+	}
+	d := g.Engine.Decide(ctx, in)
+	if d.Allow {
+		return nil
+	}
+	where, why := "a host the policy does not allow", ""
+	if h := safeHost(in.Target.Host); h != "" && in.Target.Host != "" {
+		where = h
+		if e := policy.DeniedError(d, in); e.Message != "" {
+			why = " (" + e.Message + ")"
+		}
+	}
+	return executor.Errorf(executor.CodePolicyDenied, "%s was sent on to %s, which the policy does not allow%s; it was not followed",
+		c.Tool.Name, where, why).WithHint(hint)
 }
 
 // Visible decides the list phase: a tool is listed only if the principal

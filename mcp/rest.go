@@ -345,19 +345,27 @@ func (h *HTTPHandler) restKeysList(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *HTTPHandler) restKeysCreate(w http.ResponseWriter, r *http.Request) {
-	m, rerr, status := decodeObject(r, "name", "roles", "allow_tools", "rate")
+	m, rerr, status := decodeObject(r, "name", "roles", "allow_tools", "rate", "expires")
 	if rerr != nil {
 		writeJSON(w, status, restAnswer{Error: rerr})
 		return
 	}
 	var nk NewKey
-	for field, dst := range map[string]any{"name": &nk.Name, "roles": &nk.Roles, "allow_tools": &nk.AllowTools, "rate": &nk.Rate} {
+	for field, dst := range map[string]any{"name": &nk.Name, "roles": &nk.Roles, "allow_tools": &nk.AllowTools, "rate": &nk.Rate, "expires": &nk.Expires} {
 		if raw, ok := m[field]; ok {
 			if err := json.Unmarshal(raw, dst); err != nil {
-				writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", fmt.Sprintf("%q has the wrong type", field), `name: string, roles: [string], allow_tools: [string], rate: "N/min"`))
+				writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", fmt.Sprintf("%q has the wrong type", field), `name: string, roles: [string], allow_tools: [string], rate: "N/min", expires: RFC 3339 time`))
 				return
 			}
 		}
+	}
+	// The admin creates within its own rights: the operator's CLI is the
+	// only way to a key wider than the one asking.
+	p, _ := principalFrom(r.Context())
+	if err := CheckWithin(p, nk); err != nil {
+		writeJSON(w, http.StatusForbidden, restError("FORBIDDEN", err.Error(),
+			"ask for a key within your own key's roles, tools, rate and expiry; the operator can create wider ones with `chromegate keys create`"))
+		return
 	}
 	key, info, err := h.opts.Keys.Create(nk, time.Now())
 	if err != nil {

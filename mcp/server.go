@@ -8,6 +8,19 @@
 // error, a panic, an oversized result — into a well-formed MCP result. The
 // Gate is required: NewServer refuses to build a server without one, so no
 // wiring can forget the policy.
+//
+// # Hard edges
+//
+// Unauthenticated input is small: the HTTP transports read headers within
+// 10 s and at most 64 KiB of them, check the key before reading a body, and
+// cut off a body (with a key or without) that has not arrived within
+// HTTPOptions.BodyTimeout of its headers. Rights never grow through a key's
+// own actions: a key can only create a key whose roles, tool ACL, rate and
+// expiry are all within its own (CheckWithin). Every tool call is charged
+// to its key's rate limit, and so is every plugin step: a step the limit
+// refuses stops the plugin with RATE_LIMITED and its retry-after. Every
+// fetch the server makes for the model (download_file) is decided per hop
+// as the call was (HopGate), before its request is sent.
 package mcp
 
 import (

@@ -862,7 +862,8 @@ func download(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename})
+	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename,
+		DecideHop: c.decideHop()})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,10 @@
 // before, on the requested URL, and after, on where the tab landed
 // (Input.Landed) — as is any call after which the tab shows another URL,
 // such as a click on a link; a tab that lands outside policy is sent back
-// to about:blank and nothing of it is read. tools/list is filtered by a
+// to about:blank and nothing of it is read. A fetch the server makes itself
+// (download_file) is decided per hop the same way: its URL and every
+// redirect it would follow are the call again with that URL
+// (Input.Redirected), before the request is sent. tools/list is filtered by a
 // PhaseList decision per tool, and a filtered tool is still decided at call
 // time.
 //

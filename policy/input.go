@@ -289,6 +289,27 @@ func (in Input) Landed(rawURL string) (Input, error) {
 	return in, nil
 }
 
+// Redirected returns the input for a request the server's own fetch for a
+// call (download_file) is about to send: a redirect hop, or the URL a
+// click led to. It keeps the tool, action, principal and page, and decides
+// the call as if it had been made with rawURL as its url (args.url and the
+// target both), so a policy decides each hop as it decided the call. An
+// unparsable URL is an error: the hop must then be refused.
+func (in Input) Redirected(rawURL string) (Input, error) {
+	t, err := ParseTarget(rawURL)
+	if err != nil {
+		return in, err
+	}
+	args := make(map[string]any, len(in.Args)+1)
+	for k, v := range in.Args {
+		args[k] = v
+	}
+	args["url"] = rawURL
+	in.Args = args
+	in.Target = &t
+	return in, nil
+}
+
 // NewPage describes the URL a tab shows. A URL that does not parse gives a
 // page with only URL set (and IPClassNone), which no policy that checks the
 // scheme will allow.

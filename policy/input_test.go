@@ -357,3 +357,29 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRedirected: a hop of a download is the download again, to the hop's
+// URL: same tool and action (not a navigation), the hop as target and as
+// args.url, and the call's own input untouched.
+func TestRedirected(t *testing.T) {
+	in, err := NewInput(PhaseCall, "download_file", map[string]any{"url": "https://allowed.test/f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hop, err := in.Redirected("http://127.0.0.1:8080/secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hop.Tool != "download_file" || hop.Action != ActionDownload || hop.ReadOnly {
+		t.Errorf("hop = %+v, want download_file's own action", hop)
+	}
+	if hop.Target == nil || hop.Target.Host != "127.0.0.1" || hop.Target.IPClass != IPClassLoopback || hop.Args["url"] != "http://127.0.0.1:8080/secret" {
+		t.Errorf("hop target %+v, args %v", hop.Target, hop.Args)
+	}
+	if in.Args["url"] != "https://allowed.test/f" || in.Target.Host != "allowed.test" {
+		t.Errorf("the call's input changed: %+v", in)
+	}
+	if _, err := in.Redirected("::not a url"); err == nil {
+		t.Error("an unparsable hop was not an error")
+	}
+}

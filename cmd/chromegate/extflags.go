@@ -72,6 +72,18 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 	s := &extSetup{}
 	var extBackend executor.Backend
 	needBridge := f.noCDPFallback || f.withExtension || f.bridgeAddr != defaultBridgeAddr
+	// The server's own fetches for the extension (download_file) see the
+	// names as the browser does: the host mapping of a browser chromegate
+	// launches with the extension; the user's own Chrome resolves as the
+	// system does.
+	var resolver *egress.Resolver
+	if f.withExtension {
+		r, err := egress.NewResolver(copts.BrowserArgs)
+		if err != nil {
+			return nil, err
+		}
+		resolver = r
+	}
 	if !f.noExtension {
 		b, err := ext.Start(ext.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
 			Scripts: executor.ExtensionScripts()})
@@ -79,7 +91,7 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 		case err == nil:
 			s.bridge = b
 			s.extBack = ext.NewBackend(b, ext.BackendOptions{DataDir: dataDir, UploadDirs: uploadDirs(copts, dataDir),
-				MaxDownloadBytes: copts.MaxDownloadBytes, Boundary: boundary})
+				MaxDownloadBytes: copts.MaxDownloadBytes, Boundary: boundary, Resolver: resolver})
 			extBackend = s.extBack
 		case needBridge:
 			return nil, err

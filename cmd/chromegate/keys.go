@@ -41,6 +41,7 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		roles    listFlag
 		tools    listFlag
 		rateSpec string
+		expires  time.Duration
 		asJSON   bool
 	)
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
@@ -52,6 +53,7 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.Var(&roles, "role", "a role of the key, fed to the policy as input.principal.roles (repeatable); admin may manage keys over REST")
 		fs.Var(&tools, "allow-tools", "a tool glob the key may use, e.g. get_* (repeatable or comma-separated); !glob excludes; none = every tool")
 		fs.StringVar(&rateSpec, "rate", "", "tool calls allowed per minute (N/min, N/s, N/h); default unlimited")
+		fs.DurationVar(&expires, "expires", 0, "the key stops working after this long, e.g. 720h; default never (a key it creates over REST must expire by then too)")
 	case "list":
 		fs.Usage = usageFor(fs, "chromegate keys list [flags]")
 		fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -86,7 +88,15 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-		key, info, err := store.Create(mcp.NewKey{Name: pos[0], Roles: roles, AllowTools: globs, Rate: rateSpec}, time.Now())
+		now := time.Now()
+		nk := mcp.NewKey{Name: pos[0], Roles: roles, AllowTools: globs, Rate: rateSpec}
+		if expires < 0 {
+			return fmt.Errorf("--expires %s: want a positive duration", expires)
+		}
+		if expires > 0 {
+			nk.Expires = now.Add(expires)
+		}
+		key, info, err := store.Create(nk, now)
 		if err != nil {
 			return err
 		}
@@ -108,9 +118,13 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			return enc.Encode(keys)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tROLES\tTOOLS\tRATE\tCREATED")
+		fmt.Fprintln(tw, "NAME\tROLES\tTOOLS\tRATE\tCREATED\tEXPIRES")
 		for _, k := range keys {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, orNone(k.Roles), orAll(k.AllowTools), orUnlimited(k.Rate), k.Created.Format(time.RFC3339))
+			exp := "never"
+			if k.Expires != nil {
+				exp = k.Expires.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, orNone(k.Roles), orAll(k.AllowTools), orUnlimited(k.Rate), k.Created.Format(time.RFC3339), exp)
 		}
 		return tw.Flush()
 	case "revoke":

@@ -24,7 +24,11 @@ import (
 //
 // A URL is fetched by Go's HTTP client with the session's cookies (read
 // from, and written back to, the browser context) and the browser's
-// User-Agent, streaming to disk and stopping at MaxDownloadBytes.
+// User-Agent, streaming to disk and stopping at MaxDownloadBytes; the URL
+// and each redirect hop are decided by p.DecideHop, and each connection by
+// the egress boundary with the browser's host mapping (executor.Fetch). A
+// click's download is the browser's own: it goes through the browser's
+// proxy, the egress boundary, hop by hop like any navigation.
 // Playwright's APIRequest would carry the cookies too, but it buffers the
 // whole body in the driver before it can be measured, so it cannot enforce
 // the cap on a response that lies about (or omits) its length.
@@ -52,7 +56,7 @@ func (s *Session) downloadURL(ctx context.Context, p executor.DownloadParams, di
 	}
 	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
 		Limit: s.b.opts.MaxDownloadBytes, Jar: &browserJar{s: s, ctx: ctx}, UserAgent: s.userAgent(ctx),
-		Dial: s.b.opts.Egress.Dialer(s.name, "cdp", s.b.resolver)})
+		Dial: s.b.opts.Egress.Dialer(s.name, "cdp", s.b.resolver), DecideHop: p.DecideHop})
 }
 
 func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, dir string) (executor.DownloadResult, error) {

@@ -432,9 +432,11 @@ const ViaServer = "server"
 // makes for session: it resolves the host, decides the connection as a
 // request of the session (its URL is the origin, the scheme guessed from
 // the port), and dials exactly the address decided. A nil or disabled
-// Boundary dials as net.Dialer does.
+// Boundary decides nothing, but still resolves through res: the server's
+// fetch sees names as the browser does (its --host-resolver-rules), with
+// or without a boundary. A nil res resolves as the system does.
 func (b *Boundary) Dialer(session, backend string, res *Resolver) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	if !b.Enabled() {
+	if !b.Enabled() && res == nil {
 		d := &net.Dialer{Timeout: DialTimeout}
 		return d.DialContext
 	}
@@ -453,6 +455,10 @@ func (b *Boundary) Dialer(session, backend string, res *Resolver) func(ctx conte
 		addrs, err := res.Resolve(ctx, host)
 		if err != nil {
 			return nil, err
+		}
+		if !b.Enabled() {
+			l := &listener{}
+			return l.dialAddr(ctx, netip.AddrPortFrom(addrs[0], uint16(pn)))
 		}
 		scheme := "https"
 		if port == "80" {

@@ -26,6 +26,11 @@ type BackendOptions struct {
 	// (the extension asks with decide frames). nil is a disabled boundary:
 	// every request is allowed.
 	Boundary *egress.Boundary
+	// Resolver maps names for the server's own fetches (download_file) as
+	// the browser does: the --host-resolver-rules of a browser chromegate
+	// launched with the extension. nil resolves with the system's resolver,
+	// as the user's own Chrome does.
+	Resolver *egress.Resolver
 }
 
 // Backend serves the user's own Chrome through the paired extension. It
@@ -347,9 +352,12 @@ func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (exe
 	}
 	return executor.Fetch(ctx, executor.FetchParams{URL: p.URL, Filename: p.Filename, Dir: dir,
 		Limit: e.be.opts.MaxDownloadBytes, Jar: &extJar{ctx: ctx, e: e},
-		// The server fetches from its own network: each connection (every
-		// redirect hop) is decided on the address this machine resolves.
-		Dial: e.be.opts.Boundary.Dialer(executor.DefaultSession, BackendName, nil)})
+		// The server fetches from its own network: the URL (the one a click
+		// led to included: the page chose it) and every redirect hop are
+		// decided as the call was, and each connection on the address it
+		// dials, mapped as the browser maps names when chromegate knows how.
+		DecideHop: p.DecideHop,
+		Dial:      e.be.opts.Boundary.Dialer(executor.DefaultSession, BackendName, e.be.opts.Resolver)})
 }
 
 // extJar lends the browser's cookies for a URL to Go's HTTP client.

@@ -46,7 +46,11 @@ type Options struct {
 	// MaxDecisions bounds the request decisions in flight per connection
 	// (default DefaultMaxDecisions); past it requests are denied.
 	MaxDecisions int
-	Logger       *slog.Logger
+	// MaxPending bounds the connections waiting to authenticate at once
+	// (default DefaultMaxPending); more are refused with 503 before the
+	// WebSocket upgrade.
+	MaxPending int
+	Logger     *slog.Logger
 }
 
 // Displacement records a connection that replaced another: legitimate
@@ -83,7 +87,13 @@ type Bridge struct {
 	closed    bool
 
 	hook atomic.Pointer[requestHook] // decides the extension's requests; see setBoundary
+
+	pending chan struct{} // a slot per connection not yet authenticated
 }
+
+// DefaultMaxPending is Options.MaxPending's default: the extension opens
+// one connection at a time, and a reconnect replaces a dead one.
+const DefaultMaxPending = 8
 
 // Start listens on opts.Addr, writes the handshake file and serves.
 func Start(opts Options) (*Bridge, error) {
@@ -105,6 +115,9 @@ func Start(opts Options) (*Bridge, error) {
 	if opts.MaxDecisions <= 0 {
 		opts.MaxDecisions = DefaultMaxDecisions
 	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -123,7 +136,8 @@ func Start(opts Options) (*Bridge, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bridge listen on %s: %w", opts.Addr, err)
 	}
-	b := &Bridge{opts: opts, log: log, ln: ln, changed: make(chan struct{}), codes: map[[32]byte]time.Time{}}
+	b := &Bridge{opts: opts, log: log, ln: ln, changed: make(chan struct{}), codes: map[[32]byte]time.Time{},
+		pending: make(chan struct{}, opts.MaxPending)}
 	b.pinned = readPinned(opts.DataDir)
 	if err := b.rotate(); err != nil {
 		ln.Close()
@@ -382,17 +396,31 @@ func (b *Bridge) serveExt(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "only the chromegate extension may connect", http.StatusForbidden)
 		return
 	}
+	// Any local process (or another extension) can claim an extension
+	// Origin: until its hello is verified a connection holds a slot of
+	// MaxPending, for HelloTimeout at most, and may send MaxHelloBytes.
+	select {
+	case b.pending <- struct{}{}:
+	default:
+		b.refused("too many connections waiting to authenticate", r.RemoteAddr)
+		http.Error(w, "too many connections waiting to authenticate", http.StatusServiceUnavailable)
+		return
+	}
+	release := sync.OnceFunc(func() { <-b.pending })
+	defer release()
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(MaxFrameBytes)
-	b.handshake(ws, originID, r.RemoteAddr)
+	ws.SetReadLimit(MaxHelloBytes)
+	b.handshake(ws, originID, r.RemoteAddr, release)
 }
 
 // handshake reads the hello within HelloTimeout and either welcomes the
-// connection (making it current) or refuses it with 4401.
-func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
+// connection (making it current) or refuses it with 4401. heard is called
+// once the wait for the hello is over (a frame, an error or the timeout):
+// it frees the connection's slot of MaxPending.
+func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.HelloTimeout)
 	defer cancel()
 	refuse := func(reason string) {
@@ -417,12 +445,14 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
 	var data []byte
 	select {
 	case r := <-got:
+		heard()
 		if r.err != nil {
 			_ = ws.CloseNow()
 			return
 		}
 		data = r.data
 	case <-ctx.Done():
+		heard()
 		refuse("hello timeout")
 		return
 	}
@@ -467,6 +497,8 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string) {
 		_ = ws.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
+	// Authenticated: frames may now be as large as the protocol's.
+	ws.SetReadLimit(MaxFrameBytes)
 	firstPairing := b.pinned == ""
 	b.pinned = originID
 	sid := executor.NewSessionID() + executor.NewSessionID()

@@ -15,6 +15,12 @@ const WireVersion = 1
 // largest legitimate frames (a capped full-page PNG, base64-encoded).
 const MaxFrameBytes = 64 << 20
 
+// MaxHelloBytes bounds the frames read before a connection is
+// authenticated: a hello is a token, an id and a version. Anyone local can
+// open a connection, so until the hello is verified the bridge reads no
+// more than this; MaxFrameBytes applies only once it is welcomed.
+const MaxHelloBytes = 8 << 10
+
 // Frame types of the wire protocol (see extension/PROTOCOL.md).
 const (
 	TypeHello        = "hello"
