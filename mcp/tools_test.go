@@ -256,12 +256,12 @@ func TestUntrustedMarking(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	marked := map[string]map[string]any{
-		"get_text":  nil,
-		"get_html":  nil,
-		"eval":      {"expression": "document.title"},
-		"navigate":  {"url": "https://a.test/"}, // the fake's pages have titles
-		"click":     {"selector": "a"},
-		"wait_for":  {"text": "x"},
+		"get_text": nil,
+		"get_html": nil,
+		"eval":     {"expression": "document.title"},
+		"navigate": {"url": "https://a.test/"}, // the fake's pages have titles
+		"click":    {"selector": "a"},
+		"wait_for": {"text": "x"},
 	}
 	for name, args := range marked {
 		if text := textOf(h.call(name, args)); !fenced(text) {
