@@ -321,8 +321,6 @@ func TestHelpersDeniedOffPolicy(t *testing.T) {
 	s, allowed := helperServer(t)
 	// A direct navigation is refused before anything loads.
 	s.fail("POLICY_DENIED", "navigate", map[string]any{"url": strings.Replace(allowed, "allowed.test", "other.test", 1) + "/pages/article.html"})
-	s.call("navigate", map[string]any{"url": allowed + "/wander"})
-	s.waitTabHidden() // the boundary kept other.test from loading
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -331,6 +329,9 @@ func TestHelpersDeniedOffPolicy(t *testing.T) {
 		{"extract_links", nil},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "input", "value": "x"}}}},
 	} {
+		// Each denial sends the tab to about:blank: wander off again.
+		s.call("navigate", map[string]any{"url": allowed + "/wander"})
+		s.waitTabHidden() // the boundary kept other.test from loading
 		txt := s.fail("POLICY_DENIED", c.tool, c.args)
 		if strings.Contains(txt, "Saint-Malo") || strings.Contains(txt, "equinox") {
 			t.Errorf("%s leaked page content: %s", c.tool, txt)

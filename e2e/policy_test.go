@@ -118,9 +118,10 @@ func TestDefaultPolicy(t *testing.T) {
 		}
 	})
 	t.Run("reads of a page that wandered off are denied", func(t *testing.T) {
-		s.call("navigate", map[string]any{"url": allowed + "/script-to-other"})
-		s.waitTabHidden()
 		for _, tool := range []string{"get_text", "get_html", "screenshot", "eval", "click"} {
+			// Each denial sends the tab to about:blank: wander off again.
+			s.call("navigate", map[string]any{"url": allowed + "/script-to-other"})
+			s.waitTabHidden()
 			args := map[string]any{}
 			switch tool {
 			case "eval":

@@ -42,12 +42,17 @@ var AllCodes = []Code{
 }
 
 // Error is the one typed error of the contract. Message is a one-line
-// cause; Hint says what the caller should do next.
+// cause; Hint says what the caller should do next. Both are the server's
+// own words: nothing a page wrote (its text, HTML, titles, option labels,
+// a host it redirected to) goes into them. Page is where such words go,
+// when they help: the server shows them to the model fenced as page
+// content, apart from the message and the hint.
 type Error struct {
 	Code    Code
 	Message string
 	Hint    string
-	Err     error // the underlying cause, if any; never shown verbatim to the model
+	Page    string // words a page wrote that explain the error; shown fenced, never in Message or Hint
+	Err     error  // the underlying cause, if any; never shown verbatim to the model
 }
 
 func (e *Error) Error() string {
@@ -74,6 +79,13 @@ func Errorf(code Code, format string, args ...any) *Error {
 func (e *Error) WithHint(hint string) *Error {
 	c := *e
 	c.Hint = hint
+	return &c
+}
+
+// WithPage returns a copy of e with the page's words that explain it.
+func (e *Error) WithPage(page string) *Error {
+	c := *e
+	c.Page = page
 	return &c
 }
 

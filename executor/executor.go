@@ -19,6 +19,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -154,6 +155,10 @@ type Dialog struct {
 	Message string `json:"message"`
 	Action  string `json:"action"` // accepted | dismissed
 	Answer  string `json:"answer,omitempty"`
+	// URL is the address of the page that opened the dialog, for the
+	// server to decide whether the caller may hear of it (a popup or a tab
+	// outside the policy may not); it is never shown.
+	URL string `json:"url,omitempty"`
 }
 
 // PageState is what most calls report about the tab they acted on.
@@ -369,6 +374,21 @@ type WaitParams struct {
 	Gone   bool   `json:"gone,omitempty"`
 	// Visible requires the element to be visible, not only attached.
 	Visible bool `json:"visible,omitempty"`
+}
+
+// Describe says what p waits for, for messages: "the text "x" to appear".
+func (p WaitParams) Describe() string {
+	switch {
+	case p.Text != "" && p.Gone:
+		return fmt.Sprintf("the text %q to disappear", p.Text)
+	case p.Text != "":
+		return fmt.Sprintf("the text %q to appear", p.Text)
+	case p.Gone:
+		return p.Target.String() + " to disappear or be hidden"
+	case p.Visible:
+		return p.Target.String() + " to be visible"
+	}
+	return p.Target.String() + " to appear"
 }
 
 // WaitResult reports how long the wait took.

@@ -389,7 +389,9 @@ export function onEvent(source, method, params) {
       // Answered at once so no call hangs on it, and reported with the
       // call's result: alert/confirm/beforeunload accepted, prompt
       // answered with its default.
-      const rec = { type: params.type, message: params.message || '', action: 'accepted' };
+      // url is the page that opened it: the server tells the model of a
+      // dialog of a page outside the policy without its words.
+      const rec = { type: params.type, message: params.message || '', action: 'accepted', url: params.url || '' };
       if (params.type === 'prompt' && params.defaultPrompt) rec.answer = params.defaultPrompt;
       if (st.dialogs.length >= 50) st.dialogs.shift();
       st.dialogs.push(rec);
@@ -899,10 +901,10 @@ async function targetOp(c, what, target, op, extra = {}, { byValue = true } = {}
   switch (err) {
     case 'timeout':
       throw fail('TIMEOUT', `${what}: the element of ${describeTarget(t)} did not become actionable within ${took} ms (${why})`,
-        'it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it');
+        'it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it', r.page || '');
     case 'notfillable':
     case 'notselect':
-      throw fail('BAD_ARGS', `${what} on ${describeTarget(t)}: ${why}`);
+      throw fail('BAD_ARGS', `${what} on ${describeTarget(t)}: ${why}`, '', r.page || '');
     case 'notfound':
       throw fail('SELECTOR_NOT_FOUND', `${what}: nothing matches ${describeTarget(t)} (waited ${took} ms)`, 'check the selector, or wait_for it to appear first');
     case 'badselector':
@@ -1637,7 +1639,10 @@ export const handlers = {
       if (r.missing && r.missing.length) {
         let avail = (r.available || []).join(', ');
         if (r.more) avail += ', …';
-        throw fail('BAD_ARGS', `select_option: no option has the value or label "${r.missing.join('", "')}"`, 'the options are: ' + avail);
+        // The options are the page's words: fenced by the server (page),
+        // never in the hint.
+        throw fail('BAD_ARGS', `select_option: no option has the value or label "${r.missing.join('", "')}"`,
+          "pass the value or label of one of the options; the page's options are listed below", 'the options are: ' + avail);
       }
       selected = Array.isArray(r.selected) ? r.selected : [];
     });

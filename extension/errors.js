@@ -11,19 +11,22 @@ export const CODES = Object.freeze([
 const known = new Set(CODES);
 
 // WireError is an error the server shows the model as `CODE: message`, with
-// hint as what to do next.
+// hint as what to do next. message and hint are the extension's own words:
+// anything a page wrote (an option's label, what covers an element) goes
+// in page, which the server shows fenced as page content.
 export class WireError extends Error {
-  constructor(code, message, hint = '') {
+  constructor(code, message, hint = '', page = '') {
     super(message);
     this.name = 'WireError';
     this.code = known.has(code) ? code : 'INTERNAL';
     this.hint = hint;
+    this.page = page;
   }
 }
 
 // fail builds a WireError; handlers `throw fail('BAD_ARGS', '...')`.
-export function fail(code, message, hint = '') {
-  return new WireError(code, message, hint);
+export function fail(code, message, hint = '', page = '') {
+  return new WireError(code, message, hint, page);
 }
 
 // errorPayload turns anything thrown into the error object of an error
@@ -33,6 +36,7 @@ export function errorPayload(e) {
   if (e instanceof WireError) {
     const out = { code: e.code, message: String(e.message || e.code) };
     if (e.hint) out.hint = String(e.hint);
+    if (e.page) out.page = String(e.page);
     return out;
   }
   let message;

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -140,9 +141,9 @@ func hiddenNote(n int) string {
 // blocked requests of the page while the call ran (see blockedNote).
 const BlockedNotePrefix = "[chromegate: the policy blocked "
 
-// blockedNote says, outside the page's fence, which requests the policy
-// blocked while a call ran. Host names are normalised by the browser;
-// anything else is dropped, so a page cannot write into this line.
+// blockedNote says which requests the policy blocked while a call ran: the
+// count in the server's words, the hosts (which the page chose) fenced.
+// Host names are normalised by the browser; anything else is dropped.
 func blockedNote(s *egress.Summary) string {
 	if s == nil {
 		return ""
@@ -153,12 +154,15 @@ func blockedNote(s *egress.Summary) string {
 			hosts = append(hosts, h)
 		}
 	}
+	note := fmt.Sprintf("%s%d request(s) the page made; they failed as network errors in the page]", BlockedNotePrefix, s.Count)
+	if len(hosts) == 0 {
+		return note
+	}
 	more := ""
 	if s.More > 0 {
 		more = fmt.Sprintf(" and %d more", s.More)
 	}
-	return fmt.Sprintf("%s%d request(s) the page made, to %s%s; they failed as network errors in the page]",
-		BlockedNotePrefix, s.Count, strings.Join(hosts, ", "), more)
+	return note + "\n" + fence("to "+strings.Join(hosts, ", ")+more)
 }
 
 func safeHost(h string) string {
@@ -203,7 +207,31 @@ func (s *Server) blockedLoad(c *Call, what string) *egress.Denial {
 }
 
 // blockedErr is the error of a call whose page load the policy blocked.
+// The host is the one a redirect, a link or a script chose, and the
+// policy's reason names it: both go in the fenced part, never in the
+// message or the hint.
 func blockedErr(d *egress.Denial) error {
-	return executor.Errorf(executor.CodePolicyDenied, "the page could not load: the policy blocked its request to %s (%s); nothing of it was read",
-		safeHost(d.Host), d.Reason).WithHint("navigate to a page of an allowed host; a redirect, a link or a page script led off the allowlist")
+	return executor.Errorf(executor.CodePolicyDenied, "the page could not load: the policy blocked its request; nothing of it was read").
+		WithHint("navigate to a page of an allowed host; a redirect, a link or a page script led off the allowlist").
+		WithPage(fmt.Sprintf("blocked request to %s: %s", cmp.Or(safeHost(d.Host), "(no host)"), d.Reason))
+}
+
+// outside says whether url is a page outside the policy for c's caller:
+// one it could not have navigated to.
+func (s *Server) outside(ctx context.Context, c *Call, url string) bool {
+	f, ok := s.opts.Gate.(TabFilter)
+	return ok && !f.TabVisible(ctx, c, url)
+}
+
+// outsideErr is the error of a call that found its tab on a page outside
+// the policy, which runCall has sent to about:blank. denial is the Gate's
+// answer: its reasons name the page's host, so they are fenced.
+func outsideErr(c *Call, denial error) error {
+	page := "the tab showed a page outside the policy"
+	if e := executor.AsError(denial); e != nil && e.Code == executor.CodePolicyDenied {
+		page = e.Message
+	}
+	return executor.Errorf(executor.CodePolicyDenied, "%s is not allowed: the tab showed a page outside the policy; it was sent to about:blank and nothing of it was read", c.Tool.Name).
+		WithHint("navigate the tab to an allowed page, or use another tab").
+		WithPage(page)
 }

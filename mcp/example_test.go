@@ -41,7 +41,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
+	// The page's title is its own words: the result comes fenced.
+	page, _, fenced := mcp.Unfence(res.Content[0].(*sdk.TextContent).Text)
+	fmt.Println(fenced, page)
 
 	res, err = client.CallTool(ctx, &sdk.CallToolParams{Name: "click", Arguments: map[string]any{"selector": "a", "ref": "e1"}})
 	if err != nil {
@@ -49,7 +51,7 @@ func Example() {
 	}
 	fmt.Println(res.IsError, res.Content[0].(*sdk.TextContent).Text)
 	// Output:
-	// {"tab_id":"fake:s1:1","url":"https://example.com/","title":"Title of https://example.com/","status":200}
+	// true {"tab_id":"fake:s1:1","url":"https://example.com/","title":"Title of https://example.com/","status":200}
 	// true BAD_ARGS: both selector and ref are set
 	// Next: pass exactly one of selector or ref
 }
@@ -105,6 +107,6 @@ func ExampleServer_NewHTTPHandler() {
 	fmt.Println(post(`{"command":"navigate","params":{"url":"https://example.com/"}}`))
 	fmt.Println(post(`{"command":"click","params":{"selector":"a"}}`))
 	// Output:
-	// 200 {"ok":true,"data":{"tab_id":"fake:s1:1","url":"https://example.com/","title":"Title of https://example.com/","status":200}}
+	// 200 {"ok":true,"data":{"tab_id":"fake:s1:1","url":"https://example.com/","title":"Title of https://example.com/","status":200},"untrusted":true}
 	// 403 {"ok":false,"error":{"code":"POLICY_DENIED","message":"tool click is not available to reader","hint":"use the tools that tools/list shows"}}
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"encoding/json"
 
-	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
 )
 
@@ -125,11 +124,11 @@ type setOut struct {
 }
 
 type snapshotOut struct {
-	URL     string            `json:"url"`
-	Title   string            `json:"title,omitempty"`
-	Dialogs []executor.Dialog `json:"dialogs,omitempty"`
-	Lines   int               `json:"lines,omitempty"`
-	Next    int               `json:"next,omitempty"`
+	URL     string      `json:"url"`
+	Title   string      `json:"title,omitempty"`
+	Dialogs []dialogOut `json:"dialogs,omitempty"`
+	Lines   int         `json:"lines,omitempty"`
+	Next    int         `json:"next,omitempty"`
 }
 
 type tabCloseOut struct {

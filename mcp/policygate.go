@@ -89,15 +89,30 @@ func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageStat
 	// started it (a click on a link, a redirect, a script): Input.Landed
 	// builds it, the one builder the policy tests use too.
 	if in, err = in.Landed(page.URL); err != nil {
-		return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %q, which cannot be checked", page.URL).Wrap(err)
+		return executor.Errorf(executor.CodePolicyDenied, "the tab landed on a URL that cannot be checked; it was sent back to about:blank and nothing of it was read").Wrap(err)
 	}
 	d := g.Engine.Decide(ctx, in)
 	if d.Allow {
 		return nil
 	}
+	// Where the tab landed is the page's choice (a redirect, a link, a
+	// script): its host and the policy's reasons, which name it, are the
+	// page's words, fenced; the hint is the server's and names no host.
 	e := policy.DeniedError(d, in)
-	return executor.Errorf(executor.CodePolicyDenied, "the tab landed on %s, which the policy does not allow (%s); it was sent back to about:blank and nothing of it was read",
-		in.Target.Host, e.Message).WithHint(e.Hint)
+	return executor.Errorf(executor.CodePolicyDenied, "the tab landed on a page the policy does not allow; it was sent back to about:blank and nothing of it was read").
+		WithHint("navigate to a page of an allowed host: a redirect, a link or a script of the page led off the policy").
+		WithPage(fmt.Sprintf("landed on %s: %s", where(in.Target), e.Message))
+}
+
+// where names a URL's place for a fenced note: its host, or its scheme.
+func where(t *policy.Target) string {
+	switch {
+	case t == nil:
+		return "an unknown page"
+	case t.Host != "":
+		return t.Host
+	}
+	return "a " + t.Scheme + ": URL"
 }
 
 // Hop decides a request the server's fetch for c is about to send (a

@@ -96,6 +96,8 @@ type RESTError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// Page is what a page wrote that explains the error; untrusted.
+	Page string `json:"page,omitempty"`
 }
 
 // restAnswer is every REST answer: ok, then data (and for a command the
@@ -128,7 +130,7 @@ func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
 }
 
 // errorOf reads the isError result dispatch made ("CODE: cause\nNext:
-// hint") back into its parts.
+// hint", then maybe the page's words, fenced) back into its parts.
 func errorOf(res *sdk.CallToolResult) RESTError {
 	var text string
 	for _, c := range res.Content {
@@ -138,6 +140,11 @@ func errorOf(res *sdk.CallToolResult) RESTError {
 		}
 	}
 	var e RESTError
+	if i := strings.Index(text, "\n"+pageNotePrefix); i >= 0 {
+		if page, _, ok := Unfence(text[i+1:]); ok {
+			text, e.Page = text[:i], page
+		}
+	}
 	msg := text
 	if i := strings.LastIndex(text, "\nNext: "); i >= 0 {
 		msg, e.Hint = text[:i], strings.TrimSuffix(text[i+len("\nNext: "):], "\n")

@@ -328,15 +328,57 @@ func toolTable() []*Tool {
 // what a call returns can be passed straight back (tab_id, cookies).
 
 type pageOut struct {
-	TabID   string            `json:"tab_id"`
-	URL     string            `json:"url"`
-	Title   string            `json:"title,omitempty"`
-	Status  int               `json:"status,omitempty"`
-	Dialogs []executor.Dialog `json:"dialogs,omitempty"`
+	TabID   string      `json:"tab_id"`
+	URL     string      `json:"url"`
+	Title   string      `json:"title,omitempty"`
+	Status  int         `json:"status,omitempty"`
+	Dialogs []dialogOut `json:"dialogs,omitempty"`
 }
 
-func pageOf(ps executor.PageState) pageOut {
-	return pageOut{TabID: ps.TabID, URL: ps.URL, Title: ps.Title, Dialogs: ps.Dialogs}
+// written says whether p carries words the page wrote: its title, a
+// dialog's message.
+func (p pageOut) written() bool {
+	return p.Title != "" || slices.ContainsFunc(p.Dialogs, func(d dialogOut) bool { return d.Message != "" || d.Answer != "" })
+}
+
+// pageOf reports a tab's state, its dialogs screened (see dialogsOf).
+func (c *Call) pageOf(ctx context.Context, ps executor.PageState) pageOut {
+	return pageOut{TabID: ps.TabID, URL: ps.URL, Title: ps.Title, Dialogs: c.dialogsOf(ctx, ps.Dialogs)}
+}
+
+// dialogOut is a JavaScript dialog as the model sees it. A dialog opened
+// by a page outside the policy is told by its note alone.
+type dialogOut struct {
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message,omitempty"`
+	Action  string `json:"action,omitempty"`
+	Answer  string `json:"answer,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// outsideDialog is all the model hears of a dialog of a page outside the
+// policy.
+const outsideDialog = "a dialog on a page outside the policy was dismissed"
+
+// dialogsOf screens the dialogs a backend recorded: one opened by a page
+// the caller could not have navigated to (a popup, a tab that navigated
+// itself away, a page the backend could not name) keeps nothing but the
+// note that it happened. Dialogs are queued per tab between calls, so
+// without this a denied page's alert would reach the model in the next
+// allowed call's result.
+func (c *Call) dialogsOf(ctx context.Context, ds []executor.Dialog) []dialogOut {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]dialogOut, len(ds))
+	for i, d := range ds {
+		if d.URL == "" || c.srv.outside(ctx, c, d.URL) {
+			out[i] = dialogOut{Note: outsideDialog}
+			continue
+		}
+		out[i] = dialogOut{Type: d.Type, Message: d.Message, Action: d.Action, Answer: d.Answer}
+	}
+	return out
 }
 
 type tabOut struct {
@@ -352,18 +394,15 @@ func tabOf(t executor.Tab) tabOut {
 	return tabOut{TabID: t.ID, URL: t.URL, Title: t.Title, Selected: t.Selected}
 }
 
-func tabsOf(ts []executor.Tab) []tabOut {
-	out := make([]tabOut, len(ts))
-	for i, t := range ts {
-		out[i] = tabOf(t)
-	}
-	return out
+// titled says whether any of tabs shows a title: the page's words.
+func titled(tabs ...tabOut) bool {
+	return slices.ContainsFunc(tabs, func(t tabOut) bool { return t.Title != "" })
 }
 
-// pageResult reports a page after an action. Dialog messages are free text
-// a page wrote, so a result that carries any is marked untrusted.
-func pageResult(v any, ps executor.PageState) *Result {
-	return &Result{Value: v, Untrusted: len(ps.Dialogs) > 0, Page: &ps}
+// pageResult reports a page after an action. A title and a dialog's
+// message are the page's words, so a result that carries any is fenced.
+func pageResult(v any, p pageOut, ps executor.PageState) *Result {
+	return &Result{Value: v, Untrusted: p.written(), Page: &ps}
 }
 
 // Arguments. Field tags are the schema's property names; timeout_ms is
@@ -401,7 +440,7 @@ func tabsList(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	out, hidden := c.visibleTabs(ctx, tabs)
-	return &Result{Value: tabsOut{Tabs: out, Hidden: hidden, Note: hiddenNote(hidden)}}, nil
+	return &Result{Value: tabsOut{Tabs: out, Hidden: hidden, Note: hiddenNote(hidden)}, Untrusted: titled(out...)}, nil
 }
 
 func tabSelect(ctx context.Context, c *Call) (*Result, error) {
@@ -410,7 +449,7 @@ func tabSelect(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	out, _ := c.visibleTabs(ctx, []executor.Tab{t})
-	return &Result{Value: out[0]}, nil
+	return &Result{Value: out[0], Untrusted: titled(out...)}, nil
 }
 
 func tabNew(ctx context.Context, c *Call) (*Result, error) {
@@ -422,7 +461,8 @@ func tabNew(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Value: tabOf(t)}
+	out := tabOf(t)
+	r := &Result{Value: out, Untrusted: titled(out)}
 	if a.URL != "" {
 		r.Landed = &executor.PageState{TabID: t.ID, URL: t.URL, Title: t.Title}
 	}
@@ -445,13 +485,13 @@ func tabClose(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	out, _ := c.visibleTabs(ctx, tabs)
-	return &Result{Value: tabCloseOut{t.ID, out}}, nil
+	return &Result{Value: tabCloseOut{t.ID, out}, Untrusted: titled(out...)}, nil
 }
 
-func navResult(nr executor.NavResult) *Result {
-	out := pageOf(nr.PageState)
+func (c *Call) navResult(ctx context.Context, nr executor.NavResult) *Result {
+	out := c.pageOf(ctx, nr.PageState)
 	out.Status = nr.Status
-	r := pageResult(out, nr.PageState)
+	r := pageResult(out, out, nr.PageState)
 	r.Landed = &nr.PageState
 	return r
 }
@@ -465,7 +505,7 @@ func navigate(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return navResult(nr), nil
+	return c.navResult(ctx, nr), nil
 }
 
 func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
@@ -483,7 +523,7 @@ func historyTool(name, title, desc string, move func(executor.Executor, context.
 			if err != nil {
 				return nil, err
 			}
-			return navResult(nr), nil
+			return c.navResult(ctx, nr), nil
 		},
 	}
 }
@@ -493,11 +533,16 @@ type actionOut struct {
 	Values []string `json:"values,omitempty"`
 }
 
-func actionResult(ar executor.ActionResult, err error) (*Result, error) {
+// actionResult reports an action. The values a select ended up with are
+// its options' values, which the page wrote.
+func (c *Call) actionResult(ctx context.Context, ar executor.ActionResult, err error) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pageResult(actionOut{pageOf(ar.PageState), ar.Selected}, ar.PageState), nil
+	p := c.pageOf(ctx, ar.PageState)
+	r := pageResult(actionOut{p, ar.Selected}, p, ar.PageState)
+	r.Untrusted = r.Untrusted || len(ar.Selected) > 0
+	return r, nil
 }
 
 func click(ctx context.Context, c *Call) (*Result, error) {
@@ -509,7 +554,8 @@ func click(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Click(ctx, executor.ClickParams{TargetParams: a.params(), Button: a.Button, Count: a.Count}))
+	ar, err := c.Executor().Click(ctx, executor.ClickParams{TargetParams: a.params(), Button: a.Button, Count: a.Count})
+	return c.actionResult(ctx, ar, err)
 }
 
 func typeText(ctx context.Context, c *Call) (*Result, error) {
@@ -522,7 +568,8 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter}))
+	ar, err := c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter})
+	return c.actionResult(ctx, ar, err)
 }
 
 func fill(ctx context.Context, c *Call) (*Result, error) {
@@ -533,7 +580,8 @@ func fill(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value}))
+	ar, err := c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value})
+	return c.actionResult(ctx, ar, err)
 }
 
 func press(ctx context.Context, c *Call) (*Result, error) {
@@ -545,7 +593,8 @@ func press(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Press(ctx, executor.PressParams{TabID: a.TabID, Target: a.target(), Key: a.Key, Modifiers: a.Modifiers}))
+	ar, err := c.Executor().Press(ctx, executor.PressParams{TabID: a.TabID, Target: a.target(), Key: a.Key, Modifiers: a.Modifiers})
+	return c.actionResult(ctx, ar, err)
 }
 
 func hover(ctx context.Context, c *Call) (*Result, error) {
@@ -553,7 +602,8 @@ func hover(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Hover(ctx, a.params()))
+	ar, err := c.Executor().Hover(ctx, a.params())
+	return c.actionResult(ctx, ar, err)
 }
 
 func checkScroll(args map[string]any) error {
@@ -574,7 +624,8 @@ func scroll(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().Scroll(ctx, executor.ScrollParams{TabID: a.TabID, Target: a.target(), DX: a.DX, DY: a.DY}))
+	ar, err := c.Executor().Scroll(ctx, executor.ScrollParams{TabID: a.TabID, Target: a.target(), DX: a.DX, DY: a.DY})
+	return c.actionResult(ctx, ar, err)
 }
 
 func selectOption(ctx context.Context, c *Call) (*Result, error) {
@@ -585,7 +636,8 @@ func selectOption(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().SelectOption(ctx, executor.SelectParams{TargetParams: a.params(), Values: a.Values}))
+	ar, err := c.Executor().SelectOption(ctx, executor.SelectParams{TargetParams: a.params(), Values: a.Values})
+	return c.actionResult(ctx, ar, err)
 }
 
 func setFiles(ctx context.Context, c *Call) (*Result, error) {
@@ -596,12 +648,14 @@ func setFiles(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return actionResult(c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths}))
+	ar, err := c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths})
+	return c.actionResult(ctx, ar, err)
 }
 
 func drag(ctx context.Context, c *Call) (*Result, error) {
 	p := executor.DragParams{TabID: c.TabID(), From: c.Target("from_"), To: c.Target("to_")}
-	return actionResult(c.Executor().Drag(ctx, p))
+	ar, err := c.Executor().Drag(ctx, p)
+	return c.actionResult(ctx, ar, err)
 }
 
 // textOut heads a get_text or get_html reply; the text follows on the next
@@ -611,12 +665,12 @@ type textOut struct {
 	Chars int `json:"chars"`
 }
 
-func textResult(tr executor.TextResult, err error) (*Result, error) {
+func (c *Call) textResult(ctx context.Context, tr executor.TextResult, err error) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
 	return &Result{
-		Value:     textOut{pageOf(tr.PageState), utf8.RuneCountInString(tr.Text)},
+		Value:     textOut{c.pageOf(ctx, tr.PageState), utf8.RuneCountInString(tr.Text)},
 		Text:      tr.Text,
 		Untrusted: true,
 		Page:      &tr.PageState,
@@ -624,7 +678,8 @@ func textResult(tr executor.TextResult, err error) (*Result, error) {
 }
 
 func getText(ctx context.Context, c *Call) (*Result, error) {
-	return textResult(c.Executor().Text(ctx, executor.TextParams{TabID: c.TabID(), Target: c.Target("")}))
+	tr, err := c.Executor().Text(ctx, executor.TextParams{TabID: c.TabID(), Target: c.Target("")})
+	return c.textResult(ctx, tr, err)
 }
 
 func getHTML(ctx context.Context, c *Call) (*Result, error) {
@@ -635,7 +690,8 @@ func getHTML(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return textResult(c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer}))
+	tr, err := c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer})
+	return c.textResult(ctx, tr, err)
 }
 
 func snapshot(ctx context.Context, c *Call) (*Result, error) {
@@ -656,7 +712,7 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	}
 	// The header is what the outline does not say: where it is, and how
 	// to continue a cut one. The tab is the one asked for.
-	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: sr.Dialogs}
+	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: c.dialogsOf(ctx, sr.Dialogs)}
 	if sr.Next > 0 || sr.Offset > 0 {
 		out.Lines, out.Next = sr.Lines, sr.Next
 	}
@@ -676,7 +732,7 @@ func query(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := queryOut{pageOf(qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
+	out := queryOut{c.pageOf(ctx, qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
 	return &Result{Value: out, Untrusted: true, Page: &qr.PageState}, nil
 }
 
@@ -691,13 +747,13 @@ func checkScreenshot(args map[string]any) error {
 }
 
 type shotOut struct {
-	TabID      string            `json:"tab_id"`
-	URL        string            `json:"url"`
-	Width      int               `json:"width"`
-	Height     int               `json:"height"`
-	Truncated  bool              `json:"truncated,omitempty"`
-	FullHeight int               `json:"full_height,omitempty"`
-	Dialogs    []executor.Dialog `json:"dialogs,omitempty"`
+	TabID      string      `json:"tab_id"`
+	URL        string      `json:"url"`
+	Width      int         `json:"width"`
+	Height     int         `json:"height"`
+	Truncated  bool        `json:"truncated,omitempty"`
+	FullHeight int         `json:"full_height,omitempty"`
+	Dialogs    []dialogOut `json:"dialogs,omitempty"`
 }
 
 func screenshot(ctx context.Context, c *Call) (*Result, error) {
@@ -718,10 +774,11 @@ func screenshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := pageOut{Dialogs: c.dialogsOf(ctx, s.Dialogs)}
 	r := pageResult(shotOut{
 		TabID: s.TabID, URL: s.URL, Width: s.Width, Height: s.Height,
-		Truncated: s.Truncated, FullHeight: s.FullHeight, Dialogs: s.Dialogs,
-	}, s.PageState)
+		Truncated: s.Truncated, FullHeight: s.FullHeight, Dialogs: p.Dialogs,
+	}, p, s.PageState)
 	r.Image = &Image{Data: s.Data, MIMEType: s.MIMEType}
 	return r, nil
 }
@@ -737,6 +794,18 @@ func checkWait(args map[string]any) error {
 	return nil
 }
 
+// waitSlice is how long one step of wait_for runs before the server
+// looks where the tab is. A wait is a run of steps, so that a wait on a tab
+// that is or becomes outside the policy ends, within one step, as
+// POLICY_DENIED whether its condition held or not: neither the answer nor
+// its timing tells what the denied page shows.
+const waitSlice = 500 * time.Millisecond
+
+// tabCheckTimeout bounds reading where a tab is after a wait step; it runs
+// even when the call's own deadline has passed, so that a wait that runs
+// out on a denied page is still told apart from one on an allowed page.
+const tabCheckTimeout = 2 * time.Second
+
 func waitFor(ctx context.Context, c *Call) (*Result, error) {
 	a, err := bind[struct {
 		targetArgs
@@ -747,11 +816,67 @@ func waitFor(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	wr, err := c.Executor().WaitFor(ctx, executor.WaitParams{TabID: a.TabID, Target: a.target(), Text: a.Text, Gone: a.Gone, Visible: a.Visible})
-	if err != nil {
-		return nil, err
+	p := executor.WaitParams{TabID: a.TabID, Target: a.target(), Text: a.Text, Gone: a.Gone, Visible: a.Visible}
+	ex := c.Executor()
+	start := time.Now()
+	for {
+		step, cancel := context.WithTimeout(ctx, waitSlice)
+		stepEnd, _ := step.Deadline()
+		wr, err := ex.WaitFor(step, p)
+		cancel()
+		if tab, denied := c.outsideNow(ctx); denied {
+			if err == nil {
+				// Found: answer when not finding would have.
+				sleepUntil(ctx, stepEnd)
+			}
+			c.srv.blank(ctx, ex, tab.ID)
+			return nil, outsideErr(c, nil)
+		}
+		if err == nil {
+			wr.ElapsedMs = time.Since(start).Milliseconds()
+			pg := c.pageOf(ctx, wr.PageState)
+			return pageResult(waitOut{pg, wr.ElapsedMs}, pg, wr.PageState), nil
+		}
+		if executor.CodeOf(err) != executor.CodeTimeout {
+			return nil, err
+		}
+		if ctx.Err() != nil || !time.Now().Before(deadlineOf(ctx)) {
+			return nil, executor.Errorf(executor.CodeTimeout, "waited %s for %s", time.Since(start).Round(time.Millisecond), p.Describe()).
+				WithHint("retry with a larger timeout_ms, or check the condition with get_text or screenshot").Wrap(err)
+		}
 	}
-	return pageResult(waitOut{pageOf(wr.PageState), wr.ElapsedMs}, wr.PageState), nil
+}
+
+// outsideNow reads where the call's tab is and says whether that is a page
+// outside the policy.
+func (c *Call) outsideNow(ctx context.Context) (executor.Tab, bool) {
+	if _, ok := c.srv.opts.Gate.(TabFilter); !ok {
+		return executor.Tab{}, false // no page is outside a Gate that filters none
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tabCheckTimeout)
+	defer cancel()
+	tab, err := c.Executor().TabInfo(tctx, c.TabID())
+	if err != nil {
+		return tab, false
+	}
+	return tab, c.srv.outside(tctx, c, tab.URL)
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
+}
+
+// sleepUntil waits until t, or until ctx is done.
+func sleepUntil(ctx context.Context, t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 }
 
 func eval(ctx context.Context, c *Call) (*Result, error) {
@@ -771,7 +896,7 @@ func eval(ctx context.Context, c *Call) (*Result, error) {
 	if len(er.Value) > 0 && json.Valid(er.Value) {
 		value = er.Value
 	}
-	return &Result{Value: evalOut{pageOf(er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
+	return &Result{Value: evalOut{c.pageOf(ctx, er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
 }
 
 // cookie is a cookie as tools see it, in and out.
@@ -802,7 +927,8 @@ func cookiesGet(ctx context.Context, c *Call) (*Result, error) {
 	for i, k := range cs {
 		out[i] = cookie{k.Name, k.Value, k.URL, k.Domain, k.Path, k.Expires, k.HTTPOnly, k.Secure, k.SameSite}
 	}
-	return &Result{Value: cookiesOut{out}}, nil
+	// Pages set cookies: their names and values are the page's words.
+	return &Result{Value: cookiesOut{out}, Untrusted: len(out) > 0}, nil
 }
 
 func checkCookies(args map[string]any) error {
@@ -867,7 +993,9 @@ func download(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Value: downloadOut{d.Path, d.Filename, d.Size, d.MIMEType, d.SHA256, d.URL}}, nil
+	// The file's name (and so its path) is the server's cleaned form of
+	// the name the page or its server chose.
+	return &Result{Value: downloadOut{d.Path, d.Filename, d.Size, d.MIMEType, d.SHA256, d.URL}, Untrusted: true}, nil
 }
 
 // statusTimeout bounds the live executor's Status call: chrome_status is

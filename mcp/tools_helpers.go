@@ -97,7 +97,7 @@ func extractLinks(ctx context.Context, c *Call) (*Result, error) {
 		}
 		b.WriteByte('\n')
 	}
-	return &Result{Value: linksOut{pageOf(lr.PageState), lr.Total, len(lr.Links), lr.Note()},
+	return &Result{Value: linksOut{c.pageOf(ctx, lr.PageState), lr.Total, len(lr.Links), lr.Note()},
 		Text: strings.TrimSuffix(b.String(), "\n"), Untrusted: true, Page: &lr.PageState}, nil
 }
 
@@ -122,7 +122,7 @@ func readAsMarkdown(ctx context.Context, c *Call) (*Result, error) {
 	if m := mr.Marker(); m != "" {
 		text += "\n\n" + m
 	}
-	return &Result{Value: markdownOut{pageOf(mr.PageState), mr.Source, mr.Offset, mr.Total, mr.Next},
+	return &Result{Value: markdownOut{c.pageOf(ctx, mr.PageState), mr.Source, mr.Offset, mr.Total, mr.Next},
 		Text: text, Untrusted: true, Page: &mr.PageState}, nil
 }
 
@@ -178,13 +178,14 @@ func fillForm(ctx context.Context, c *Call) (*Result, error) {
 	}
 	// Reasons may quote the page (an option's label, a validation
 	// message), so a result with any is page content.
-	untrusted := len(fr.Dialogs) > 0
+	page := c.pageOf(ctx, fr.PageState)
+	untrusted := page.written()
 	for _, f := range fr.Fields {
 		untrusted = untrusted || f.Reason != ""
 	}
 	if fr.Submit != nil && fr.Submit.Reason != "" {
 		untrusted = true
 	}
-	return &Result{Value: formOut{pageOf(fr.PageState), fr.Filled, fr.Failed, fr.Fields, fr.Submit},
+	return &Result{Value: formOut{page, fr.Filled, fr.Failed, fr.Fields, fr.Submit},
 		Untrusted: untrusted, Page: &fr.PageState}, nil
 }

@@ -267,12 +267,15 @@ func selectCheck(v any) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	// The options are the page's words: they are shown fenced, never in
+	// the hint.
 	avail := strings.Join(toStrings(m["available"]), ", ")
 	if more, _ := m["more"].(bool); more {
 		avail += ", …"
 	}
 	return executor.Errorf(executor.CodeBadArgs, "select_option: no option has the value or label %q", strings.Join(missing, `", "`)).
-		WithHint("the options are: " + avail)
+		WithHint("pass the value or label of one of the options; the page's options are listed below").
+		WithPage("the options are: " + avail)
 }
 
 func toStrings(v any) []string {

@@ -241,11 +241,13 @@ func (c *call) targetErr(loc playwright.Locator, t executor.Target, what string,
 		}
 		if known {
 			msg := fmt.Sprintf("%s: the element matching %s did not become actionable within %s", what, t, waited)
-			if why := whyNotActionable(err); why != "" {
+			line := whyNotActionable(err)
+			if why := notActionable(line); why != "" {
 				msg += " (" + why + ")"
 			}
 			return executor.Errorf(executor.CodeTimeout, "%s", msg).
-				WithHint("it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it").Wrap(err)
+				WithHint("it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it").
+				WithPage(line).Wrap(err)
 		}
 	}
 	return c.s.mapErr(what, err)
@@ -319,6 +321,28 @@ func isSelectorError(msg string) bool {
 		}
 	}
 	return false
+}
+
+// notActionable says in the server's words what a line of Playwright's
+// call log reports. The line itself quotes the page's markup ("<div
+// id=…>…</div> intercepts pointer events"): it is shown fenced, never in
+// the message.
+func notActionable(line string) string {
+	switch {
+	case line == "":
+		return ""
+	case strings.Contains(line, "intercepts pointer events"):
+		return "another element is on top of it"
+	case strings.Contains(line, "not visible"):
+		return "it is not visible"
+	case strings.Contains(line, "not enabled"), strings.Contains(line, "disabled"):
+		return "it is disabled"
+	case strings.Contains(line, "not stable"):
+		return "it is moving"
+	case strings.Contains(line, "outside of the viewport"):
+		return "it is outside the viewport"
+	}
+	return "see the browser's log line below"
 }
 
 // whyNotActionable picks from Playwright's call log the last line that

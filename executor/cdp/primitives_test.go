@@ -293,8 +293,8 @@ func TestSelectAndFiles(t *testing.T) {
 		}
 	}
 	_, err := s.SelectOption(ctx, executor.SelectParams{TargetParams: color, Values: []string{"purple"}})
-	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Hint, "g (Green)") {
-		t.Errorf("missing option: the hint should list the options: %v", e)
+	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, "g (Green)") || strings.Contains(e.Hint, "Green") {
+		t.Errorf("missing option: the options (the page's words) should be in Page, not the hint: %#v", e)
 	}
 	_, err = s.SelectOption(ctx, executor.SelectParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#name"}}, Values: []string{"x"}})
 	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Message, "not a <select>") {
@@ -550,10 +550,12 @@ func TestDialogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each carries the page that opened it, for the server to decide on.
+	at := r.URL
 	want := []executor.Dialog{
-		{Type: "alert", Message: "hello", Action: "accepted"},
-		{Type: "confirm", Message: "sure?", Action: "accepted"},
-		{Type: "prompt", Message: "name?", Action: "accepted", Answer: "anon"},
+		{Type: "alert", Message: "hello", Action: "accepted", URL: at},
+		{Type: "confirm", Message: "sure?", Action: "accepted", URL: at},
+		{Type: "prompt", Message: "name?", Action: "accepted", Answer: "anon", URL: at},
 	}
 	if diff := cmp.Diff(want, r.Dialogs); diff != "" {
 		t.Errorf("dialogs (-want +got):\n%s", diff)

@@ -356,7 +356,7 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 		ctx, cancel = context.WithTimeout(ctx, defaultCallTimeout)
 		defer cancel()
 	}
-	desc := waitDescription(p)
+	desc := p.Describe()
 	start := time.Now()
 	st, err := s.onTab(ctx, p.TabID, "wait_for "+desc, func(c *call) error {
 		var loc playwright.Locator
@@ -445,18 +445,4 @@ func fatalWaitErr(s *Session, err error) bool {
 	var xe *executor.Error
 	return errors.As(err, &xe) || s.isDone() || connectionGone(err) ||
 		errors.Is(err, playwright.ErrTargetClosed) || isSelectorError(firstLine(err))
-}
-
-func waitDescription(p executor.WaitParams) string {
-	switch {
-	case p.Text != "" && p.Gone:
-		return fmt.Sprintf("the text %q to disappear", p.Text)
-	case p.Text != "":
-		return fmt.Sprintf("the text %q to appear", p.Text)
-	case p.Gone:
-		return p.Target.String() + " to disappear or be hidden"
-	case p.Visible:
-		return p.Target.String() + " to be visible"
-	}
-	return p.Target.String() + " to appear"
 }

@@ -35,6 +35,7 @@ func (c *call) refOp(what, ref, op string, extra map[string]any, out any) error 
 	var fail struct {
 		Error string `json:"error"`
 		Why   string `json:"why"`
+		Page  string `json:"page"` // the page's markup that explains it: shown fenced
 	}
 	_ = json.Unmarshal(raw, &fail)
 	switch fail.Error {
@@ -42,9 +43,9 @@ func (c *call) refOp(what, ref, op string, extra map[string]any, out any) error 
 	case "timeout":
 		return executor.Errorf(executor.CodeTimeout, "%s: the element of ref %s did not become actionable within %s (%s)",
 			what, ref, time.Since(c.start).Round(time.Millisecond), fail.Why).
-			WithHint("it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it")
+			WithHint("it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it").WithPage(fail.Page)
 	case "notfillable", "notselect":
-		return executor.Errorf(executor.CodeBadArgs, "%s on ref %s: %s", what, ref, fail.Why)
+		return executor.Errorf(executor.CodeBadArgs, "%s on ref %s: %s", what, ref, fail.Why).WithPage(fail.Page)
 	case "expired":
 		if fail.Why == "navigated" && !issuedToken(strings.TrimRight(ref, "0123456789")) {
 			return executor.RefError(ref, "unknown", "")

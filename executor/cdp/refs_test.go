@@ -98,7 +98,7 @@ func TestRefActions(t *testing.T) {
 	t.Run("not actionable", func(t *testing.T) {
 		tab := tabAt(t, s, "/refs")
 		for _, tc := range []struct{ path, why string }{
-			{"#under", "is on top of the element"},
+			{"#under", "another element is on top of it"},
 			{"#dis", "disabled"},
 		} {
 			ref := refFor(t, s, tab, tc.path)
@@ -156,8 +156,9 @@ func TestRefActions(t *testing.T) {
 			t.Errorf("select by ref: %v %v", r.Selected, err)
 		}
 		_, err = s.SelectOption(ctx(), executor.SelectParams{TargetParams: byRef(tab, color), Values: []string{"Purple"}})
-		if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Hint, "r (Red)") {
-			t.Errorf("missing option: %v", e)
+		// The options are the page's words: in Page (fenced), not the hint.
+		if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, "r (Red)") || strings.Contains(e.Hint, "Red") {
+			t.Errorf("missing option: %#v", e)
 		}
 		_, err = s.Fill(ctx(), executor.FillParams{TargetParams: byRef(tab, color), Value: "x"})
 		wantCode(t, err, executor.CodeBadArgs)

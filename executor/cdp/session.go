@@ -272,9 +272,13 @@ func (s *Session) onDialog(d playwright.Dialog) {
 	if rec.Type == "prompt" {
 		rec.Answer = d.DefaultValue()
 	}
+	p := d.Page()
+	if p != nil {
+		rec.URL = p.URL() // the server decides whether the caller may hear of it
+	}
 	if !s.isDone() {
 		var t *tab
-		if p := d.Page(); p != nil {
+		if p != nil {
 			s.mu.Lock()
 			t = s.byPage[p]
 			s.mu.Unlock()

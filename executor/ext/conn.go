@@ -147,6 +147,9 @@ func wireErr(e *WireError) *executor.Error {
 	if e.Hint != "" {
 		out = out.WithHint(e.Hint)
 	}
+	if e.Page != "" {
+		out = out.WithPage(e.Page)
+	}
 	return out
 }
 

@@ -119,6 +119,9 @@ type WireError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// Page holds words a page wrote that explain the error (an option's
+	// label, what covers an element); the server shows them fenced.
+	Page string `json:"page,omitempty"`
 }
 
 // MarshalJSON writes NewToken under the wire name "token".

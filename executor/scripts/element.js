@@ -149,7 +149,9 @@
     const x = off.x + q.left + q.width / 2;
     const y = off.y + q.top + q.height / 2;
     const hit = hitAt(x, y);
-    if (!within(hit, el)) return { why: describe(hit) + ' is on top of the element' };
+    // what covers it is the page's markup: it goes in page, which the
+    // server shows fenced, never in why
+    if (!within(hit, el)) return { why: 'another element is on top of it', page: describe(hit) + ' is on top of the element' };
     return { x, y };
   }
 
@@ -161,7 +163,7 @@
           const c = await check(!!arg.button);
           if (c.gone) return { error: 'expired', why: 'removed' };
           if (c.x !== undefined) return c;
-          if (Date.now() >= deadline) return { error: 'timeout', why: c.why };
+          if (Date.now() >= deadline) return { error: 'timeout', why: c.why, page: c.page };
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
@@ -182,7 +184,7 @@
         return { error: 'notfillable', why: 'an <input type=' + type + '> cannot be filled' };
       }
       if (tag !== 'INPUT' && tag !== 'TEXTAREA' && !el.isContentEditable) {
-        return { error: 'notfillable', why: 'the element is a <' + tag.toLowerCase() + '>, not an input, textarea or contenteditable' };
+        return { error: 'notfillable', why: 'the element is not an input, textarea or contenteditable', page: 'the element is a <' + tag.toLowerCase() + '>' };
       }
       if (disabled(el)) return { error: 'notfillable', why: 'the element is disabled' };
       if (el.readOnly) return { error: 'notfillable', why: 'the element is read-only' };
@@ -210,7 +212,7 @@
     }
     case 'select': {
       const s = el.tagName === 'LABEL' && el.control ? el.control : el;
-      if (s.tagName !== 'SELECT') return { error: 'notselect', why: 'the element is a <' + s.tagName.toLowerCase() + '>, not a <select>' };
+      if (s.tagName !== 'SELECT') return { error: 'notselect', why: 'the element is not a <select>', page: 'the element is a <' + s.tagName.toLowerCase() + '>' };
       if (disabled(s)) return { error: 'notselect', why: 'the <select> is disabled' };
       const options = Array.from(s.options);
       const matches = (o, w) => o.value === w || o.label === w || o.text.trim() === w;

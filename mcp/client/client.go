@@ -232,6 +232,9 @@ func parseError(s string) *Error {
 		e.Code, e.Message = code, msg
 	}
 	for _, line := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(line, fenceNote) {
+			break // the page's words that explain the error: not the server's
+		}
 		if h, ok := strings.CutPrefix(line, "Next: "); ok {
 			e.Hint = h
 		} else if line != "" && e.Hint == "" {

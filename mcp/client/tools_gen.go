@@ -57,10 +57,11 @@ type BackParams struct {
 
 // Dialog is part of some tools' results.
 type Dialog struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-	Action  string `json:"action"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message,omitempty"`
+	Action  string `json:"action,omitempty"`
 	Answer  string `json:"answer,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // PageResult is the result of several tools.
