@@ -116,10 +116,12 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 			// The tab shows a page outside the policy (it navigated
 			// itself there, or a page opened it): nothing of it is
 			// said, and it is sent away from it.
-			s.blank(ctx, ex, c.before.ID)
-			return nil, outsideErr(c, err)
+			return nil, outsideErr(c, err, s.blankOutside(ctx, c, ex, c.before.ID))
 		}
 		return nil, err
+	}
+	if c.before != nil {
+		s.drove(c.Session, c.before.ID)
 	}
 	r, err := t.Handler(ctx, c)
 	if err != nil {
@@ -131,6 +133,9 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	}
 	if r == nil {
 		return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
+	}
+	if r.Page != nil {
+		s.drove(c.Session, r.Page.TabID)
 	}
 	if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
 		r.Landed = r.Page // the interaction navigated the tab

@@ -57,6 +57,12 @@ func (s *Server) forgetSession(session string) {
 		b.ForgetSession(session)
 	}
 	s.opts.Egress.Forget(session)
+	s.drivenTabs.Range(func(k, _ any) bool {
+		if strings.HasPrefix(k.(string), session+"\x00") {
+			s.drivenTabs.Delete(k)
+		}
+		return true
+	})
 }
 
 // DecideRequest decides a request a page made, with the policy's request
@@ -224,14 +230,51 @@ func (s *Server) outside(ctx context.Context, c *Call, url string) bool {
 }
 
 // outsideErr is the error of a call that found its tab on a page outside
-// the policy, which runCall has sent to about:blank. denial is the Gate's
-// answer: its reasons name the page's host, so they are fenced.
-func outsideErr(c *Call, denial error) error {
+// the policy; blanked says whether runCall sent the tab to about:blank (see
+// blankOutside). denial is the Gate's answer: its reasons name the page's
+// host, so they are fenced.
+func outsideErr(c *Call, denial error, blanked bool) error {
 	page := "the tab showed a page outside the policy"
 	if e := executor.AsError(denial); e != nil && e.Code == executor.CodePolicyDenied {
 		page = e.Message
 	}
-	return executor.Errorf(executor.CodePolicyDenied, "%s is not allowed: the tab showed a page outside the policy; it was sent to about:blank and nothing of it was read", c.Tool.Name).
+	fate := "it was sent to about:blank"
+	if !blanked {
+		fate = "it is the user's own tab, left as it was"
+	}
+	return executor.Errorf(executor.CodePolicyDenied, "%s is not allowed: the tab showed a page outside the policy; %s and nothing of it was read", c.Tool.Name, fate).
 		WithHint("navigate the tab to an allowed page, or use another tab").
 		WithPage(page)
+}
+
+// userBrowser is implemented by an executor whose tabs are the user's own
+// (the extension in the user's Chrome), as opposed to a browser or context
+// chromegate made for its sessions.
+type userBrowser interface{ UserBrowser() bool }
+
+// blankOutside sends a tab a call found outside the policy to about:blank,
+// and says whether it did. Every tab of a browser chromegate made is the
+// agent's, and is blanked. In the user's own browser, only a tab this
+// session has driven (a call touched it while it was allowed, or a call
+// opened it) is: a user's tab the model merely named is refused and left
+// alone, since blanking it would throw away the user's work (an unsent
+// message, a form). Either way nothing of the page reaches the model.
+func (s *Server) blankOutside(ctx context.Context, c *Call, ex executor.Executor, tabID string) bool {
+	if u, ok := ex.(userBrowser); ok && u.UserBrowser() && !s.driven(c.Session, tabID) {
+		return false
+	}
+	s.blank(ctx, ex, tabID)
+	return true
+}
+
+// drove records that a call of session touched or opened tabID.
+func (s *Server) drove(session, tabID string) {
+	if tabID != "" {
+		s.drivenTabs.Store(session+"\x00"+tabID, struct{}{})
+	}
+}
+
+func (s *Server) driven(session, tabID string) bool {
+	_, ok := s.drivenTabs.Load(session + "\x00" + tabID)
+	return ok
 }

@@ -1,12 +1,14 @@
 package mcp
 
 import (
+	"log/slog"
 	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/executor/executortest"
 )
 
 // A page's requests are decided for the principal that drives its
@@ -80,5 +82,54 @@ func TestTabsOutsideThePolicyAreRedacted(t *testing.T) {
 	}
 	if r := out[1]; r.TabID != "t2" || r.URL != "" || r.Title != "" || !r.Selected || r.Note == "" {
 		t.Errorf("a tab outside the policy is shown as %+v", r)
+	}
+}
+
+// userFake is a fake browser that is the user's own, as the extension's.
+type userFake struct{ *executortest.Fake }
+
+func (userFake) UserBrowser() bool { return true }
+
+// A tab outside the policy is blanked when it is the agent's: every tab of
+// a browser chromegate made, and a user's tab a call of the session drove.
+// A user's own tab the model merely named is left as it is.
+func TestBlankOutsideSparesTheUsersTabs(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	c := &Call{Tool: &Tool{Name: "get_text"}, Session: "s1"}
+	blanked := func(ex executor.Executor, f *executortest.Fake, tabID string) bool {
+		f.ResetCalls()
+		did := s.blankOutside(t.Context(), c, ex, tabID)
+		calls := f.Calls()
+		sent := len(calls) == 1 && calls[0].Method == "Navigate" && calls[0].Params.(executor.NavigateParams).URL == "about:blank"
+		if did != sent {
+			t.Fatalf("blankOutside said %v, the browser saw %+v", did, calls)
+		}
+		return did
+	}
+	own := executortest.New("fake", "s1")
+	own.Handle("Navigate", nil)
+	if !blanked(own, own, "t1") {
+		t.Error("a tab of chromegate's own browser was left on a page outside the policy")
+	}
+	user := executortest.New("ext", "s1")
+	user.Handle("Navigate", nil)
+	ex := userFake{user}
+	if blanked(ex, user, "t1") {
+		t.Error("a user's tab no call drove was blanked")
+	}
+	s.drove("s1", "t1")
+	if !blanked(ex, user, "t1") {
+		t.Error("a user's tab the session drove was left on a page outside the policy")
+	}
+	if blanked(ex, user, "t2") {
+		t.Error("driving one tab made another the agent's")
+	}
+	other := &Call{Tool: c.Tool, Session: "s2"}
+	if s.blankOutside(t.Context(), other, ex, "t1") {
+		t.Error("a tab one session drove was blanked for another")
+	}
+	s.forgetSession("s1")
+	if blanked(ex, user, "t1") {
+		t.Error("a closed session's tabs are still remembered")
 	}
 }

@@ -109,6 +109,8 @@ type Server struct {
 	tools map[string]*entry // the table's tools, and the live page tools
 	live  liveTools         // pagetools.go
 	resMu sync.Mutex        // serialises syncPageResources
+
+	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.

@@ -829,8 +829,7 @@ func waitFor(ctx context.Context, c *Call) (*Result, error) {
 				// Found: answer when not finding would have.
 				sleepUntil(ctx, stepEnd)
 			}
-			c.srv.blank(ctx, ex, tab.ID)
-			return nil, outsideErr(c, nil)
+			return nil, outsideErr(c, nil, c.srv.blankOutside(ctx, c, ex, tab.ID))
 		}
 		if err == nil {
 			wr.ElapsedMs = time.Since(start).Milliseconds()

@@ -393,3 +393,7 @@ func (e *Executor) Status(ctx context.Context) (executor.Status, error) {
 	st.DownloadDir = filepath.Join(e.be.opts.DataDir, "downloads")
 	return st, nil
 }
+
+// UserBrowser reports that the extension's tabs are the user's own: the
+// server leaves a tab no call has driven as it is, even outside the policy.
+func (e *Executor) UserBrowser() bool { return true }
