@@ -79,6 +79,7 @@ func TestDownloadRedirects(t *testing.T) {
 				txt := s.fail("POLICY_DENIED", "download_file", args)
 				t.Logf("denied: %s", txt)
 				_, hint, _ := strings.Cut(txt, "\nNext:")
+				hint, _, _ = strings.Cut(hint, "\n") // the server's words; page words follow, fenced
 				for _, leak := range []string{host, evil.port, internal.port, "secret"} {
 					if strings.Contains(hint, leak) {
 						t.Errorf("the hint names %q, which the redirect chose: %s", leak, txt)
@@ -86,6 +87,9 @@ func TestDownloadRedirects(t *testing.T) {
 				}
 				if strings.Contains(txt, "secret") {
 					t.Errorf("the denial carries the denied service's answer: %s", txt)
+				}
+				if server, _, _ := strings.Cut(txt, "\nWeb page content between"); strings.Contains(server, host) {
+					t.Errorf("the host the redirect chose is named outside the fence: %s", txt)
 				}
 				if files := stored(t, dir); len(files) != 0 {
 					t.Errorf("a denied download left files in %s: %v", dir, files)
@@ -104,15 +108,18 @@ func TestDownloadRedirects(t *testing.T) {
 				// are decided hop by hop. Without the boundary the cdp
 				// browser's own fetches are the operator's choice.
 				t.Run("by a click", func(t *testing.T) {
-					s.call("navigate", map[string]any{"url": base + "/page"})
 					for _, id := range []string{"#internal", "#evil"} {
+						s.call("navigate", map[string]any{"url": base + "/page"})
 						res := s.try("download_file", map[string]any{"selector": id, "timeout_ms": 3000})
 						t.Logf("download_file %s: %s", id, resultText(res))
-						if !res.IsError {
-							t.Errorf("download_file %s: want an error, got %s", id, resultText(res))
+						if !res.IsError || !strings.HasPrefix(resultText(res), "POLICY_DENIED: ") {
+							t.Errorf("download_file %s: want POLICY_DENIED, got %s", id, resultText(res))
 						}
 						if strings.Contains(resultText(res), "secret") {
 							t.Errorf("download_file %s carries the denied service's answer: %s", id, resultText(res))
+						}
+						if tab := resultText(s.call("tabs_list", nil)); strings.Contains(tab, "chrome-error") || strings.Contains(tab, "outside the policy") {
+							t.Errorf("download_file %s left the tab on an error page: %s", id, tab)
 						}
 					}
 					if files := stored(t, dir); len(files) != 0 {

@@ -141,15 +141,12 @@ func (g *PolicyGate) Hop(ctx context.Context, c *Call, rawURL string) error {
 	if d.Allow {
 		return nil
 	}
-	where, why := "a host the policy does not allow", ""
-	if h := safeHost(in.Target.Host); h != "" && in.Target.Host != "" {
-		where = h
-		if e := policy.DeniedError(d, in); e.Message != "" {
-			why = " (" + e.Message + ")"
-		}
-	}
-	return executor.Errorf(executor.CodePolicyDenied, "%s was sent on to %s, which the policy does not allow%s; it was not followed",
-		c.Tool.Name, where, why).WithHint(hint)
+	// The hop's host was chosen by the server of the URL, not by the
+	// caller: it and the policy's reasons, which name it, are fenced.
+	e := policy.DeniedError(d, in)
+	return executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a host the policy does not allow; it was not followed", c.Tool.Name).
+		WithHint(hint).
+		WithPage(fmt.Sprintf("sent on to %s: %s", where(in.Target), e.Message))
 }
 
 // Visible decides the list phase: a tool is listed only if the principal

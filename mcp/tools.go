@@ -990,6 +990,20 @@ func download(ctx context.Context, c *Call) (*Result, error) {
 	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename,
 		DecideHop: c.decideHop()})
 	if err != nil {
+		if executor.CodeOf(err) == executor.CodeDownloadFailed && a.URL == "" {
+			if denied := c.srv.opts.Egress.Since(c.Session, c.mark); len(denied) > 0 {
+				// The click's download went through the browser, whose
+				// request (or a redirect hop of it) the boundary refused:
+				// the browser saw only a failed load. The hosts are in the
+				// call's blocked-requests note. A link's refused load may
+				// have left the tab on the browser's error page.
+				if tab, outside := c.outsideNow(ctx); outside {
+					c.srv.blankOutside(ctx, c, c.Executor(), tab.ID)
+				}
+				return nil, executor.Errorf(executor.CodePolicyDenied, "download_file: the download the click started was blocked; a request it made was outside the policy and nothing was stored").
+					WithHint("download only from allowed hosts; the note after this result lists what was blocked").Wrap(err)
+			}
+		}
 		return nil, err
 	}
 	// The file's name (and so its path) is the server's cleaned form of
