@@ -12,6 +12,7 @@ import { fail, WireError } from './errors.js';
 import { parseCombo, keyEvents, keyDefinition, keyTypes, modifierEvents, modifierMask } from './keys.js';
 import * as tabs from './tabs.js';
 import { NetLogs, textBody } from './netlog.js';
+import { boundEvent } from './webmcp.js';
 
 const CDP_VERSION = '1.3';
 const WORLD_NAME = 'chromegate';
@@ -380,7 +381,8 @@ export function onEvent(source, method, params) {
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.
   if (method.startsWith('WebMCP.')) {
-    emit('webmcp', { tabId: String(tabId), method, params: params || {} });
+    // Bounded here, before it is relayed: a page sends what it likes.
+    emit('webmcp', { tabId: String(tabId), method, params: boundEvent(method, params) });
   } else if (method === 'Page.frameNavigated' && params.frame && !params.frame.parentId) {
     emit('webmcp', { tabId: String(tabId), method, params: {} });
   }

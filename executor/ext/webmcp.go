@@ -228,13 +228,13 @@ func (e *Executor) CallPageTool(ctx context.Context, p executor.PageToolCallPara
 }
 
 // PageMCPRequest sends one request to the MCP server a tab's page runs.
-func (e *Executor) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage) (json.RawMessage, error) {
+func (e *Executor) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage, maxChars int) (json.RawMessage, bool, error) {
 	raw, err := e.rawTab(ctx, tabID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out, err := e.tools().tab(raw).MCP(ctx, method, params)
-	return out, toolErr(err)
+	out, cut, err := e.tools().tab(raw).MCP(ctx, method, params, maxChars)
+	return out, cut, toolErr(err)
 }
 
 // WatchPageTools follows the page tools of the tabs the extension drives.
