@@ -61,15 +61,16 @@ export function boundValue(v, max) {
 }
 
 // boundEvent returns a WebMCP.* event's params as the extension relays
-// them: a result cut to OUTPUT_MAX (outputCut: its whole length), texts
-// cut, at most TOOLS_MAX tools, schemas over SCHEMA_MAX dropped.
-export function boundEvent(method, params) {
+// them: a result cut to maxOutput (at most OUTPUT_MAX; outputCut: its
+// whole length), texts cut, at most TOOLS_MAX tools, schemas over
+// SCHEMA_MAX dropped.
+export function boundEvent(method, params, maxOutput = OUTPUT_MAX) {
   const p = params && typeof params === 'object' ? params : {};
   if (method === 'WebMCP.toolResponded') {
     const out = { ...p, errorText: cut(p.errorText, TEXT_MAX) };
     if (p.exception && typeof p.exception === 'object') out.exception = { description: cut(p.exception.description, TEXT_MAX) };
     if ('output' in p) {
-      const b = boundValue(p.output, OUTPUT_MAX);
+      const b = boundValue(p.output, Math.max(1, Math.min(Number(maxOutput) || OUTPUT_MAX, OUTPUT_MAX)));
       out.output = b.value;
       if (b.cut) out.outputCut = b.size;
     }

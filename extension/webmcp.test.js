@@ -36,3 +36,9 @@ test('registered tools: texts cut, a huge schema dropped, at most 200', () => {
   assert.equal(ev.tools[0].inputSchema, undefined);
   assert.equal(ev.tools[0].schemaTooLarge, true);
 });
+
+test('a call\'s own bound is smaller', () => {
+  const ev = boundEvent('WebMCP.toolResponded', { status: 'Completed', output: 'z'.repeat(5000) }, 1000);
+  assert.equal(ev.outputCut, 5002);
+  assert.ok(ev.output.length <= 1001);
+});

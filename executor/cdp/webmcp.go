@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -91,6 +92,12 @@ func (l *tabLink) Send(ctx context.Context, method string, params map[string]any
 	sess := l.session()
 	if sess == nil {
 		return nil, errors.New("the page-tool session is not open")
+	}
+	// Playwright hands the tool's answer over whole, so the bound is
+	// applied after it (webmcp.Tab); it is not the browser's to see.
+	if _, ok := params[webmcp.MaxOutputParam]; ok {
+		params = maps.Clone(params)
+		delete(params, webmcp.MaxOutputParam)
 	}
 	type res struct {
 		v   any

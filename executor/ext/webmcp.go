@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,8 +131,15 @@ func (l *extLink) Send(ctx context.Context, method string, params map[string]any
 	if params == nil {
 		params = map[string]any{}
 	}
+	frame := map[string]any{"tabId": l.raw, "method": method, "params": params}
+	// The extension bounds the tool's answer by it before relaying it.
+	if n, ok := params[webmcp.MaxOutputParam]; ok {
+		params = maps.Clone(params)
+		delete(params, webmcp.MaxOutputParam)
+		frame["params"], frame["maxOutput"] = params, n
+	}
 	var out json.RawMessage
-	err := l.x.c.Call(ctx, "webmcp", l.raw, map[string]any{"tabId": l.raw, "method": method, "params": params}, &out)
+	err := l.x.c.Call(ctx, "webmcp", l.raw, frame, &out)
 	if err != nil && executor.CodeOf(err) == executor.CodeTabNotFound {
 		l.closed.Store(true)
 	}

@@ -50,13 +50,21 @@ type Link interface {
 	// events to Tab.Event and its main-frame navigations to
 	// Tab.Navigated. It must not block on ctx's end.
 	Open(ctx context.Context) error
-	// Send runs one command and returns its result (a JSON object).
+	// Send runs one command and returns its result (a JSON object). The
+	// params of WebMCP.invokeTool carry MaxOutputParam, the call's bound on
+	// its result: a link that can bound the toolResponded event by it
+	// before the server reads it does (the extension); none sends it to
+	// the browser.
 	Send(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
 	// URL is the tab's current main-frame URL, as the browser reports it.
 	URL() string
 	// Closed reports whether the tab is gone.
 	Closed() bool
 }
+
+// MaxOutputParam is the param of WebMCP.invokeTool that carries the call's
+// bound on its result, for the Link (see Link.Send).
+const MaxOutputParam = "chromegate.maxOutput"
 
 // ErrTabClosed fails what was asked of a tab that closed.
 var ErrTabClosed = errors.New("the tab was closed")
@@ -801,7 +809,8 @@ func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input j
 	}
 	sch := make(chan sent, 1)
 	go func() {
-		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in})
+		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in,
+			MaxOutputParam: p.OutputLimit()})
 		sch <- sent{v, err}
 	}()
 	var sr sent
