@@ -174,11 +174,12 @@ func testHostilePageTools(t *testing.T, backend string, flags ...string) {
 			{"page_" + host + "_pick", map[string]any{}},
 		} {
 			txt := s.fail("BAD_ARGS", call.tool, call.args)
-			head, page, ok := strings.Cut(txt, "\nThe page's words about it:\n")
+			head, page, ok := strings.Cut(txt, "\nWeb page content between ")
+			page = "Web page content between " + page
 			if !ok || strings.Contains(head, "IGNORE") || strings.Contains(head, "mode") {
 				t.Errorf("%s: the page's words outside the fence: %s", call.tool, short(txt))
 			}
-			if content, _, ok := mcp.Unfence(page); !ok || utf8.RuneCountInString(content) > 2001 {
+			if content, _, ok := mcp.Unfence(page); !ok || utf8.RuneCountInString(content) > 501 {
 				t.Errorf("%s: the page's detail is not fenced and cut: %s", call.tool, short(page))
 			}
 		}

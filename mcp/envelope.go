@@ -195,4 +195,3 @@ func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
-
