@@ -4,8 +4,14 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,8 +47,11 @@ type PageTooler interface {
 // tools: resources/list, resources/read, prompts/list, prompts/get.
 type PageMCP interface {
 	// PageMCPRequest sends one JSON-RPC request to the MCP server of a tab
-	// and returns its result. A tab without one is BAD_ARGS.
-	PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage) (json.RawMessage, error)
+	// and returns its result, bounded to about maxChars bytes while it is
+	// read (cut says it was cut; list items' strings are cut first, so a
+	// long one does not crowd out the rest). A tab without one is
+	// BAD_ARGS.
+	PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage, maxChars int) (result json.RawMessage, cut bool, err error)
 }
 
 // PageToolSurface says how a page tool was found and is called.
@@ -82,7 +91,7 @@ func (s PageToolSurface) Rank() int {
 }
 
 // PageTool is one tool a page registered. Everything but TabID, FrameID,
-// URL, Origin and Surface is the page's own claim.
+// URL, Origin, Surface and Unusable is the page's own claim.
 type PageTool struct {
 	TabID   string `json:"tabId"`
 	FrameID string `json:"frameId,omitempty"`
@@ -96,6 +105,11 @@ type PageTool struct {
 	InputSchema json.RawMessage     `json:"inputSchema,omitempty"`
 	Annotations PageToolAnnotations `json:"annotations"`
 	Surface     PageToolSurface     `json:"surface"`
+	// Unusable says, in chromegate's words, why the tool cannot be called
+	// (its input schema is too large, too deep, or refers to itself); its
+	// InputSchema is then the empty object schema, not the page's. It is
+	// listed, so the model learns why, and every call of it is BAD_ARGS.
+	Unusable string `json:"unusable,omitempty"`
 }
 
 // PageToolAnnotations are the WebMCP hints a page declared (readOnlyHint,
@@ -117,6 +131,19 @@ type PageToolCallParams struct {
 	Surface PageToolSurface `json:"surface,omitempty"`
 	// Input is a JSON object (null or empty = {}).
 	Input json.RawMessage `json:"input,omitempty"`
+	// MaxOutputChars bounds the result while it is read from the page:
+	// an output whose JSON is longer comes back cut (see
+	// PageToolResult.OutputChars). 0 = DefaultPageToolOutput.
+	MaxOutputChars int `json:"maxOutputChars,omitempty"`
+}
+
+// OutputLimit is p's MaxOutputChars, or the default, and never more than
+// MaxPageToolOutput.
+func (p PageToolCallParams) OutputLimit() int {
+	if p.MaxOutputChars <= 0 {
+		return DefaultPageToolOutput
+	}
+	return min(p.MaxOutputChars, MaxPageToolOutput)
 }
 
 // PageToolResult is what a page tool returned. Output is its JSON value as
@@ -129,6 +156,9 @@ type PageToolResult struct {
 	Output  json.RawMessage `json:"output,omitempty"`
 	IsError bool            `json:"isError,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	// OutputChars is set when Output was cut while it was read: the length
+	// of the whole output's JSON, of which Output holds a bounded part.
+	OutputChars int `json:"outputChars,omitempty"`
 }
 
 // PageToolsEvent reports a change of one tab's page tools. Closed is set
@@ -159,12 +189,34 @@ var pageToolsScript string
 // PageToolsScript returns the in-page discovery script.
 func PageToolsScript() string { return stripComments(pageToolsScript) }
 
+// Nothing a page sends can stop the server. What a page controls — its
+// tools' names, texts and schemas, the lists of them, what its tools
+// return, its MCP server's resources and prompts — is bounded in count,
+// size and depth before it is decoded or walked, by the in-page script
+// (scripts/webmcp.js) and again here, on the server's side of the wire,
+// where the page cannot change the code. Recursion over a page's
+// structure is guarded: a schema that refers to itself ($ref cycles,
+// allOf:[{$ref:"#"}]), expands past MaxPageToolSchemaNodes through its
+// references, or nests deeper than MaxPageToolSchemaDepth is refused
+// (PageTool.Unusable; calling the tool is BAD_ARGS) before any validator
+// sees it. A bad item is refused or left out; the rest keeps working.
+//
 // Limits on what a page may declare; anything beyond is cut or dropped.
 const (
 	MaxPageTools           = 200
 	MaxPageToolDescription = 2000
 	MaxPageToolSchema      = 32 << 10
 	MaxPageToolTitle       = 200
+	// MaxPageToolSchemaDepth bounds the JSON nesting of a schema.
+	MaxPageToolSchemaDepth = 64
+	// MaxPageToolSchemaNodes bounds a schema's subschemas counted as a
+	// validator would visit them, following every $ref: a cycle never
+	// ends, and a chain of references used twice each doubles.
+	MaxPageToolSchemaNodes = 10_000
+	// DefaultPageToolOutput is the result bound of a call that sets none.
+	DefaultPageToolOutput = 100_000
+	// MaxPageToolOutput is the most any call reads of a page tool's result.
+	MaxPageToolOutput = 4 << 20
 )
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
@@ -176,20 +228,33 @@ func ValidPageToolName(name string) bool { return toolNameRE.MatchString(name) }
 // NormalizePageTool checks and trims what a page declared: the name must
 // be valid, the schema must be a JSON object (a JSON string holding one is
 // decoded; anything else becomes {"type":"object"}), texts are cut to
-// their limits. It reports false for a tool to drop.
+// their limits. A schema that is too large, too deep or refers to itself
+// makes the tool Unusable. It reports false for a tool to drop.
 func NormalizePageTool(t *PageTool) bool {
 	if !ValidPageToolName(t.Name) {
 		return false
 	}
-	t.Title = cutText(oneLine(t.Title), MaxPageToolTitle)
-	t.Description = cutText(t.Description, MaxPageToolDescription)
-	t.InputSchema = NormalizeSchema(t.InputSchema)
+	t.Title = CutPageText(oneLine(t.Title), MaxPageToolTitle)
+	t.Description = CutPageText(t.Description, MaxPageToolDescription)
+	if t.Unusable == "" && len(t.InputSchema) > MaxPageToolSchema {
+		t.Unusable = fmt.Sprintf("its input schema is larger than %d KiB", MaxPageToolSchema>>10)
+	}
+	if t.Unusable == "" {
+		t.InputSchema = NormalizeSchema(t.InputSchema)
+		if err := CheckSchema(t.InputSchema); err != nil {
+			t.Unusable = err.Error()
+		}
+	}
+	if t.Unusable != "" {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
 	return true
 }
 
 // NormalizeSchema returns schema as a compact JSON object with "type":
 // "object": a JSON string holding a schema is decoded, a schema without a
 // type gets one, anything else (or anything too large) is {"type":"object"}.
+// It does not judge the schema's structure: CheckSchema does.
 func NormalizeSchema(schema json.RawMessage) json.RawMessage {
 	empty := json.RawMessage(`{"type":"object"}`)
 	if len(schema) == 0 || len(schema) > MaxPageToolSchema {
@@ -200,6 +265,9 @@ func NormalizeSchema(schema json.RawMessage) json.RawMessage {
 		return empty
 	}
 	if s, ok := v.(string); ok {
+		if len(s) > MaxPageToolSchema {
+			return empty
+		}
 		if err := json.Unmarshal([]byte(s), &v); err != nil {
 			return empty
 		}
@@ -219,6 +287,166 @@ func NormalizeSchema(schema json.RawMessage) json.RawMessage {
 		return empty
 	}
 	return b
+}
+
+// ErrSchemaUnusable is the error CheckSchema's errors match with
+// errors.Is.
+var ErrSchemaUnusable = errors.New("the input schema cannot be used")
+
+// schemaError is why CheckSchema refuses a schema, in chromegate's words.
+type schemaError string
+
+func (e schemaError) Error() string        { return string(e) }
+func (e schemaError) Is(target error) bool { return target == ErrSchemaUnusable }
+
+// CheckSchema reports why a page's input schema cannot be used, or nil.
+// It refuses a schema larger than MaxPageToolSchema, nested deeper than
+// MaxPageToolSchemaDepth, with a reference other than a local JSON pointer
+// ("#", "#/$defs/x"), $dynamicRef, $recursiveRef or a nested $id (which
+// would move what a reference means), a reference that leads back to
+// itself, or one whose expansion passes MaxPageToolSchemaNodes. Its
+// errors say so in chromegate's words: they never quote the schema.
+//
+// It walks the schema without recursion, so no schema can exhaust the
+// stack, and it is what stands between a page and a validator
+// (jsonschema-go) that recurses without a bound.
+func CheckSchema(schema json.RawMessage) error {
+	if len(schema) > MaxPageToolSchema {
+		return schemaError(fmt.Sprintf("its input schema is larger than %d KiB", MaxPageToolSchema>>10))
+	}
+	if d := jsonDepth(schema); d > MaxPageToolSchemaDepth {
+		return schemaError(fmt.Sprintf("its input schema nests deeper than %d levels", MaxPageToolSchemaDepth))
+	}
+	var root any
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return schemaError("its input schema is not JSON")
+	}
+	// Expand the schema as a validator applies it, following references,
+	// with an explicit stack: a node is (value, the references on its
+	// path). A reference already on the path is a cycle.
+	type node struct {
+		v    any
+		refs []string
+		top  bool
+	}
+	stack := []node{{v: root, top: true}}
+	visited := 0
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		visited++
+		if visited > MaxPageToolSchemaNodes {
+			return schemaError(fmt.Sprintf("its input schema expands to more than %d subschemas through its references", MaxPageToolSchemaNodes))
+		}
+		switch v := n.v.(type) {
+		case []any:
+			for _, x := range v {
+				stack = append(stack, node{v: x, refs: n.refs})
+			}
+		case map[string]any:
+			for k, x := range v {
+				switch k {
+				case "enum", "const", "default", "examples":
+					continue // data, not schemas
+				case "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor":
+					return schemaError("its input schema uses " + k + ", which chromegate does not follow")
+				case "$id":
+					if !n.top {
+						return schemaError("its input schema has a nested $id, which chromegate does not follow")
+					}
+					continue
+				case "$ref":
+					ref, ok := x.(string)
+					if !ok {
+						break // a property named $ref: a schema below
+					}
+					if slices.Contains(n.refs, ref) {
+						return schemaError("its input schema refers to itself ($ref cycle)")
+					}
+					target, err := jsonPointer(root, ref)
+					if err != nil {
+						return err
+					}
+					stack = append(stack, node{v: target, refs: append(slices.Clip(n.refs), ref)})
+					continue
+				case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+					// Maps of name → schema: a name such as "$ref" is a
+					// name, not a keyword.
+					if m, ok := x.(map[string]any); ok {
+						for _, sub := range m {
+							stack = append(stack, node{v: sub, refs: n.refs})
+						}
+						continue
+					}
+				}
+				stack = append(stack, node{v: x, refs: n.refs})
+			}
+		}
+	}
+	return nil
+}
+
+// jsonPointer resolves a local reference ("#" or "#/a/b") in root.
+func jsonPointer(root any, ref string) (any, error) {
+	if ref == "#" {
+		return root, nil
+	}
+	p, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return nil, schemaError("its input schema has a reference chromegate does not follow (only #/… within the schema)")
+	}
+	cur := root
+	for _, part := range strings.Split(p, "/") {
+		if u, err := url.PathUnescape(part); err == nil {
+			part = u
+		}
+		part = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[part]
+			if !ok {
+				return nil, schemaError("its input schema has a reference to nothing")
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, schemaError("its input schema has a reference to nothing")
+			}
+			cur = c[i]
+		default:
+			return nil, schemaError("its input schema has a reference to nothing")
+		}
+	}
+	return cur, nil
+}
+
+// jsonDepth is the deepest nesting of objects and arrays in b, read
+// without decoding (b need not be valid JSON).
+func jsonDepth(b []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // NormalizeInput returns a call's input as a JSON object: empty or null is
@@ -301,7 +529,9 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func cutText(s string, max int) string {
+// CutPageText cuts page-written text to at most max bytes, on a rune
+// boundary, ending in "…" when it cut.
+func CutPageText(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
@@ -310,4 +540,113 @@ func cutText(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// BoundOutput encodes v, a page's value decoded from JSON (a tool's
+// output, a page MCP server's answer), as JSON of about max bytes at most:
+// the whole of it when it fits, else a copy with strings cut and items
+// left out once the budget is spent, nested at most 32 deep, so that it
+// stays JSON a reader can use. size is the whole value's JSON length
+// (estimated), and cut says whether it was cut. No walk here recurses
+// more than 33 deep, whatever v's nesting.
+func BoundOutput(v any, max int) (out json.RawMessage, size int, cut bool) {
+	size = jsonSize(v)
+	if size <= max {
+		if b, err := json.Marshal(v); err == nil {
+			return b, len(b), false
+		}
+	}
+	budget := max
+	var shrink func(x any, depth int) any
+	shrink = func(x any, depth int) any {
+		if budget <= 0 {
+			return nil
+		}
+		switch x := x.(type) {
+		case string:
+			if len(x) > budget {
+				x = CutPageText(x, budget)
+			}
+			budget -= len(x) + 2
+			return x
+		case []any:
+			if depth >= 32 {
+				budget -= 4
+				return nil
+			}
+			out := []any{}
+			for _, e := range x {
+				if budget <= 0 {
+					break
+				}
+				out = append(out, shrink(e, depth+1))
+			}
+			return out
+		case map[string]any:
+			if depth >= 32 {
+				budget -= 4
+				return nil
+			}
+			// Small members first, so a long text does not crowd out
+			// the "type" beside it.
+			keys := slices.Sorted(maps.Keys(x))
+			sizes := make(map[string]int, len(keys))
+			for _, k := range keys {
+				sizes[k] = jsonSizeUpTo(x[k], budget+1)
+			}
+			slices.SortStableFunc(keys, func(a, b string) int { return sizes[a] - sizes[b] })
+			out := map[string]any{}
+			for _, k := range keys {
+				if budget <= 0 {
+					break
+				}
+				k2 := CutPageText(k, 256)
+				budget -= len(k2) + 3
+				out[k2] = shrink(x[k], depth+1)
+			}
+			return out
+		}
+		budget -= 8
+		return x
+	}
+	b, err := json.Marshal(shrink(v, 0))
+	if err != nil {
+		b = []byte("null")
+	}
+	return b, size, true
+}
+
+// BoundSize reports whether v's JSON is at most about max bytes long,
+// walking v without recursion and stopping once it is over.
+func BoundSize(v any, max int) bool { return jsonSizeUpTo(v, max) <= max }
+
+// jsonSize estimates the length of v's JSON, walking it without recursion.
+func jsonSize(v any) int { return jsonSizeUpTo(v, math.MaxInt) }
+
+// jsonSizeUpTo is jsonSize, stopping once it passes limit.
+func jsonSizeUpTo(v any, limit int) int {
+	n := 0
+	stack := []any{v}
+	for len(stack) > 0 && n <= limit {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch x := x.(type) {
+		case string:
+			n += len(x) + 2
+		case []any:
+			n += 2 + len(x)
+			stack = append(stack, x...)
+		case map[string]any:
+			n += 2
+			for k, e := range x {
+				n += len(k) + 4
+				stack = append(stack, e)
+			}
+		case nil:
+			n += 4
+		default:
+			n += 8
+		}
+	}
+	return n
 }

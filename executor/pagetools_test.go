@@ -2,8 +2,11 @@ package executor
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNormalizeSchema(t *testing.T) {
@@ -106,6 +109,7 @@ func FuzzNormalizeSchema(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := NormalizeSchema(json.RawMessage(s))
+		_ = CheckSchema(out) // must not panic or recurse without end
 		var m map[string]any
 		if err := json.Unmarshal(out, &m); err != nil || m["type"] != "object" || len(out) > MaxPageToolSchema {
 			t.Fatalf("NormalizeSchema(%q) = %s", s, out)
@@ -116,4 +120,85 @@ func FuzzNormalizeSchema(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCheckSchema(t *testing.T) {
+	t.Parallel()
+	deep := `{"type":"object","properties":{"x":` + strings.Repeat(`{"not":`, 10_000) + `{}` + strings.Repeat(`}`, 10_000) + `}}`
+	for _, tt := range []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"plain", `{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]}}}`, true},
+		{"a definition used twice", `{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/s"},"b":{"$ref":"#/$defs/s"}}}`, true},
+		{"a property named $ref", `{"type":"object","properties":{"$ref":{"type":"string"}}}`, true},
+		{"an enum value that looks like a reference", `{"type":"object","properties":{"a":{"enum":[{"$ref":"#"}]}}}`, true},
+		{"self-referencing $defs", `{"type":"object","$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`, false},
+		{"allOf the root", `{"type":"object","allOf":[{"$ref":"#"}]}`, false},
+		{"a recursive type", `{"type":"object","$defs":{"n":{"properties":{"k":{"items":{"$ref":"#/$defs/n"}}}}},"properties":{"t":{"$ref":"#/$defs/n"}}}`, false},
+		{"deep nesting", deep, false},
+		{"a remote reference", `{"type":"object","properties":{"a":{"$ref":"https://evil.test/s.json"}}}`, false},
+		{"a reference to nothing", `{"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}}`, false},
+		{"$dynamicRef", `{"type":"object","properties":{"a":{"$dynamicRef":"#x"}}}`, false},
+		{"a nested $id", `{"type":"object","properties":{"a":{"$id":"https://x.test/","$ref":"#"}}}`, false},
+		{"references that double", doubling(30), false},
+	} {
+		err := CheckSchema(json.RawMessage(tt.schema))
+		if (err == nil) != tt.ok {
+			t.Errorf("%s: CheckSchema = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrSchemaUnusable) || strings.Contains(err.Error(), "evil")) {
+			t.Errorf("%s: %v; want ErrSchemaUnusable in the server's words", tt.name, err)
+		}
+	}
+	// The page's tool stays listed, unusable, with the empty schema.
+	pt := PageTool{Name: "loop", InputSchema: json.RawMessage(`{"type":"object","allOf":[{"$ref":"#"}]}`)}
+	if !NormalizePageTool(&pt) || pt.Unusable == "" || string(pt.InputSchema) != `{"type":"object"}` {
+		t.Errorf("normalised: %+v", pt)
+	}
+	pt = PageTool{Name: "big", InputSchema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", MaxPageToolSchema) + `"}`)}
+	if !NormalizePageTool(&pt) || !strings.Contains(pt.Unusable, "larger than") {
+		t.Errorf("a schema too large: %+v", pt.Unusable)
+	}
+}
+
+// doubling is a chain of n definitions, each using the next twice.
+func doubling(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"x":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		next := `{"type":"string"}`
+		if i < n-1 {
+			next = fmt.Sprintf(`{"$ref":"#/$defs/d%d"}`, i+1)
+		}
+		fmt.Fprintf(&b, `"d%d":{"allOf":[%s,%s]}`, i, next, next)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+func TestBoundOutput(t *testing.T) {
+	t.Parallel()
+	small := map[string]any{"a": "b"}
+	if out, size, cut := BoundOutput(small, 100); cut || string(out) != `{"a":"b"}` || size != 9 {
+		t.Errorf("small: %s %d %v", out, size, cut)
+	}
+	big := map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("é", 1<<20)}}}
+	out, size, cut := BoundOutput(big, 1000)
+	var back struct {
+		Content []struct{ Type, Text string }
+	}
+	if !cut || size < 2<<20 || len(out) > 1100 || json.Unmarshal(out, &back) != nil || back.Content[0].Type != "text" || !utf8.ValidString(back.Content[0].Text) {
+		t.Errorf("big: %d bytes, size %d, cut %v: %.100s", len(out), size, cut, out)
+	}
+	var deep any = "end"
+	for range 10_000 {
+		deep = []any{deep}
+	}
+	if out, _, cut := BoundOutput(deep, 50); !cut || !json.Valid(out) || len(out) > 200 {
+		t.Errorf("deep: %s %v", out, cut)
+	}
 }

@@ -12,6 +12,7 @@ import { fail, WireError } from './errors.js';
 import { parseCombo, keyEvents, keyDefinition, keyTypes, modifierEvents, modifierMask } from './keys.js';
 import * as tabs from './tabs.js';
 import { NetLogs, textBody } from './netlog.js';
+import { boundEvent } from './webmcp.js';
 
 const CDP_VERSION = '1.3';
 const WORLD_NAME = 'chromegate';
@@ -28,6 +29,7 @@ class TabState {
     this.attaching = null; // the single attach in flight
     this.mainFrameId = '';
     this.loaderId = ''; // the main frame's current document
+    this.webmcpMax = 0; // the server's bound on a page tool's result (webmcp.js)
     this.lifecycle = new Map(); // loaderId -> Set of lifecycle event names
     this.waiters = new Set(); // functions called on every navigation event
     this.dialogs = [];
@@ -380,7 +382,8 @@ export function onEvent(source, method, params) {
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.
   if (method.startsWith('WebMCP.')) {
-    emit('webmcp', { tabId: String(tabId), method, params: params || {} });
+    // Bounded here, before it is relayed: a page sends what it likes.
+    emit('webmcp', { tabId: String(tabId), method, params: boundEvent(method, params, st.webmcpMax) });
   } else if (method === 'Page.frameNavigated' && params.frame && !params.frame.parentId) {
     emit('webmcp', { tabId: String(tabId), method, params: {} });
   }
@@ -1901,6 +1904,8 @@ export const handlers = {
       }
     }
     const tabId = await tabs.resolve(ctx.tabId);
+    // The server's bound on what a tool of this tab returns (onEvent).
+    if (method === 'WebMCP.invokeTool' && Number(p.maxOutput) > 0) state(tabId).webmcpMax = Number(p.maxOutput);
     await bounded(ctx, 'webmcp', attach(tabId), Date.now());
     return await send(tabId, method, params);
   },

@@ -272,11 +272,19 @@ func validateArgs(e *entry, args map[string]any) (map[string]any, error) {
 			missing = append(missing, r)
 		}
 	}
+	// A page tool's schema is the page's words: its property names and
+	// enum values go fenced, never into the cause or the Next line.
 	if len(missing) > 0 {
+		if t.PageTool != nil {
+			return nil, pageArgsErr(t.PageTool.Name, "missing required argument "+quoteList(missing))
+		}
 		return nil, badArgs("missing required argument %s", quoteList(missing)).
 			WithHint("required: " + strings.Join(schema.Required, ", "))
 	}
 	if err := e.resolved.Validate(args); err != nil {
+		if t.PageTool != nil {
+			return nil, pageArgsErr(t.PageTool.Name, schemaMessage(err))
+		}
 		return nil, badArgs("%s", schemaMessage(err)).WithHint("fix that argument and retry; the tool's input schema lists the types")
 	}
 	if err := e.resolved.ApplyDefaults(&args); err != nil {

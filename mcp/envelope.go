@@ -129,6 +129,10 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 		b.WriteString(r.Text)
 	}
 	text, cut := capText(b.String(), s.opts.MaxResultChars, truncationHint(t))
+	if r.TotalChars > 0 {
+		// Cut before it got here: the note gives the whole's length.
+		cut = fmt.Sprintf("…[truncated: showed %d of about %d characters; %s]", min(utf8.RuneCountInString(text), s.opts.MaxResultChars), r.TotalChars, truncationHint(t))
+	}
 	if r.Untrusted {
 		text = fence(text)
 	}
@@ -144,6 +148,8 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 
 func truncationHint(t *Tool) string {
 	switch {
+	case t.PageTool != nil || t.Name == "page_tool_call":
+		return "ask the page tool for less, if its input_schema allows"
 	case t.Action == ActionEval:
 		return "return a smaller value from the expression"
 	case t.Name == "network_requests":

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,9 +27,38 @@ import (
 // reading them are decisions of the policy like a read-only page tool of
 // the page's origin (page_tool_call with page_tool {origin, name,
 // annotations: readOnlyHint}); what they return is page content, fenced.
+//
+// A page's lists are bounded while they are read (maxPageListChars, each
+// string cut first) and again here: at most maxPageItems resources and as
+// many prompts, every name, title, description and argument cut and
+// introduced as the page's, so a list message stays far below the 10 MB a
+// stdio client takes, however often the page says its lists changed. A
+// resource read honours --max-result-chars. A prompt's messages are the
+// page's words, whatever role the page gives them: they are delivered as
+// user messages, fenced, with the role the page claimed said outside the
+// fence. An "assistant" message would be words the model takes as its
+// own, already said — a page could put a promise or a decision in its
+// mouth — and a fence inside it would not undo that.
 
 // pageResourceTimeout bounds listing a page's resources and prompts.
 const pageResourceTimeout = 10 * time.Second
+
+// Bounds on what a page's MCP server lists and returns.
+const (
+	maxPageListChars   = 512 << 10 // one list answer, as read from the page
+	maxPageItems       = 100       // resources, and prompts, of one tab
+	maxPageURI         = 2048      // a longer URI is left out, not cut: it names the resource
+	maxPageName        = 128
+	maxPageItemTitle   = 200
+	maxPageArguments   = 20
+	maxPagePromptParts = 50
+)
+
+// pageLabel is a page-written name or title as a definition shows it: one
+// line, cut to n bytes.
+func pageLabel(s string, n int) string {
+	return executor.CutPageText(strings.Join(strings.Fields(s), " "), n)
+}
 
 // pageBridged is what one tab's page MCP server has bridged.
 type pageBridged struct {
@@ -66,7 +98,7 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		if tabs, err := ex.TabInfo(ctx, tabID); err == nil {
 			origin = executor.OriginOf(tabs.URL)
 		}
-		raw, err := pm.PageMCPRequest(ctx, tabID, "resources/list", nil)
+		raw, _, err := pm.PageMCPRequest(ctx, tabID, "resources/list", nil, maxPageListChars)
 		if err != nil {
 			s.log.Debug("no page resources", "tab", tabID, "err", err)
 		}
@@ -82,13 +114,18 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 			}
 			if json.Unmarshal(raw, &r) == nil {
 				for _, x := range r.Resources {
-					if x.URI != "" && len(resources) < executor.MaxPageTools {
-						resources = append(resources, resource{x.URI, x.Name, x.Title, x.Description, x.MIMEType})
+					if x.URI == "" || len(x.URI) > maxPageURI || len(resources) >= maxPageItems {
+						continue
 					}
+					mime := x.MIMEType
+					if !mimeRE.MatchString(mime) {
+						mime = ""
+					}
+					resources = append(resources, resource{x.URI, pageLabel(x.Name, maxPageName), pageLabel(x.Title, maxPageItemTitle), x.Description, mime})
 				}
 			}
 		}
-		if raw, err := pm.PageMCPRequest(ctx, tabID, "prompts/list", nil); err == nil {
+		if raw, _, err := pm.PageMCPRequest(ctx, tabID, "prompts/list", nil, maxPageListChars); err == nil {
 			var r struct {
 				Prompts []struct {
 					Name        string                `json:"name"`
@@ -99,8 +136,8 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 			}
 			if json.Unmarshal(raw, &r) == nil {
 				for _, x := range r.Prompts {
-					if executor.ValidPageToolName(x.Name) && len(prompts) < executor.MaxPageTools {
-						prompts = append(prompts, prompt{x.Name, x.Title, x.Description, x.Arguments})
+					if executor.ValidPageToolName(x.Name) && len(prompts) < maxPageItems {
+						prompts = append(prompts, prompt{x.Name, pageLabel(x.Title, maxPageItemTitle), x.Description, pageArguments(x.Arguments)})
 					}
 				}
 			}
@@ -137,8 +174,8 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		uri := pageResourceURI(tabID, r.URI)
 		cur.resources = append(cur.resources, uri)
 		addsR = append(addsR, addRes{&sdk.Resource{
-			URI: uri, Name: r.Name, Title: r.Title, MIMEType: r.MIMEType,
-			Description: fmt.Sprintf("Resource %s of the page %s (tab %s). The page describes it (unverified): %s", r.URI, origin, tabID, cutRunes(r.Description, 400)),
+			URI: uri, Name: r.Name, Title: pageTitle(r.Title, origin), MIMEType: r.MIMEType,
+			Description: fmt.Sprintf("Resource %s of the page %s (tab %s). The page describes it (unverified): %s", pageLabel(r.URI, 200), origin, tabID, cutRunes(r.Description, 400)),
 		}, s.pageResourceHandler(pt, r.URI)})
 	}
 	for _, p := range prompts {
@@ -150,7 +187,7 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		name := "prompt_" + strings.TrimPrefix(s.freeNameLocked(pt), "page_")
 		cur.prompts = append(cur.prompts, name)
 		addsP = append(addsP, addPrompt{&sdk.Prompt{
-			Name: name, Title: p.Title, Arguments: p.Arguments,
+			Name: name, Title: pageTitle(p.Title, origin), Arguments: p.Arguments,
 			Description: fmt.Sprintf("Prompt %s of the page %s (tab %s). The page describes it (unverified): %s", p.Name, origin, tabID, cutRunes(p.Description, 400)),
 		}, s.pagePromptHandler(pt)})
 	}
@@ -183,6 +220,34 @@ func (s *Server) dropBridgedLocked() (resources, prompts []string) {
 	return resources, prompts
 }
 
+var mimeRE = regexp.MustCompile(`^[A-Za-z0-9!#$&^_.+-]{1,64}/[A-Za-z0-9!#$&^_.+-]{1,64}$`)
+
+// pageTitle marks a page-written title as the page's.
+func pageTitle(title, origin string) string {
+	if title == "" {
+		return ""
+	}
+	return title + " (page " + strings.TrimPrefix(strings.TrimPrefix(origin, "https://"), "http://") + ")"
+}
+
+// pageArguments are a page prompt's arguments as this server declares
+// them: names checked like tool names (an argument with another name is
+// left out), at most maxPageArguments, texts cut and marked.
+func pageArguments(in []*sdk.PromptArgument) []*sdk.PromptArgument {
+	var out []*sdk.PromptArgument
+	for _, a := range in {
+		if a == nil || !executor.ValidPageToolName(a.Name) || len(out) >= maxPageArguments {
+			continue
+		}
+		arg := &sdk.PromptArgument{Name: a.Name, Required: a.Required, Title: pageLabel(a.Title, maxPageItemTitle)}
+		if d := pageLabel(a.Description, 200); d != "" {
+			arg.Description = "The page describes it (unverified): " + d
+		}
+		out = append(out, arg)
+	}
+	return out
+}
+
 // pageItemName names a resource for the policy: its name, else its URI.
 func pageItemName(name, uri string) string {
 	if executor.ValidPageToolName(name) {
@@ -194,23 +259,18 @@ func pageItemName(name, uri string) string {
 // visibleLocal is the list decision, for the local principal, of a page
 // item standing as the read-only page tool pt.
 func (s *Server) visibleLocal(pt executor.PageTool) bool {
-	lt, err := liveTool(pt, "page_resource")
-	return err == nil && s.visible(context.Background(), lt, LocalPrincipal)
+	return s.visible(context.Background(), pageToolStandIn(pt, "page_resource"), LocalPrincipal)
 }
 
 // pageItemCall runs one request to a tab's page MCP server through
 // dispatch, as a read-only page tool standing for the item: the Gate
 // decides it like any page-tool call.
-func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method string, params any) (json.RawMessage, error) {
-	var out json.RawMessage
+func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method string, params any) (out json.RawMessage, cut bool, err error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	lt, err := liveTool(pt, "page_resource")
-	if err != nil {
-		return nil, err
-	}
+	lt := pageToolStandIn(pt, "page_resource")
 	lt.InputSchema = object(nil)
 	lt.PageItem = true
 	lt.Handler = func(ctx context.Context, c *Call) (*Result, error) {
@@ -218,16 +278,16 @@ func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method 
 		if !ok {
 			return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot reach a page's MCP server", c.Executor().Backend())
 		}
-		r, err := pm.PageMCPRequest(ctx, pt.TabID, method, raw)
+		r, wasCut, err := pm.PageMCPRequest(ctx, pt.TabID, method, raw, s.opts.MaxResultChars)
 		if err != nil {
 			return nil, err
 		}
-		out = r
+		out, cut = r, wasCut
 		return &Result{Value: struct{}{}}, nil
 	}
 	e, err := prepare(lt)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	res, _ := s.dispatch(ctx, e, DefaultSession, LocalPrincipal, nil)
 	if res == nil || res.IsError {
@@ -235,9 +295,9 @@ func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method 
 		if res != nil {
 			msg = textOfResult(res)
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+		return nil, false, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 	}
-	return out, nil
+	return out, cut, nil
 }
 
 func textOfResult(res *sdk.CallToolResult) string {
@@ -252,7 +312,7 @@ func textOfResult(res *sdk.CallToolResult) string {
 
 func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.ResourceHandler {
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		raw, err := s.pageItemCall(ctx, pt, "resources/read", map[string]any{"uri": pageURI})
+		raw, cut, err := s.pageItemCall(ctx, pt, "resources/read", map[string]any{"uri": pageURI})
 		if err != nil {
 			return nil, err
 		}
@@ -266,13 +326,47 @@ func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.R
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, errors.New("the page's resource is not MCP resource contents")
 		}
+		// --max-result-chars holds for the whole read, as for a tool's
+		// result: texts and blobs share it, in order.
+		left := s.opts.MaxResultChars
+		hint := "the page's resource is larger than this server returns (--max-result-chars)"
 		out := &sdk.ReadResourceResult{}
-		for _, c := range r.Contents {
-			rc := &sdk.ResourceContents{URI: req.Params.URI, MIMEType: c.MIMEType, Blob: c.Blob}
-			if c.Text != "" || c.Blob == nil {
-				rc.Text = fence(c.Text)
+		for i, c := range r.Contents {
+			if i >= maxPagePromptParts || left <= 0 {
+				cut = true
+				break
+			}
+			mime := c.MIMEType
+			if !mimeRE.MatchString(mime) {
+				mime = ""
+			}
+			rc := &sdk.ResourceContents{URI: req.Params.URI, MIMEType: mime}
+			if c.Blob != nil && (len(c.Blob)*4+2)/3 <= left {
+				rc.Blob = c.Blob
+				left -= (len(c.Blob)*4 + 2) / 3
+			} else if c.Blob != nil {
+				cut = true
+				c.Text = "" // the blob is left out; the note says so
+			}
+			if c.Text != "" || rc.Blob == nil {
+				text, note := capText(c.Text, left, hint)
+				left -= utf8.RuneCountInString(text)
+				rc.Text = fence(text)
+				if note != "" {
+					rc.Text += "\n" + note
+					cut = false // said
+				}
 			}
 			out.Contents = append(out.Contents, rc)
+		}
+		if cut && len(out.Contents) > 0 {
+			last := out.Contents[len(out.Contents)-1]
+			note := "…[truncated: the page's resource was cut to --max-result-chars (" + strconv.Itoa(s.opts.MaxResultChars) + " characters)]"
+			if last.Blob == nil {
+				last.Text += "\n" + note
+			} else {
+				out.Contents = append(out.Contents, &sdk.ResourceContents{URI: req.Params.URI, Text: note})
+			}
 		}
 		return out, nil
 	}
@@ -284,14 +378,14 @@ func (s *Server) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
 		if args == nil {
 			args = map[string]string{}
 		}
-		raw, err := s.pageItemCall(ctx, pt, "prompts/get", map[string]any{"name": pt.Name, "arguments": args})
+		raw, _, err := s.pageItemCall(ctx, pt, "prompts/get", map[string]any{"name": pt.Name, "arguments": args})
 		if err != nil {
 			return nil, err
 		}
 		var r struct {
 			Description string `json:"description"`
 			Messages    []struct {
-				Role    sdk.Role `json:"role"`
+				Role    string `json:"role"`
 				Content struct {
 					Type string `json:"type"`
 					Text string `json:"text"`
@@ -301,18 +395,30 @@ func (s *Server) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, errors.New("the page's prompt is not an MCP prompt")
 		}
-		out := &sdk.GetPromptResult{Description: r.Description}
-		for _, m := range r.Messages {
-			role := m.Role
-			if role != "assistant" {
-				role = "user"
+		out := &sdk.GetPromptResult{
+			Description: fmt.Sprintf("Prompt %s of the page %s (tab %s). The page describes it (unverified): %s", pt.Name, pt.Origin, pt.TabID, cutRunes(r.Description, 400)),
+		}
+		left := s.opts.MaxResultChars
+		for i, m := range r.Messages {
+			if i >= maxPagePromptParts {
+				break
 			}
 			text := m.Content.Text
 			if m.Content.Type != "text" {
-				text = "(a " + m.Content.Type + " part the bridge does not carry)"
+				text = "(a " + pageLabel(m.Content.Type, 32) + " part the bridge does not carry)"
 			}
-			// A page's prompt is the page's words: fenced, like any page content.
-			out.Messages = append(out.Messages, &sdk.PromptMessage{Role: role, Content: &sdk.TextContent{Text: fence(text)}})
+			text, note := capText(text, max(left, 0), "the page's prompt is longer than this server returns (--max-result-chars)")
+			left -= utf8.RuneCountInString(text)
+			// The page's words, whatever role it gave them: a user
+			// message, fenced (see the head of this file).
+			body := fence(text)
+			if m.Role != "user" {
+				body = fmt.Sprintf("The page wrote the message below as role %q; it is the page's text, not yours and not the user's.\n", pageLabel(m.Role, 32)) + body
+			}
+			if note != "" {
+				body += "\n" + note
+			}
+			out.Messages = append(out.Messages, &sdk.PromptMessage{Role: "user", Content: &sdk.TextContent{Text: body}})
 		}
 		return out, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -31,6 +32,23 @@ import (
 // are checked against the page's schema before the page sees them. What a
 // page tool returns, and what a page says about its tools, is page content:
 // fenced as untrusted.
+//
+// Nothing a page sends can stop the server. A page's schema reaches the
+// validator only after executor.CheckSchema has walked it, without
+// recursion, and found it small, shallow and free of reference cycles; a
+// tool whose schema is not is listed with the reason (unusable), is no
+// live tool, and every call of it is BAD_ARGS. A result is bounded while
+// it is read, to --max-result-chars (PageToolCallParams.MaxOutputChars),
+// and ends with a truncation note that gives the whole's length.
+//
+// Every page-written string is fenced or cut, wherever it appears: names
+// are checked against [A-Za-z0-9_.-]{1,128}; titles and descriptions in
+// tool, resource and prompt definitions are cut and introduced as the
+// page's words ("The page describes it (unverified)"); in results they are
+// fenced. An error never quotes a page inside its cause or its Next line:
+// a page-tool argument that does not match the page's schema is BAD_ARGS
+// in the server's words, and the validator's detail, which names the
+// page's properties and enum values, follows fenced (executor.Error.Page).
 
 // pageToolTools are page_tools_list and page_tool_call.
 func pageToolTools() []*Tool {
@@ -138,6 +156,8 @@ type pageToolOut struct {
 	Surface     string          `json:"surface"`
 	Annotations []string        `json:"annotations,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Unusable says why the server will not call the tool.
+	Unusable string `json:"unusable,omitempty"`
 }
 
 func annotationWords(a executor.PageToolAnnotations) []string {
@@ -164,15 +184,20 @@ func pageToolsList(ctx context.Context, c *Call) (*Result, error) {
 	}
 	out := []pageToolOut{}
 	for _, t := range tools {
-		// Each page tool is a list decision, as a live tool is.
-		lt, err := liveTool(t, "page_tool")
-		if err != nil || !c.srv.visible(ctx, lt, c.Principal) {
+		// Each page tool is a list decision, as a live tool is; one the
+		// server refuses to call is listed with the reason, so the model
+		// learns it rather than wondering where it went.
+		if !c.srv.visible(ctx, pageToolStandIn(t, "page_tool"), c.Principal) {
 			continue
 		}
-		out = append(out, pageToolOut{
+		o := pageToolOut{
 			TabID: t.TabID, Name: t.Name, Live: c.srv.liveNameOf(t), Title: t.Title, Description: t.Description,
 			Origin: t.Origin, Surface: string(t.Surface), Annotations: annotationWords(t.Annotations), InputSchema: t.InputSchema,
-		})
+		}
+		if err := usableSchema(t); err != nil {
+			o.InputSchema, o.Unusable = nil, err.Error()
+		}
+		out = append(out, o)
 	}
 	// Names and descriptions are the pages' words.
 	return &Result{Value: pageToolsOut{out}, Untrusted: len(out) > 0}, nil
@@ -204,21 +229,36 @@ func pageToolCall(ctx context.Context, c *Call) (*Result, error) {
 	}
 	lt, err := liveTool(tool, "page_tool")
 	if err != nil {
-		return nil, executor.Errorf(executor.CodeBadArgs, "the input schema of page tool %s cannot be used: %v", tool.Name, err).
-			WithHint("the page declared a schema chromegate cannot check; the tool cannot be called")
+		return nil, unusableErr(tool, err)
 	}
 	e, err := prepare(lt)
 	if err != nil {
-		return nil, executor.Errorf(executor.CodeBadArgs, "the input schema of page tool %s cannot be used: %v", tool.Name, err).
-			WithHint("the page declared a schema chromegate cannot check; the tool cannot be called")
+		// The library's words about the page's schema quote it.
+		return nil, unusableErr(tool, errors.New("its input schema cannot be resolved")).WithPage(executor.CutPageText(err.Error(), maxErrorPage))
 	}
 	if err := e.resolved.Validate(input); err != nil {
-		return nil, badArgs("arguments: %s", schemaMessage(err)).WithHint("pass arguments that match the tool's input_schema (page_tools_list shows it)")
+		return nil, pageArgsErr(tool.Name, schemaMessage(err))
 	}
 	if err := e.resolved.ApplyDefaults(&input); err != nil {
-		return nil, executor.Errorf(executor.CodeBadArgs, "arguments: %v", err)
+		return nil, pageArgsErr(tool.Name, err.Error())
 	}
 	return runPageTool(ctx, c, tool, input)
+}
+
+// unusableErr refuses a call of a page tool whose schema the server will
+// not use; err is in the server's words.
+func unusableErr(tool executor.PageTool, err error) *executor.Error {
+	return executor.Errorf(executor.CodeBadArgs, "page tool %s cannot be called: %v", tool.Name, err).
+		WithHint("the page declared an input schema chromegate refuses to check; use another tool").Wrap(err)
+}
+
+// pageArgsErr is BAD_ARGS for arguments that do not match a page tool's
+// schema: the cause and the hint in the server's words, the validator's
+// detail (the page's property names, its enum values) as page text.
+func pageArgsErr(name, detail string) *executor.Error {
+	return executor.Errorf(executor.CodeBadArgs, "the arguments do not match the input_schema of page tool %s", name).
+		WithHint("pass arguments that match the tool's input_schema (page_tools_list shows it)").
+		WithPage(executor.CutPageText(detail, maxErrorPage))
 }
 
 func callLivePageTool(ctx context.Context, c *Call) (*Result, error) {
@@ -238,12 +278,13 @@ func runPageTool(ctx context.Context, c *Call, tool executor.PageTool, input map
 	if err != nil {
 		return nil, executor.Errorf(executor.CodeInternal, "encode arguments: %v", err)
 	}
-	r, err := pt.CallPageTool(ctx, executor.PageToolCallParams{TabID: tool.TabID, Name: tool.Name, Surface: tool.Surface, Input: raw})
+	r, err := pt.CallPageTool(ctx, executor.PageToolCallParams{TabID: tool.TabID, Name: tool.Name, Surface: tool.Surface, Input: raw,
+		MaxOutputChars: c.srv.opts.MaxResultChars})
 	if err != nil {
 		return nil, err
 	}
 	head := pageToolCallOut{tool.TabID, tool.Name, tool.Origin, string(r.Surface), r.IsError}
-	return &Result{Value: head, Text: pageToolText(r), Untrusted: true, IsError: r.IsError, Page: &r.PageState}, nil
+	return &Result{Value: head, Text: pageToolText(r), Untrusted: true, IsError: r.IsError, Page: &r.PageState, TotalChars: r.OutputChars}, nil
 }
 
 // pageToolText is what a page tool returned, as text: the text parts of
@@ -488,13 +529,34 @@ func (s *Server) freeNameLocked(t executor.PageTool) string {
 // keeps the destructive default, any other is not destructive. Its
 // description says whose it is and quotes the page.
 func liveTool(t executor.PageTool, name string) (*Tool, error) {
+	if err := usableSchema(t); err != nil {
+		return nil, err
+	}
 	schema := &jsonschema.Schema{}
 	if err := json.Unmarshal(executor.NormalizeSchema(t.InputSchema), schema); err != nil {
-		return nil, err
+		return nil, errors.New("its input schema is not a JSON schema")
 	}
 	if schema.Properties == nil {
 		schema.Properties = map[string]*jsonschema.Schema{}
 	}
+	tool := pageToolStandIn(t, name)
+	tool.InputSchema = schema
+	return tool, nil
+}
+
+// usableSchema reports, in the server's words, why t's input schema is
+// not to be used (the executor's verdict, or executor.CheckSchema's, run
+// again here so that no PageTool reaches a validator unchecked).
+func usableSchema(t executor.PageTool) error {
+	if t.Unusable != "" {
+		return errors.New(t.Unusable)
+	}
+	return executor.CheckSchema(executor.NormalizeSchema(t.InputSchema))
+}
+
+// pageToolStandIn is the MCP tool that stands for t, without its schema:
+// what the policy's list decision looks at.
+func pageToolStandIn(t executor.PageTool, name string) *Tool {
 	ro := t.Annotations.ReadOnly && !t.Annotations.Consequential
 	var destructive *bool
 	if !t.Annotations.Consequential && !t.Annotations.Destructive {
@@ -508,12 +570,12 @@ func liveTool(t executor.PageTool, name string) (*Tool, error) {
 	tool := t
 	return &Tool{
 		Name:        name,
-		Title:       t.Title,
+		Title:       executor.CutPageText(strings.Join(strings.Fields(t.Title), " "), executor.MaxPageToolTitle),
 		Description: fmt.Sprintf("Page tool %s of %s (tab %s). The page describes it (unverified): %s", t.Name, host, t.TabID, desc),
-		InputSchema: schema,
+		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
 		ReadOnly:    &ro, Destructive: destructive, Idempotent: false,
 		Action: ActionPageTool, Mutating: !ro,
 		PageTool: &tool,
 		Handler:  callLivePageTool,
-	}, nil
+	}
 }

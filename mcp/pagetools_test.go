@@ -127,12 +127,16 @@ func TestLivePageTools(t *testing.T) {
 	if last := f.Last(); last.Method != "CallPageTool" || last.Params.(executor.PageToolCallParams).TabID != tab {
 		t.Errorf("last call: %+v", last)
 	}
+	// The validator's detail names the page's properties: it follows the
+	// hint, fenced.
 	bad := h.call("page_a_test_echo", map[string]any{"x": "seven"})
-	if !bad.IsError || !strings.HasPrefix(textOf(bad), "BAD_ARGS: x: ") {
+	if !bad.IsError || !strings.HasPrefix(textOf(bad), "BAD_ARGS: the arguments do not match the input_schema of page tool echo\nNext: ") ||
+		!strings.HasPrefix(pageDetail(t, textOf(bad)), "x: ") {
 		t.Errorf("a bad argument: %s", textOf(bad))
 	}
 	bad = h.call("page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 1.5}})
-	if !bad.IsError || !strings.HasPrefix(textOf(bad), "BAD_ARGS: arguments: x: ") {
+	if !bad.IsError || !strings.HasPrefix(textOf(bad), "BAD_ARGS: the arguments do not match the input_schema of page tool echo\nNext: ") ||
+		!strings.HasPrefix(pageDetail(t, textOf(bad)), "x: ") {
 		t.Errorf("a bad argument through page_tool_call: %s", textOf(bad))
 	}
 	f.Handle("CallPageTool", func(context.Context, any) (any, error) {

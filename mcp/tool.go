@@ -301,6 +301,10 @@ type Result struct {
 	// Landed is the page a navigation reached. Dispatch asks Gate.Landed
 	// about it before anything of the page is returned.
 	Landed *executor.PageState
+	// TotalChars, when set, says that Text was already cut while it was
+	// read (a page tool's result bounded in the page): the length of the
+	// whole. The result then ends with the truncation note.
+	TotalChars int
 	// Page is the page a call left the tab on, or read. When its URL is
 	// not the one the Gate decided on (a click followed a link, a form
 	// posted, the page navigated itself while it was read), dispatch

@@ -113,7 +113,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"page_tools_list", map[string]any{"tab_id": tab}, "PageTools", tab,
 			[]string{`"name":"echo","live_tool":"page_a_test_echo","description":"Echoes.","origin":"https://a.test","surface":"cdp-webmcp","annotations":["read_only"]`}},
 		{"page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 2}}, "CallPageTool",
-			executor.PageToolCallParams{TabID: tab, Name: "echo", Surface: executor.SurfaceWebMCP, Input: json.RawMessage(`{"x":2}`)},
+			executor.PageToolCallParams{TabID: tab, Name: "echo", Surface: executor.SurfaceWebMCP, Input: json.RawMessage(`{"x":2}`), MaxOutputChars: DefaultMaxResultChars},
 			[]string{`{"tab_id":"fake:s1:1","tool":"echo","origin":"https://a.test","surface":"cdp-webmcp"}` + "\n" + `{"x":2}` + "\n«/page-"}},
 	}
 	covered := map[string]bool{}

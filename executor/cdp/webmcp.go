@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -91,6 +92,12 @@ func (l *tabLink) Send(ctx context.Context, method string, params map[string]any
 	sess := l.session()
 	if sess == nil {
 		return nil, errors.New("the page-tool session is not open")
+	}
+	// Playwright hands the tool's answer over whole, so the bound is
+	// applied after it (webmcp.Tab); it is not the browser's to see.
+	if _, ok := params[webmcp.MaxOutputParam]; ok {
+		params = maps.Clone(params)
+		delete(params, webmcp.MaxOutputParam)
 	}
 	type res struct {
 		v   any
@@ -196,19 +203,19 @@ func (s *Session) CallPageTool(ctx context.Context, p executor.PageToolCallParam
 
 // PageMCPRequest sends one request to the MCP server a tab's page runs
 // (@mcp-b/global).
-func (s *Session) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Session) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage, maxChars int) (json.RawMessage, bool, error) {
 	if _, err := s.ids.Raw(tabID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	t, err := s.resolveTab(tabID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out, err := t.pt.MCP(ctx, method, params)
+	out, cut, err := t.pt.MCP(ctx, method, params, maxChars)
 	if err != nil {
-		return nil, s.toolErr("page_mcp", err)
+		return nil, false, s.toolErr("page_mcp", err)
 	}
-	return out, nil
+	return out, cut, nil
 }
 
 // toolErr maps a page-tool error: the contract's errors stay, a closed tab

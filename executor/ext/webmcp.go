@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,8 +131,15 @@ func (l *extLink) Send(ctx context.Context, method string, params map[string]any
 	if params == nil {
 		params = map[string]any{}
 	}
+	frame := map[string]any{"tabId": l.raw, "method": method, "params": params}
+	// The extension bounds the tool's answer by it before relaying it.
+	if n, ok := params[webmcp.MaxOutputParam]; ok {
+		params = maps.Clone(params)
+		delete(params, webmcp.MaxOutputParam)
+		frame["params"], frame["maxOutput"] = params, n
+	}
 	var out json.RawMessage
-	err := l.x.c.Call(ctx, "webmcp", l.raw, map[string]any{"tabId": l.raw, "method": method, "params": params}, &out)
+	err := l.x.c.Call(ctx, "webmcp", l.raw, frame, &out)
 	if err != nil && executor.CodeOf(err) == executor.CodeTabNotFound {
 		l.closed.Store(true)
 	}
@@ -228,13 +236,13 @@ func (e *Executor) CallPageTool(ctx context.Context, p executor.PageToolCallPara
 }
 
 // PageMCPRequest sends one request to the MCP server a tab's page runs.
-func (e *Executor) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage) (json.RawMessage, error) {
+func (e *Executor) PageMCPRequest(ctx context.Context, tabID, method string, params json.RawMessage, maxChars int) (json.RawMessage, bool, error) {
 	raw, err := e.rawTab(ctx, tabID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out, err := e.tools().tab(raw).MCP(ctx, method, params)
-	return out, toolErr(err)
+	out, cut, err := e.tools().tab(raw).MCP(ctx, method, params, maxChars)
+	return out, cut, toolErr(err)
 }
 
 // WatchPageTools follows the page tools of the tabs the extension drives.

@@ -1,12 +1,19 @@
 // Page-tool discovery in a page's main world, where WebMCP polyfills and
 // @mcp-b/global live (see executor.PageToolsScript). The backend calls it as
 // fn({key, op, ...}); its state lives on globalThis[key] (key is random per
-// browser session) for the life of the document. Ops:
+// browser session) for the life of the document. Every op answers with one
+// JSON text (a string), never more than the op's limit long:
 //   list                              → {tools, sig}
 //   wait {sig, ms}                    → {tools, sig} once the list is not sig, or after ms
-//   call {id, surface, name, input, ms} → {ok: true, output} | {ok: false, error} | {ok: false, missing: true} | {ok: false, timeout: true}
+//   call {id, surface, name, input, ms, max} → {ok: true, output, size, cut} | {ok: false, error} | {ok: false, missing: true} | {ok: false, timeout: true}
 //   cancel {id}                       → true
-//   mcp {method, params}              → {ok: true, result} | {ok: false, error}
+//   mcp {method, params, max}         → {ok: true, result, size, cut} | {ok: false, error}
+// Sizes are bounded here, before anything crosses to the server: a tool's
+// schema over 32 KiB is dropped (tooLarge), a list stops at its budget, a
+// result longer than max is cut (cut, and size = its whole JSON length).
+// The page can replace every built-in this script calls, so the last check
+// is on the answer's length, a property of a primitive string that no page
+// can change; the server checks everything again on its side.
 // Surfaces: "inpage" is document.modelContext or navigator.modelContext
 // (getTools/executeTool or listTools/callTool) and
 // navigator.modelContextTesting (listTools/executeTool(name, json)); with
@@ -29,14 +36,87 @@
       return 'the page tool failed';
     }
   };
-  const plain = (v) => {
-    if (v === undefined) return null;
+  // bound serialises v as JSON text of about max characters at most: the
+  // whole of it when it fits, else a copy with strings cut (to maxStr
+  // each, and to what is left of the budget) and items left out once the
+  // budget is spent, so the text stays JSON a reader can use.
+  const bound = (v, max, maxStr) => {
+    let whole;
     try {
-      return JSON.parse(JSON.stringify(v));
+      whole = JSON.stringify(v === undefined ? null : v);
     } catch (e) {
-      return errText(v);
+      whole = JSON.stringify(errText(v));
     }
+    if (typeof whole !== 'string') whole = 'null';
+    const size = whole.length;
+    if (size <= max) return { json: whole, size, cut: false };
+    let budget = max;
+    const strCap = Math.min(maxStr || max, max);
+    const shrink = (x, depth) => {
+      if (budget <= 0) return null;
+      if (typeof x === 'string') {
+        const s = x.length > Math.min(strCap, budget) ? x.slice(0, Math.max(0, Math.min(strCap, budget))) + '…' : x;
+        budget -= s.length + 2;
+        return s;
+      }
+      if (x === null || typeof x !== 'object') {
+        budget -= 8;
+        return typeof x === 'number' || typeof x === 'boolean' ? x : null;
+      }
+      if (depth > 32) {
+        budget -= 4;
+        return null;
+      }
+      if (Array.isArray(x)) {
+        const out = [];
+        for (let i = 0; i < x.length && budget > 0; i++) out.push(shrink(x[i], depth + 1));
+        return out;
+      }
+      const out = {};
+      for (const k of Object.keys(x)) {
+        if (budget <= 0) break;
+        budget -= Math.min(k.length, 256) + 3;
+        out[k.slice(0, 256)] = shrink(x[k], depth + 1);
+      }
+      return out;
+    };
+    let json;
+    try {
+      json = JSON.stringify(shrink(JSON.parse(whole), 0));
+    } catch (e) {
+      json = null;
+    }
+    if (typeof json !== 'string' || json.length > 2 * max + 1024) json = JSON.stringify(whole.slice(0, max));
+    if (typeof json !== 'string' || json.length > 6 * max + 1024) json = 'null';
+    return { json, size, cut: true };
   };
+  // answer is what every op returns: one JSON text of at most limit
+  // characters (see the head of this file).
+  const answer = (v, limit) => {
+    let out;
+    try {
+      out = JSON.stringify(v);
+    } catch (e) {
+      out = null;
+    }
+    if (typeof out !== 'string' || out.length > limit) {
+      return '{"ok":false,"error":"the page-tool script could not bound its answer"}';
+    }
+    return out;
+  };
+  // digest stands for a list in sig: two 32-bit hashes of its JSON.
+  const digest = (text) => {
+    let a = 0x811c9dc5;
+    let b = 5381;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = (Math.imul(b, 33) + c) | 0;
+    }
+    return text.length + ':' + (a >>> 0).toString(36) + (b >>> 0).toString(36);
+  };
+  const SCHEMA_MAX = 32768;
+  const LIST_BUDGET = 2 << 20;
   const isNative = (f) => {
     try {
       return /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(f));
@@ -167,11 +247,18 @@
           schema = null;
         }
       }
-      schema = schema && typeof schema === 'object' && !Array.isArray(schema) ? plain(schema) : null;
+      let tooLarge = false;
+      if (schema && typeof schema === 'object' && !Array.isArray(schema)) {
+        const b = bound(schema, SCHEMA_MAX);
+        tooLarge = b.cut;
+        schema = b.cut ? null : JSON.parse(b.json);
+      } else {
+        schema = null;
+      }
       const a = t.annotations && typeof t.annotations === 'object' ? t.annotations : {};
       const flag = (x, y) => a[x] === true || a[y] === true;
       return {
-        surface, name, title: str(t.title, 200), description: str(t.description, 2000), inputSchema: schema,
+        surface, name, title: str(t.title, 200), description: str(t.description, 2000), inputSchema: schema, tooLarge,
         annotations: {
           readOnly: flag('readOnlyHint', 'readOnly'),
           untrustedContent: flag('untrustedContentHint', 'untrustedContent'),
@@ -187,6 +274,12 @@
   const collect = async () => {
     const tools = [];
     const via = new Map();
+    let spent = 0;
+    // fits takes a described tool into the list's budget.
+    const fits = (d) => {
+      spent += JSON.stringify(d).length;
+      return spent <= LIST_BUDGET;
+    };
     for (const src of sources()) {
       let list;
       try {
@@ -197,7 +290,7 @@
       if (!Array.isArray(list)) continue;
       for (const t of list.slice(0, 200)) {
         const d = describe(t, 'inpage');
-        if (!d || via.has(d.name)) continue;
+        if (!d || via.has(d.name) || !fits(d)) continue;
         via.set(d.name, { src, tool: t });
         tools.push(d);
       }
@@ -205,9 +298,15 @@
     st.via = via;
     for (const t of m.tools.slice(0, 200)) {
       const d = describe(t, 'mcpb');
-      if (d) tools.push(d);
+      if (d && fits(d)) tools.push(d);
     }
-    return { tools, sig: JSON.stringify(tools) + '|' + m.res, res: m.res };
+    return { tools, sig: digest(JSON.stringify(tools)) + '|' + m.res, res: m.res };
+  };
+
+  // result is a tool's output, bounded to the call's max.
+  const result = (out, a) => {
+    const b = bound(out, a.max);
+    return { ok: true, output: b.json, size: b.size, cut: b.cut };
   };
 
   const call = async (a) => {
@@ -216,7 +315,7 @@
       if (!m.ready || !(await m.connect())) return { ok: false, missing: true };
       const r = await m.request('tools/call', { name: a.name, arguments: input }, 600000, a.id);
       if (!r || r.error || !r.result) return { ok: false, error: errText(r && r.error ? r.error.message : 'no result') };
-      return { ok: true, output: plain(r.result) };
+      return result(r.result, a);
     }
     let v = st.via.get(a.name);
     if (!v) {
@@ -248,44 +347,53 @@
           // a plain string result
         }
       }
-      return { ok: true, output: plain(out) };
+      return result(out, a);
     } catch (e) {
       return { ok: false, error: errText(e) };
     }
   };
 
-  switch (arg.op) {
-    case 'list':
-      return collect();
-    case 'wait':
-      return (async () => {
-        const end = Date.now() + Math.max(0, Number(arg.ms) || 0);
-        for (;;) {
-          const r = await collect();
-          if (r.sig !== arg.sig || Date.now() >= end) return r;
-          await sleep(Math.min(250, Math.max(1, end - Date.now())));
-        }
-      })();
-    case 'call':
-      // Bounded here, so a tool that never settles does not hold the
-      // backend's evaluation (and its goroutine) forever.
-      return Promise.race([call(arg), sleep(Math.max(1, Number(arg.ms) || 30000)).then(() => ({ ok: false, timeout: true }))]);
-    case 'cancel': {
-      const id = st.calls.get(arg.id);
-      if (id) m.cancel(id);
-      return true;
+  // max is the call's bound on a result; limit the op's on its answer.
+  const max = Math.max(1, Math.min(Number(arg.max) || 100000, 4 << 20));
+  const run = () => {
+    switch (arg.op) {
+      case 'list':
+        return collect();
+      case 'wait':
+        return (async () => {
+          const end = Date.now() + Math.max(0, Number(arg.ms) || 0);
+          for (;;) {
+            const r = await collect();
+            if (r.sig !== arg.sig || Date.now() >= end) return r;
+            await sleep(Math.min(250, Math.max(1, end - Date.now())));
+          }
+        })();
+      case 'call':
+        // Bounded here, so a tool that never settles does not hold the
+        // backend's evaluation (and its goroutine) forever.
+        return Promise.race([call(Object.assign({}, arg, { max })), sleep(Math.max(1, Number(arg.ms) || 30000)).then(() => ({ ok: false, timeout: true }))]);
+      case 'cancel': {
+        const id = st.calls.get(arg.id);
+        if (id) m.cancel(id);
+        return true;
+      }
+      case 'mcp':
+        return (async () => {
+          if (!m.ready) {
+            window.postMessage({ channel: CH, type: 'mcp', direction: 'client-to-server', payload: 'mcp-check-ready' }, '*');
+            await sleep(50);
+          }
+          if (!m.ready || !(await m.connect())) return { ok: false, error: 'this page runs no MCP server (@mcp-b/global)' };
+          const r = await m.request(String(arg.method), arg.params, 30000);
+          if (!r || r.error || !r.result) return { ok: false, error: errText(r && r.error ? r.error.message : 'no result') };
+          // A list's items are cut one by one, so a long one does not
+          // crowd out the rest.
+          const b = bound(r.result, max, /\/list$/.test(String(arg.method)) ? 2048 : max);
+          return { ok: true, result: b.json, size: b.size, cut: b.cut };
+        })();
     }
-    case 'mcp':
-      return (async () => {
-        if (!m.ready) {
-          window.postMessage({ channel: CH, type: 'mcp', direction: 'client-to-server', payload: 'mcp-check-ready' }, '*');
-          await sleep(50);
-        }
-        if (!m.ready || !(await m.connect())) return { ok: false, error: 'this page runs no MCP server (@mcp-b/global)' };
-        const r = await m.request(String(arg.method), arg.params, 30000);
-        if (!r || r.error || !r.result) return { ok: false, error: errText(r && r.error ? r.error.message : 'no result') };
-        return { ok: true, result: plain(r.result) };
-      })();
-  }
-  return null;
+    return null;
+  };
+  const limit = arg.op === 'list' || arg.op === 'wait' ? 2 * LIST_BUDGET : 8 * max + 65536;
+  return Promise.resolve(run()).then((v) => answer(v, limit), (e) => answer({ ok: false, error: errText(e) }, 4096));
 }

@@ -11,6 +11,18 @@
 // document is dropped, calls in flight fail with "interrupted by
 // navigation", and the domain is re-enabled so the new document's tools
 // are replayed.
+//
+// Nothing a page sends can stop the server. Every structure a page
+// controls is bounded before it is decoded or walked: the in-page script
+// answers with one JSON text whose length it checks last (a property of a
+// primitive string, which no page script can change), results are cut to
+// the call's MaxOutputChars in the page, lists stop at a budget, schemas
+// over 32 KiB are dropped. What arrives is checked again here
+// (executor.NormalizePageTool, executor.CheckSchema, executor.BoundOutput),
+// without recursion a page can deepen. A bad tool is refused (Unusable,
+// or left out of the list), and the rest keeps working. The one read not
+// bounded before it is decoded is the CDP backend's WebMCP.toolResponded
+// event, which Playwright decodes whole: its output is cut right after.
 package webmcp
 
 import (
@@ -38,13 +50,21 @@ type Link interface {
 	// events to Tab.Event and its main-frame navigations to
 	// Tab.Navigated. It must not block on ctx's end.
 	Open(ctx context.Context) error
-	// Send runs one command and returns its result (a JSON object).
+	// Send runs one command and returns its result (a JSON object). The
+	// params of WebMCP.invokeTool carry MaxOutputParam, the call's bound on
+	// its result: a link that can bound the toolResponded event by it
+	// before the server reads it does (the extension); none sends it to
+	// the browser.
 	Send(ctx context.Context, method string, params map[string]any) (json.RawMessage, error)
 	// URL is the tab's current main-frame URL, as the browser reports it.
 	URL() string
 	// Closed reports whether the tab is gone.
 	Closed() bool
 }
+
+// MaxOutputParam is the param of WebMCP.invokeTool that carries the call's
+// bound on its result, for the Link (see Link.Send).
+const MaxOutputParam = "chromegate.maxOutput"
 
 // ErrTabClosed fails what was asked of a tab that closed.
 var ErrTabClosed = errors.New("the tab was closed")
@@ -177,13 +197,14 @@ type Tab struct {
 	closedCh chan struct{}
 }
 
+// toolAnswer is a WebMCP.toolResponded event. Output is kept decoded, as
+// the event came, and bounded when the call takes it (nativeResult).
 type toolAnswer struct {
-	Status    string          `json:"status"`
-	Output    json.RawMessage `json:"output"`
-	ErrorText string          `json:"errorText"`
-	Exception struct {
-		Description string `json:"description"`
-	} `json:"exception"`
+	Status    string
+	Output    any
+	OutputCut int // the whole output's length, when the extension cut it
+	ErrorText string
+	Exception string
 }
 
 // NewTab tracks the page tools of the tab with public id id.
@@ -350,7 +371,14 @@ func (pt *Tab) nativeAdded(ev map[string]any) {
 		tool.Title, _ = m["title"].(string)
 		tool.Description, _ = m["description"].(string)
 		if s, ok := m["inputSchema"]; ok {
-			tool.InputSchema, _ = json.Marshal(s)
+			if executor.BoundSize(s, executor.MaxPageToolSchema) {
+				tool.InputSchema, _ = json.Marshal(s)
+			} else {
+				tool.Unusable = fmt.Sprintf("its input schema is larger than %d KiB", executor.MaxPageToolSchema>>10)
+			}
+		}
+		if m["schemaTooLarge"] == true { // the extension dropped it
+			tool.Unusable = fmt.Sprintf("its input schema is larger than %d KiB", executor.MaxPageToolSchema>>10)
 		}
 		if a, ok := m["annotations"].(map[string]any); ok {
 			tool.Annotations = executor.PageToolAnnotations{
@@ -392,9 +420,18 @@ func (pt *Tab) nativeRemoved(ev map[string]any) {
 // Playwright call here).
 func (pt *Tab) responded(ev map[string]any) {
 	id, _ := ev["invocationId"].(string)
-	b, _ := json.Marshal(ev)
+	// Taken from the event as decoded: re-encoding a page's output whole
+	// would copy it again.
 	var a toolAnswer
-	_ = json.Unmarshal(b, &a)
+	a.Status, _ = ev["status"].(string)
+	a.Output = ev["output"]
+	if n, ok := ev["outputCut"].(float64); ok {
+		a.OutputCut = int(n)
+	}
+	a.ErrorText, _ = ev["errorText"].(string)
+	a.ErrorText = executor.CutPageText(a.ErrorText, 2000)
+	a.Exception, _ = devtools.Dig(ev, "exception", "description").(string)
+	a.Exception = executor.CutPageText(a.Exception, 2000)
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if ch, ok := pt.pending[id]; ok {
@@ -509,6 +546,7 @@ type inPageResult struct {
 		Title       string                       `json:"title"`
 		Description string                       `json:"description"`
 		InputSchema json.RawMessage              `json:"inputSchema"`
+		TooLarge    bool                         `json:"tooLarge"`
 		Annotations executor.PageToolAnnotations `json:"annotations"`
 	} `json:"tools"`
 	Sig string `json:"sig"`
@@ -559,11 +597,12 @@ func (pt *Tab) script(ctx context.Context, arg map[string]any, out any) error {
 	if ex, ok := devtools.Dig(r.v, "exceptionDetails").(map[string]any); ok {
 		return &scriptError{devtools.ExceptionText(ex)}
 	}
-	b, err := json.Marshal(devtools.Dig(r.v, "result", "value"))
-	if err != nil {
-		return err
+	// The script answers with one JSON text (see scripts/webmcp.js).
+	text, ok := devtools.Dig(r.v, "result", "value").(string)
+	if !ok {
+		return &scriptError{"its answer is not JSON text"}
 	}
-	return json.Unmarshal(b, out)
+	return json.Unmarshal([]byte(text), out)
 }
 
 // scriptError is an exception of the in-page script: the page broke
@@ -639,6 +678,9 @@ func (pt *Tab) applyInPage(loader string, r inPageResult) bool {
 		}
 		t := executor.PageTool{Name: d.Name, Title: d.Title, Description: d.Description, InputSchema: d.InputSchema,
 			Annotations: d.Annotations, Surface: d.Surface}
+		if d.TooLarge {
+			t.Unusable = fmt.Sprintf("its input schema is larger than %d KiB", executor.MaxPageToolSchema>>10)
+		}
 		if !executor.NormalizePageTool(&t) || len(tools) >= executor.MaxPageTools {
 			continue
 		}
@@ -755,7 +797,7 @@ func (pt *Tab) pause(d time.Duration) {
 
 // invokeNative runs a tool through WebMCP.invokeTool and waits for its
 // toolResponded; on ctx's end the invocation is cancelled in the page.
-func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
+func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input json.RawMessage, p executor.PageToolCallParams) (executor.PageToolResult, error) {
 	pt.mu.Lock()
 	loader, nav := pt.loader, pt.navWake
 	pt.mu.Unlock()
@@ -767,7 +809,8 @@ func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input j
 	}
 	sch := make(chan sent, 1)
 	go func() {
-		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in})
+		v, err := pt.send("WebMCP.invokeTool", map[string]any{"frameId": tool.FrameID, "toolName": tool.Name, "input": in,
+			MaxOutputParam: p.OutputLimit()})
 		sch <- sent{v, err}
 	}()
 	var sr sent
@@ -817,7 +860,7 @@ func (pt *Tab) invokeNative(ctx context.Context, tool executor.PageTool, input j
 			if pt.newDocument(loader) {
 				return executor.PageToolResult{}, executor.ErrInterruptedByNavigation
 			}
-			return nativeResult(a), nil
+			return nativeResult(a, p.OutputLimit()), nil
 		case <-ctx.Done():
 			forget()
 			// Cancel in the page; the call's own context is over.
@@ -852,18 +895,22 @@ func pageToolTimeout(ctx context.Context, name string) error {
 		WithHint("retry with a larger timeout_ms if the tool is slow").Wrap(ctx.Err())
 }
 
-func nativeResult(a toolAnswer) executor.PageToolResult {
+func nativeResult(a toolAnswer, limit int) executor.PageToolResult {
 	switch a.Status {
 	case "Completed":
-		r := executor.PageToolResult{Output: a.Output}
-		r.IsError, r.Error = mcpError(a.Output)
+		out, size, cut := executor.BoundOutput(a.Output, limit)
+		r := executor.PageToolResult{Output: out}
+		if cut || a.OutputCut > 0 {
+			r.OutputChars = max(size, a.OutputCut)
+		}
+		r.IsError, r.Error = mcpError(out)
 		return r
 	case "Canceled":
 		return executor.PageToolResult{IsError: true, Error: "the page cancelled the call"}
 	}
 	msg := a.ErrorText
 	if msg == "" {
-		msg = firstLineOf(a.Exception.Description)
+		msg = firstLineOf(a.Exception)
 	}
 	if msg == "" {
 		msg = "the page tool failed"
@@ -883,6 +930,7 @@ func mcpError(out json.RawMessage) (bool, string) {
 	if json.Unmarshal(out, &r) != nil || !r.IsError {
 		return false, ""
 	}
+	// out is bounded already: its texts are too.
 	var texts []string
 	for _, c := range r.Content {
 		if c.Type == "text" && c.Text != "" {
@@ -899,7 +947,7 @@ func firstLineOf(s string) string {
 
 // invokeInPage runs a tool through the in-page script (a polyfill's
 // executeTool, or tools/call to @mcp-b/global's server).
-func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input json.RawMessage) (executor.PageToolResult, error) {
+func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input json.RawMessage, p executor.PageToolCallParams) (executor.PageToolResult, error) {
 	pt.mu.Lock()
 	loader, nav := pt.loader, pt.navWake
 	pt.mu.Unlock()
@@ -913,16 +961,19 @@ func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input j
 	_, _ = rand.Read(b[:])
 	callID := hex.EncodeToString(b[:])
 	var out struct {
-		OK      bool            `json:"ok"`
-		Output  json.RawMessage `json:"output"`
-		Error   string          `json:"error"`
-		Missing bool            `json:"missing"`
-		Timeout bool            `json:"timeout"`
+		OK      bool   `json:"ok"`
+		Output  string `json:"output"` // JSON text, cut in the page to max
+		Size    int    `json:"size"`
+		Cut     bool   `json:"cut"`
+		Error   string `json:"error"`
+		Missing bool   `json:"missing"`
+		Timeout bool   `json:"timeout"`
 	}
+	limit := p.OutputLimit()
 	done := make(chan error, 1)
 	go func() {
 		done <- pt.script(context.WithoutCancel(ctx), map[string]any{"op": "call", "id": callID, "surface": tool.Surface,
-			"name": tool.Name, "input": in, "ms": ms}, &out)
+			"name": tool.Name, "input": in, "ms": ms, "max": limit}, &out)
 	}()
 	var err error
 	select {
@@ -954,10 +1005,20 @@ func (pt *Tab) invokeInPage(ctx context.Context, tool executor.PageTool, input j
 		return executor.PageToolResult{}, executor.Errorf(executor.CodeBadArgs, "the page no longer has tool %s", tool.Name).
 			WithHint("call page_tools_list: the page may have unregistered it or navigated")
 	case !out.OK:
-		return executor.PageToolResult{IsError: true, Error: out.Error}, nil
+		return executor.PageToolResult{IsError: true, Error: executor.CutPageText(out.Error, 2000)}, nil
 	}
-	r := executor.PageToolResult{Output: out.Output}
-	r.IsError, r.Error = mcpError(out.Output)
+	// The page's script bounded the output; bound it again here, where the
+	// page cannot reach.
+	var v any
+	if err := json.Unmarshal([]byte(out.Output), &v); err != nil {
+		v = out.Output
+	}
+	bounded, size, cut := executor.BoundOutput(v, limit)
+	r := executor.PageToolResult{Output: bounded}
+	if cut || out.Cut {
+		r.OutputChars = max(size, out.Size)
+	}
+	r.IsError, r.Error = mcpError(bounded)
 	return r, nil
 }
 
@@ -1073,9 +1134,9 @@ func (pt *Tab) Call(ctx context.Context, p executor.PageToolCallParams) (executo
 	}
 	var r executor.PageToolResult
 	if tool.Surface == executor.SurfaceWebMCP {
-		r, err = pt.invokeNative(ctx, tool, input)
+		r, err = pt.invokeNative(ctx, tool, input, p)
 	} else {
-		r, err = pt.invokeInPage(ctx, tool, input)
+		r, err = pt.invokeInPage(ctx, tool, input, p)
 	}
 	if err != nil {
 		return executor.PageToolResult{}, err
@@ -1085,32 +1146,37 @@ func (pt *Tab) Call(ctx context.Context, p executor.PageToolCallParams) (executo
 }
 
 // MCP sends one request to the MCP server the tab's page runs
-// (@mcp-b/global).
-func (pt *Tab) MCP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+// (@mcp-b/global). The answer is bounded to about limit bytes while it is
+// read (lists: each string to 2048 characters first); cut says it was.
+func (pt *Tab) MCP(ctx context.Context, method string, params json.RawMessage, limit int) (result json.RawMessage, cut bool, err error) {
 	if err := pt.ensure(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var ps any
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &ps); err != nil {
-			return nil, executor.Errorf(executor.CodeBadArgs, "params are not JSON: %v", err)
+			return nil, false, executor.Errorf(executor.CodeBadArgs, "params are not JSON: %v", err)
 		}
 	}
+	limit = min(max(limit, 1), executor.MaxPageToolOutput)
 	var out struct {
-		OK     bool            `json:"ok"`
-		Result json.RawMessage `json:"result"`
-		Error  string          `json:"error"`
+		OK     bool   `json:"ok"`
+		Result string `json:"result"` // JSON text
+		Cut    bool   `json:"cut"`
+		Error  string `json:"error"`
 	}
-	if err := pt.script(ctx, map[string]any{"op": "mcp", "method": method, "params": ps}, &out); err != nil {
-		return nil, err
+	if err := pt.script(ctx, map[string]any{"op": "mcp", "method": method, "params": ps, "max": limit}, &out); err != nil {
+		return nil, false, err
 	}
 	if !out.OK {
-		msg := strings.Join(strings.Fields(out.Error), " ")
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
-		return nil, executor.Errorf(executor.CodeBadArgs, "the page's MCP server: %s", msg).
-			WithHint("the page may not run @mcp-b/global, or not offer this")
+		return nil, false, executor.Errorf(executor.CodeBadArgs, "the page's MCP server refused %s", method).
+			WithHint("the page may not run @mcp-b/global, or not offer this").
+			WithPage(executor.CutPageText(strings.Join(strings.Fields(out.Error), " "), 300))
 	}
-	return out.Result, nil
+	var v any
+	if err := json.Unmarshal([]byte(out.Result), &v); err != nil {
+		return nil, false, executor.Errorf(executor.CodeBadArgs, "the page's MCP server answered %s with something that is not JSON", method)
+	}
+	b, _, c := executor.BoundOutput(v, limit)
+	return b, c || out.Cut, nil
 }

@@ -74,7 +74,9 @@ func (l *scriptedLink) Send(ctx context.Context, method string, params map[strin
 			}
 			v = eval(ctx, arg)
 		}
-		out = map[string]any{"result": map[string]any{"value": v}}
+		// The script answers with one JSON text.
+		text, _ := json.Marshal(v)
+		out = map[string]any{"result": map[string]any{"value": string(text)}}
 	}
 	return json.Marshal(out)
 }
