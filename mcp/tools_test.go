@@ -255,17 +255,22 @@ func TestDialogsOfPagesOutsideThePolicyAreDismissed(t *testing.T) {
 func TestUntrustedMarking(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
-	marked := map[string]map[string]any{
-		"get_text": nil,
-		"get_html": nil,
-		"eval":     {"expression": "document.title"},
-		"navigate": {"url": "https://a.test/"}, // the fake's pages have titles
-		"click":    {"selector": "a"},
-		"wait_for": {"text": "x"},
+	// In order: click and wait_for carry the title of the page navigate
+	// opened (the fake's blank first page has none).
+	marked := []struct {
+		name string
+		args map[string]any
+	}{
+		{"get_text", nil},
+		{"get_html", nil},
+		{"eval", map[string]any{"expression": "document.title"}},
+		{"navigate", map[string]any{"url": "https://a.test/"}}, // the fake's pages have titles
+		{"click", map[string]any{"selector": "a"}},
+		{"wait_for", map[string]any{"text": "x"}},
 	}
-	for name, args := range marked {
-		if text := textOf(h.call(name, args)); !fenced(text) {
-			t.Errorf("%s: not marked untrusted:\n%s", name, text)
+	for _, m := range marked {
+		if text := textOf(h.call(m.name, m.args)); !fenced(text) {
+			t.Errorf("%s: not marked untrusted:\n%s", m.name, text)
 		}
 	}
 	h.fake().Handle("Navigate", func(context.Context, any) (any, error) {
