@@ -450,6 +450,7 @@ type PageTool struct {
 	Surface     string          `json:"surface"`
 	Annotations []string        `json:"annotations,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Unusable    string          `json:"unusable,omitempty"`
 }
 
 // PageToolsListResult is the result of page_tools_list.
