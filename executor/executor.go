@@ -14,6 +14,30 @@
 // passed down as a function so no backend imports it — about the URL and
 // every redirect before it is sent, and dials through the boundary's
 // Dialer; a refused hop is never requested and nothing of it is stored.
+//
+// # The document a call touches
+//
+// A read or an action is decided on the document it touches, never on
+// another: the policy decides on the tab's document, so a backend must
+// not reach past it. Both backends keep that in two ways:
+//
+//   - A target (a selector or a ref) names an element of the tab's main
+//     frame, or of a frame of the main document's own origin (the refs a
+//     snapshot gives inside a same-origin iframe), whose decision is the
+//     main document's; never one inside a frame of another origin, about
+//     which the policy decided nothing. Selectors cannot enter frames:
+//     Target.Validate (CheckSelector) refuses every spelling of
+//     Playwright's frame step, internal:control=enter-frame (what
+//     frameLocator builds), with BAD_ARGS; and a backend whose selector
+//     engine can cross into a frame checks, before it reads from or acts
+//     on the element a selector resolved to, that the element is in the
+//     main frame. Refs live in the main frame's isolated world, which
+//     reaches only same-origin frames.
+//   - TabInfo describes the tab's document by its security origin where
+//     its URL does not carry it (Tab.Origin, OriginHidden): an
+//     about:blank that a page opened and wrote into is that page's
+//     document, not "about:blank", and an opaque one a page could have
+//     written into is decided as opaque.
 package executor
 
 import (
@@ -117,7 +141,8 @@ type Target struct {
 	Ref      string `json:"ref,omitempty"`
 }
 
-// Validate checks that exactly one of Selector or Ref is set.
+// Validate checks that exactly one of Selector or Ref is set, and that a
+// selector does not enter a frame (CheckSelector).
 func (t Target) Validate() error {
 	switch {
 	case t.Selector != "" && t.Ref != "":
@@ -125,7 +150,7 @@ func (t Target) Validate() error {
 	case t.Selector == "" && t.Ref == "":
 		return Errorf(CodeBadArgs, "neither selector nor ref is set").WithHint("pass exactly one of selector or ref")
 	}
-	return nil
+	return CheckSelector(t.Selector)
 }
 
 // IsZero reports whether neither field is set (an optional target left out).
@@ -144,6 +169,15 @@ type Tab struct {
 	URL      string `json:"url"`
 	Title    string `json:"title"`
 	Selected bool   `json:"selected,omitempty"`
+	// Origin is the security origin of the tab's document where its URL
+	// does not carry it (OriginHidden: about:blank, data:, blob: ...), as
+	// the browser has it: "http://host:port" for a document that
+	// inherited its creator's origin (an about:blank a page opened and
+	// wrote into), OpaqueOrigin for an opaque one that a page could have
+	// written into (the tab has an opener). Empty when the URL's own
+	// origin stands: the URL carries it, or the tab is an about:blank no
+	// page ever reached (no opener). TabInfo fills it; Tabs may not.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Dialog is a JavaScript dialog the page opened during a call and how it was

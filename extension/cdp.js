@@ -848,6 +848,13 @@ function validateTarget(t, label = '') {
   const ref = t && typeof t.ref === 'string' ? t.ref : '';
   if (sel && ref) throw fail('BAD_ARGS', pre + 'both selector and ref are set', 'pass exactly one of selector or ref');
   if (!sel && !ref) throw fail('BAD_ARGS', pre + 'neither selector nor ref is set', 'pass exactly one of selector or ref');
+  // The engine below only queries the main frame's document; a selector
+  // naming Playwright's frame step is refused here as the server refuses
+  // it (executor.CheckSelector), should one ever get this far.
+  if (/internal:control/i.test(sel)) {
+    throw fail('BAD_ARGS', pre + `selectors cannot enter frames; ${JSON.stringify(sel)} steps into a frame`,
+      "act on the page's own elements; for a same-origin frame take a snapshot and use its refs");
+  }
   return { selector: sel, ref };
 }
 
@@ -1424,7 +1431,7 @@ async function userAgentInfo() {
   return { browser, version, userAgent: ua };
 }
 
-async function tabInfo(id) {
+async function tabInfo(id, { origin = false } = {}) {
   const t = await tabs.get(id);
   const sel = await tabs.selectedId();
   const out = tabs.wire(t, sel);
@@ -1440,7 +1447,38 @@ async function tabInfo(id) {
       // the tab's own view stands
     }
   }
+  if (origin && originHidden(out.url)) out.origin = await documentOrigin(id);
   return out;
+}
+
+// originHidden is executor.OriginHidden: the URL does not carry the
+// document's security origin.
+function originHidden(url) {
+  const m = /^([a-z][a-z0-9+.-]*):/i.exec(String(url || ''));
+  return !m || ['about', 'data', 'javascript', 'blob', 'filesystem'].includes(m[1].toLowerCase());
+}
+
+// documentOrigin is executor.Tab.Origin: the origin the browser gave the
+// tab's document, read in the isolated world (where no page script can
+// replace self.origin); for an opaque one, 'null' if a page could have
+// written into it (the tab has an opener), else '' (about:blank as the
+// browser made it). An about:blank this extension navigated to or opened
+// has the extension's own origin, which no page shares: also ''.
+async function documentOrigin(id) {
+  const st = await attach(id);
+  const origin = await inWorld(st, fnDecl(() => self.origin), []);
+  if (typeof origin !== 'string' || !origin) return 'null';
+  if (origin === self.location.origin) return '';
+  if (origin !== 'null') return origin;
+  let opener;
+  try {
+    const info = await send(id, 'Target.getTargetInfo');
+    opener = !!(info && info.targetInfo && info.targetInfo.openerId);
+  } catch {
+    const t = await tabs.get(id);
+    opener = t.openerTabId !== undefined;
+  }
+  return opener ? 'null' : '';
 }
 
 async function cookieTab() {
@@ -1511,7 +1549,7 @@ export const handlers = {
   },
 
   async tabInfo(p, ctx) {
-    return tabInfo(await tabs.resolve(ctx.tabId));
+    return tabInfo(await tabs.resolve(ctx.tabId), { origin: true });
   },
 
   async selectTab(p, ctx) {

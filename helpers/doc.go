@@ -14,6 +14,15 @@
 // moves the tab (a form submission) is reported in the result's page state,
 // and dispatch checks that landing like any other.
 //
+// # The document a step touches
+//
+// Every step reads from or acts on the document the Gate decided, never a
+// frame of another origin: the page scripts run in the main frame's
+// isolated world, which reaches only frames of the main document's own
+// origin, and a selector a helper passes on (a field, a scope, a query) is
+// held to executor.CheckSelector like the model's own, so none enters a
+// frame.
+//
 // # Page scripts
 //
 // Page-side logic lives in scripts/*.js, embedded, never in Go string

@@ -190,6 +190,9 @@ func Query(ctx context.Context, ex executor.Executor, p QueryParams) (QueryResul
 	if strings.TrimSpace(p.Selector) == "" {
 		return QueryResult{}, executor.Errorf(executor.CodeBadArgs, "selector is empty")
 	}
+	if err := executor.CheckSelector(p.Selector); err != nil {
+		return QueryResult{}, err
+	}
 	if p.Limit < 0 {
 		return QueryResult{}, executor.Errorf(executor.CodeBadArgs, "limit must not be negative")
 	}

@@ -295,6 +295,11 @@ func validateArgs(e *entry, args map[string]any) (map[string]any, error) {
 			return nil, err
 		}
 	}
+	if t.PageTool == nil {
+		if err := checkSelectors(args); err != nil {
+			return nil, err
+		}
+	}
 	if v, ok := args["timeout_ms"].(float64); ok && t.PageTool == nil && (v < 1 || v > maxTimeoutMs) {
 		return nil, badArgs("timeout_ms must be between 1 and %d (got %v)", maxTimeoutMs, v).
 			WithHint(fmt.Sprintf("pass a timeout_ms of at most %d, or leave it out for %d", maxTimeoutMs, defaultTimeoutMs))

@@ -43,7 +43,10 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		if err != nil {
 			return err
 		}
-		in.Page = policy.NewPage(tab.URL)
+		// Decided on the document the call touches: where the tab's URL
+		// does not carry the document's origin (an about:blank a page
+		// wrote into), on the origin the browser gave it.
+		in.Page = policy.NewDocumentPage(tab.URL, tab.Origin)
 	}
 	if c.PageTool != nil {
 		t, err := c.PageTool(ctx)

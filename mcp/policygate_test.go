@@ -92,6 +92,42 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 	}
 }
 
+// A read is decided on the document it touches: an about:blank that a
+// page of a denied host wrote into is that host's document, an opaque one
+// a page opened is never read, and a fresh tab's about:blank stays
+// readable.
+func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
+	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}, "enable_mutations": true})
+	on := func(tool string, args map[string]any, tab executor.Tab) *Call {
+		c := callFor(t, tool, args, "")
+		c.Page = func(context.Context) (executor.Tab, error) { return tab, nil }
+		return c
+	}
+	for _, c := range []struct {
+		tab  executor.Tab
+		want string // "" allowed, else a word of the denial
+	}{
+		{executor.Tab{URL: "about:blank"}, ""},
+		{executor.Tab{URL: "about:blank", Origin: "https://allowed.test"}, ""},
+		{executor.Tab{URL: "about:blank", Origin: "https://other.test"}, "other.test"},
+		{executor.Tab{URL: "about:blank#x", Origin: "http://other.test:8080"}, "other.test"},
+		{executor.Tab{URL: "about:blank", Origin: executor.OpaqueOrigin}, "opaque origin"},
+		{executor.Tab{URL: "data:text/html,hi", Origin: "https://allowed.test"}, ""},
+	} {
+		err := g.Before(t.Context(), on("get_text", map[string]any{}, c.tab))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("get_text on %+v: %v", c.tab, err)
+		case c.want != "" && (executor.CodeOf(err) != executor.CodePolicyDenied || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("get_text on %+v: %v, want POLICY_DENIED mentioning %q", c.tab, err, c.want)
+		}
+	}
+	// Written by an allowed page, it is that page: interactions too.
+	if err := g.Before(t.Context(), on("click", map[string]any{"selector": "p"}, executor.Tab{URL: "about:blank", Origin: "https://allowed.test"})); err != nil {
+		t.Errorf("click on allowed.test's about:blank: %v", err)
+	}
+}
+
 // A call whose deadline passed before the decision does not run, and says
 // TIMEOUT: a "policy error" would send the model to the policy.
 func TestPolicyGateExpiredDeadlineIsTimeout(t *testing.T) {

@@ -119,6 +119,34 @@ func badArgs(format string, args ...any) *executor.Error {
 	return executor.Errorf(executor.CodeBadArgs, format, args...)
 }
 
+// checkSelectors holds every selector among a call's arguments, at any
+// depth (a query's, a scope's, each field of a form), to
+// executor.CheckSelector: none may enter a frame. A page tool's arguments
+// are the page's own and are not looked at.
+func checkSelectors(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if sel, ok := e.(string); ok && strings.HasSuffix(strings.ToLower(k), "selector") {
+				if err := executor.CheckSelector(sel); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := checkSelectors(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkSelectors(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // checkTarget enforces exactly one (required) or at most one of a target's
 // selector and ref, naming the arguments as the caller wrote them.
 func checkTarget(args map[string]any, ta TargetArg) error {

@@ -21,6 +21,18 @@
 // refuses stops the plugin with RATE_LIMITED and its retry-after. Every
 // fetch the server makes for the model (download_file) is decided per hop
 // as the call was (HopGate), before its request is sent.
+//
+// A read or an action is decided on the document it touches. The Gate
+// decides a call on the tab's document as the browser reports it at call
+// time (executor.Tab): its URL, or, where that URL does not carry the
+// document's origin (about:blank, about:srcdoc, data:, blob:), the origin
+// the browser gave it (policy.NewDocumentPage) — an about:blank a denied
+// page opened and wrote into is decided as that page, an opaque one as
+// the opaque origin. Targets cannot reach past that document: a selector
+// that would enter a frame (Playwright's internal:control=enter-frame, in
+// any spelling) is refused with BAD_ARGS wherever a tool takes one, and
+// the executor contract keeps every target in the main frame or a frame
+// of its own origin (see package executor).
 package mcp
 
 import (

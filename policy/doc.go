@@ -21,6 +21,19 @@
 // PhaseList decision per tool, and a filtered tool is still decided at call
 // time.
 //
+// # The document a call touches
+//
+// A read or an action is decided on the document it touches, not on the
+// tab's URL alone: Input.Page is built by NewDocumentPage from the URL and
+// the security origin the browser gave the document. Where the URL does
+// not carry that origin (about:blank, about:srcdoc, data:, blob:), the
+// page is the origin — an about:blank a denied page wrote into is decided
+// as that page, an opaque one a page could have written into as the
+// opaque origin "null", which no URL rule allows — and Page.ShownURL keeps
+// the URL for reasons and logs. No target reaches a frame of another
+// origin (see package executor), so the tab's document is the one a call
+// touches.
+//
 // # Fail closed
 //
 // Decide never returns an error: an evaluation error, an undefined

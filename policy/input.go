@@ -107,12 +107,19 @@ type Plugin struct {
 	Tools []string `json:"tools"`
 }
 
-// Page is the URL a tab shows, parsed like a Target, plus its origin.
+// Page is the document a call touches, parsed like a Target, plus its
+// origin: the URL the tab shows, or, where that URL does not carry the
+// document's origin (about:blank, data:, blob:), the origin itself; see
+// NewDocumentPage.
 type Page struct {
 	Target
 	// Origin is the serialised origin ("https://example.com",
 	// "http://127.0.0.1:8080"), or "null" for an opaque origin.
 	Origin string `json:"origin"`
+	// ShownURL is the URL the tab shows when the page is described by its
+	// document's origin instead (an about:blank a page wrote into); empty
+	// otherwise. It is for reasons and logs: decide on Target.
+	ShownURL string `json:"shown_url,omitempty"`
 }
 
 // Principal is the authenticated caller. Transport is "stdio", "http" or
@@ -319,6 +326,29 @@ func NewPage(rawURL string) *Page {
 		return &Page{Target: Target{URL: rawURL, IPClass: IPClassNone}, Origin: "null"}
 	}
 	return &Page{Target: t, Origin: origin(t)}
+}
+
+// NewDocumentPage describes the document a tab shows: its URL, rawURL, and
+// the security origin the browser gave the document, origin ("" when the
+// URL's own origin stands; see executor.Tab.Origin). A read or an action
+// is decided on the document it touches, so where the two disagree — an
+// about:blank, data: or blob: document whose origin is its creator's —
+// the page is the origin: an about:blank written by a page of
+// other.example is a page of other.example, and one of an opaque origin
+// is a page of the opaque origin "null", which no URL rule allows.
+// ShownURL then keeps rawURL.
+func NewDocumentPage(rawURL, origin string) *Page {
+	p := NewPage(rawURL)
+	if origin == "" || origin == p.Origin && origin != "null" {
+		return p
+	}
+	d := NewPage(origin)
+	if t, err := ParseTarget(origin); err != nil || t.Host == "" || origin != d.Origin {
+		// Not a tuple origin as browsers serialise one: opaque.
+		d = &Page{Target: Target{URL: "null", IPClass: IPClassNone}, Origin: "null"}
+	}
+	d.ShownURL = rawURL
+	return d
 }
 
 // origin serialises a target's origin the way browsers do.
@@ -569,6 +599,9 @@ func (in Input) astValue() (ast.Value, error) {
 	page := ast.InternedNullTerm
 	if in.Page != nil {
 		items := append(targetItems(in.Page.Target), [2]*ast.Term{ast.InternedTerm("origin"), strTerm(in.Page.Origin)})
+		if in.Page.ShownURL != "" {
+			items = append(items, [2]*ast.Term{ast.InternedTerm("shown_url"), strTerm(in.Page.ShownURL)})
+		}
 		page = ast.ObjectTerm(items...)
 	}
 	pageTool := ast.InternedNullTerm

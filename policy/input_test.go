@@ -276,6 +276,8 @@ func TestInputMatchesSchema(t *testing.T) {
 		"plugin":    {Version: 1, Phase: PhaseCall, Tool: "signup", Action: ActionPlugin, Plugin: &Plugin{Name: "signup", Tools: []string{"navigate", "click"}}},
 		"step":      {Version: 1, Phase: PhaseCall, Tool: "click", Action: ActionInteract, Plugin: &Plugin{Name: "signup", Step: "submit"}},
 		"bad page":  {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewPage("::")},
+		"written":   {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewDocumentPage("about:blank", "https://b.example")},
+		"opaque":    {Version: 1, Phase: PhaseCall, Tool: "get_text", Action: ActionRead, Page: NewDocumentPage("about:blank", "null")},
 		"request":   sampleRequest(t),
 	}
 	for name, u := range map[string]string{"tunnel": "https://cdn.example.com:443/", "data request": "data:text/javascript,1", "websocket": "ws://[::1]:8080/live"} {
@@ -343,7 +345,9 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 	t.Parallel()
 	step := sampleInput()
 	step.Plugin = &Plugin{Name: "signup", Step: "submit", Tools: []string{"navigate", "click"}}
-	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t)} {
+	written := sampleInput()
+	written.Page = NewDocumentPage("about:blank", "https://b.example")
+	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t), written} {
 		v, err := in.astValue()
 		if err != nil {
 			t.Fatal(err)
@@ -381,5 +385,30 @@ func TestRedirected(t *testing.T) {
 	}
 	if _, err := in.Redirected("::not a url"); err == nil {
 		t.Error("an unparsable hop was not an error")
+	}
+}
+
+// NewDocumentPage describes a document whose URL does not carry its
+// origin by that origin; otherwise it is NewPage.
+func TestNewDocumentPage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		url, origin string
+		want        Page
+	}{
+		{"https://a.example/x", "", *NewPage("https://a.example/x")},
+		{"https://a.example/x", "https://a.example", *NewPage("https://a.example/x")},
+		{"about:blank", "", *NewPage("about:blank")},
+		{"about:blank", "https://b.example", Page{Target: Target{URL: "https://b.example/", Scheme: "https", Host: "b.example", Port: 443, IPClass: IPClassUnresolved},
+			Origin: "https://b.example", ShownURL: "about:blank"}},
+		{"about:srcdoc", "http://127.0.0.1:8080", Page{Target: Target{URL: "http://127.0.0.1:8080/", Scheme: "http", Host: "127.0.0.1", Port: 8080, IPClass: IPClassLoopback},
+			Origin: "http://127.0.0.1:8080", ShownURL: "about:srcdoc"}},
+		{"about:blank", "null", Page{Target: Target{URL: "null", IPClass: IPClassNone}, Origin: "null", ShownURL: "about:blank"}},
+		{"about:blank", "://", Page{Target: Target{URL: "null", IPClass: IPClassNone}, Origin: "null", ShownURL: "about:blank"}},
+		{"about:blank", "https://b.example/path", Page{Target: Target{URL: "null", IPClass: IPClassNone}, Origin: "null", ShownURL: "about:blank"}},
+	} {
+		if diff := cmp.Diff(c.want, *NewDocumentPage(c.url, c.origin)); diff != "" {
+			t.Errorf("NewDocumentPage(%q, %q) (-want +got):\n%s", c.url, c.origin, diff)
+		}
 	}
 }

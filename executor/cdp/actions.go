@@ -22,7 +22,7 @@ func (s *Session) act(ctx context.Context, tabID string, target executor.Target,
 		if target.Ref != "" {
 			return byRef(c, target.Ref)
 		}
-		loc, err := c.resolve(target)
+		loc, err := c.locate(target, what)
 		if err != nil {
 			return err
 		}
@@ -321,11 +321,11 @@ func (s *Session) Drag(ctx context.Context, p executor.DragParams) (executor.Act
 			}
 			return c.dragPoints(from, to)
 		}
-		from, err := c.resolve(p.From)
+		from, err := c.locate(p.From, "drag (from)")
 		if err != nil {
 			return err
 		}
-		to, err := c.resolve(p.To)
+		to, err := c.locate(p.To, "drag (to)")
 		if err != nil {
 			return err
 		}

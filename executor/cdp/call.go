@@ -216,6 +216,55 @@ func (c *call) resolve(t executor.Target) (playwright.Locator, error) {
 	return c.page.Locator(t.Selector).First(), nil
 }
 
+// locate resolves a selector target and checks, before anything is read
+// from or done to the element, that it is in the tab's main frame: the
+// policy decided the call on the main frame's document, and a Playwright
+// selector can step into a frame (internal:control=enter-frame, what
+// frameLocator builds). Target.Validate refuses that step by name; this
+// check holds whatever the spelling, on the element Playwright itself
+// resolved: its owner frame is the driver's record of the execution
+// context the element lives in, which no page script can change. The
+// frames a selector walks through are fixed by its text, so the element
+// the action then resolves again is in the same frame.
+func (c *call) locate(t executor.Target, what string) (playwright.Locator, error) {
+	loc, err := c.resolve(t)
+	if err != nil {
+		return nil, err
+	}
+	return loc, c.inMainFrame(loc, t, what)
+}
+
+// mayEnterFrame reports whether Playwright could resolve sel in another
+// frame: only a chain can, since its parser steps into a frame only
+// between the parts of a chain (or of a nested selector's chain), and
+// both are written with ">>". A selector without it — nearly every one —
+// skips the check and its round trips.
+func mayEnterFrame(sel string) bool { return strings.Contains(sel, ">>") }
+
+// inMainFrame waits (until the call's deadline) for loc's element and
+// fails with BAD_ARGS when it is not in the main frame; see locate.
+func (c *call) inMainFrame(loc playwright.Locator, t executor.Target, what string) error {
+	if !mayEnterFrame(t.Selector) {
+		return nil
+	}
+	h, err := loc.ElementHandle(playwright.LocatorElementHandleOptions{Timeout: c.to()})
+	if err != nil {
+		return c.targetErr(loc, t, what, err)
+	}
+	// The handle only pins the element in the page until the next
+	// navigation; letting it go need not hold up the call.
+	defer func() { go func() { _ = h.Dispose() }() }()
+	f, err := h.OwnerFrame()
+	if err != nil {
+		return c.s.mapErr(what, err)
+	}
+	if f != c.page.MainFrame() {
+		return executor.Errorf(executor.CodeBadArgs, "%s: selectors cannot enter frames; %s matched an element inside a frame", what, t).
+			WithHint("act on the page's own elements; for a same-origin frame take a snapshot and use its refs")
+	}
+	return nil
+}
+
 // targetErr explains a failed action on a target. A Playwright timeout
 // means either that nothing matched (SELECTOR_NOT_FOUND) or that the
 // element never became actionable (TIMEOUT, with Playwright's last word on

@@ -66,7 +66,7 @@ func (s *Session) downloadClick(ctx context.Context, p executor.DownloadParams, 
 		var loc playwright.Locator
 		if p.Target.Ref == "" {
 			var err error
-			if loc, err = c.resolve(p.Target); err != nil {
+			if loc, err = c.locate(p.Target, "download_file"); err != nil {
 				return err
 			}
 		}

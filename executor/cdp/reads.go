@@ -43,7 +43,7 @@ func (s *Session) Text(ctx context.Context, p executor.TextParams) (executor.Tex
 			text, err = c.refText("get_text", p.Target.Ref, "text", false)
 			return err
 		}
-		loc, err := c.resolve(p.Target)
+		loc, err := c.locate(p.Target, "get_text")
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func (s *Session) HTML(ctx context.Context, p executor.HTMLParams) (executor.Tex
 			html, err = c.refText("get_html", p.Target.Ref, "html", p.Outer)
 			return err
 		}
-		loc, err := c.resolve(p.Target)
+		loc, err := c.locate(p.Target, "get_html")
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			data, err = c.page.Screenshot(playwright.PageScreenshotOptions{Clip: &clip, Type: typ, Quality: quality, Timeout: c.to()})
 			return err
 		case hasTarget:
-			loc, rerr := c.resolve(p.Target)
+			loc, rerr := c.locate(p.Target, "screenshot")
 			if rerr != nil {
 				return rerr
 			}
@@ -381,6 +381,14 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 				return err
 			}
 		}
+		// An element found is checked to be in the main frame before
+		// the wait reports it (see locate); one gone is nothing read.
+		found := func(ok bool, err error) (bool, error) {
+			if !ok || err != nil {
+				return ok, err
+			}
+			return true, c.inMainFrame(loc, p.Target, "wait_for")
+		}
 		check := func() (bool, error) {
 			switch {
 			case hasText:
@@ -391,10 +399,10 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 				visible, err := loc.IsVisible()
 				return !visible, err
 			case p.Visible:
-				return loc.IsVisible()
+				return found(loc.IsVisible())
 			default:
 				n, err := loc.Count()
-				return n > 0, err
+				return found(n > 0, err)
 			}
 		}
 		return c.pollWait(ctx, start, desc, check)

@@ -226,7 +226,10 @@ func (c *call) targetPoint(what string, t executor.Target) (point, error) {
 	if t.Ref != "" {
 		return c.refPoint(what, t.Ref, false)
 	}
-	loc := c.page.Locator(t.Selector).First()
+	loc, err := c.locate(t, what)
+	if err != nil {
+		return point{}, err
+	}
 	if err := loc.ScrollIntoViewIfNeeded(playwright.LocatorScrollIntoViewIfNeededOptions{Timeout: c.to()}); err != nil {
 		return point{}, c.targetErr(loc, t, what, err)
 	}

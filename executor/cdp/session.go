@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/internal/devtools"
 	"github.com/chromegate/chromegate/executor/webmcp"
 	"github.com/playwright-community/playwright-go"
 )
@@ -400,8 +402,49 @@ func (s *Session) TabInfo(ctx context.Context, tabID string) (executor.Tab, erro
 		// ago would be reported at its old URL, and the policy would decide
 		// on a page the tab has left. One round trip (the title) first
 		// delivers every navigation the browser committed before it.
-		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
+		info := s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page)))
+		if executor.OriginHidden(info.URL) {
+			if info.Origin, err = s.newCall(ctx, t).documentOrigin(); err != nil {
+				return executor.Tab{}, s.mapErr("tab_info", err)
+			}
+		}
+		return info, nil
 	})
+}
+
+// originScript reads the document's security origin from chromegate's
+// isolated world, where no page script can replace self.origin.
+const originScript = "() => self.origin"
+
+// documentOrigin is executor.Tab.Origin for a tab whose URL does not carry
+// its document's origin: the origin the browser gave the document; for an
+// opaque one, OpaqueOrigin if a page could have written into it (the tab
+// has an opener, even one closed since), else "" (a tab only chromegate
+// opened: about:blank as the browser made it).
+func (c *call) documentOrigin() (string, error) {
+	raw, err := c.runValue(originScript, nil)
+	if err != nil {
+		return "", err
+	}
+	var origin string
+	if err := json.Unmarshal(raw, &origin); err != nil || origin == "" {
+		return executor.OpaqueOrigin, nil
+	}
+	if origin != executor.OpaqueOrigin {
+		return origin, nil
+	}
+	_, sess, err := c.t.w.context(c)
+	if err != nil {
+		return "", err
+	}
+	info, err := sess.Send("Target.getTargetInfo", nil)
+	if err != nil {
+		return "", err
+	}
+	if opener, _ := devtools.Dig(info, "targetInfo", "openerId").(string); opener != "" {
+		return executor.OpaqueOrigin, nil
+	}
+	return "", nil
 }
 
 // SelectTab makes a tab the one calls without a tab id act on, and brings

@@ -189,6 +189,14 @@ exact_domains := [p | some p in allow_domains; not contains(p, "*")]
 
 ip_literal(h) if regex.match(`^(\[.*\]|[0-9.]+)$`, h)
 
+# A page described by its document's opaque origin (see page.shown_url):
+# an about:blank, data: or blob: document that a sandboxed page, or one of
+# an opaque origin, could have written.
+opaque_document(t) if {
+	t.url == "null"
+	object.get(t, "shown_url", "") != ""
+}
+
 about_blank(t) if {
 	t.scheme == "about"
 	regex.match(`^about:blank([?#].*)?$`, t.url)
@@ -211,7 +219,14 @@ url_problem(t) := sprintf("the %s: scheme is never allowed", [t.scheme]) if {
 	t.scheme in dangerous_schemes
 }
 
-url_problem(t) := "the URL could not be parsed" if t.scheme == ""
+url_problem(t) := "the URL could not be parsed" if {
+	t.scheme == ""
+	not opaque_document(t)
+}
+
+url_problem(t) := "its document has an opaque origin (sandboxed, or written by a page of one), which is never allowed" if {
+	opaque_document(t)
+}
 
 url_problem(t) := sprintf("only http and https URLs and about:blank are allowed, not %s:", [t.scheme]) if {
 	t.scheme != ""
@@ -254,7 +269,10 @@ where(t) := sprintf("a %s: URL", [t.scheme]) if {
 where(t) := "an invalid URL" if {
 	t.host == ""
 	t.scheme == ""
+	not opaque_document(t)
 }
+
+where(t) := sprintf("%s (a document of an opaque origin)", [t.shown_url]) if opaque_document(t)
 
 # ---------------------------------------------------------------------------
 # Phase "call": one tool call.

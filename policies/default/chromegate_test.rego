@@ -293,6 +293,24 @@ test_read_on_about_blank if {
 	allowed(on("screenshot", "about:blank"))
 }
 
+# A document whose URL does not carry its origin is decided on its origin
+# (policy.NewDocumentPage): an about:blank written by a denied page is that
+# page's, and an opaque one is never read.
+written(tool, origin) := call(tool, {"page": object.union(chromegate.parse_url(concat("", [origin, "/"])), {"origin": origin, "shown_url": "about:blank"})})
+
+test_read_on_written_about_blank if {
+	allowed(written("get_text", "https://example.com")) with data.allow_domains as ["example.com"]
+	not allowed(written("get_text", "https://other.test")) with data.allow_domains as ["example.com"]
+	reasons(written("get_text", "https://other.test")) == ["get_text is not allowed on other.test: host not in allow_domains (the tab shows a page outside the policy; navigate to an allowed page first)"] with data.allow_domains as ["example.com"]
+	allowed(written("click", "https://example.com")) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+}
+
+test_read_on_opaque_about_blank_denied if {
+	inp := call("get_text", {"page": {"url": "null", "scheme": "", "host": "", "port": 0, "ip_class": "none", "origin": "null", "shown_url": "about:blank"}})
+	not allowed(inp)
+	reasons(inp) == ["get_text is not allowed on about:blank (a document of an opaque origin): its document has an opaque origin (sandboxed, or written by a page of one), which is never allowed (the tab shows a page outside the policy; navigate to an allowed page first)"]
+}
+
 test_read_on_other_page_denied if {
 	inp := on("get_text", "https://other.test/secret")
 	not allowed(inp) with data.allow_domains as ["example.com"]
