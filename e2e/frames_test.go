@@ -203,6 +203,11 @@ func TestFramesAreNotPierced(t *testing.T) {
 // reads it. The document is other.test's, whatever its URL says: every
 // read is denied and the tab listing hides it. The shop's own popup (an
 // about:blank of allowed.test) and a fresh tab stay readable.
+//
+// The popups open without a user gesture, which the browsers chromegate
+// launches allow (Playwright turns the popup blocker off) and a bare
+// Chromium attached with --cdp-endpoint does not: the test is not in the
+// Makefile's REMOTE_SUITE.
 func TestAboutBlankOfDeniedOrigin(t *testing.T) {
 	site := newFrameSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test",
