@@ -112,7 +112,7 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 		c.PageTool = c.pageToolFunc(ex)
 	}
 	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
-		if c.before != nil && s.outside(ctx, c, c.before.URL) {
+		if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
 			// The tab shows a page outside the policy (it navigated
 			// itself there, or a page opened it): nothing of it is
 			// said, and it is sent away from it.

@@ -124,7 +124,7 @@ func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]tabOut, 
 	n := 0
 	for i, t := range tabs {
 		out[i] = tabOf(t)
-		if f != nil && !f.TabVisible(ctx, c, c.documentURL(ctx, t)) {
+		if f != nil && !f.TabVisible(ctx, c, c.tabDocument(ctx, t)) {
 			out[i] = tabOut{TabID: t.ID, Selected: t.Selected, Note: outsideNote}
 			n++
 		}
@@ -135,21 +135,29 @@ func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]tabOut, 
 // documentURL is what a tab is decided on: its URL, or, where that URL
 // does not carry its document's origin (an about:blank a page wrote
 // into), the origin the browser gave the document (see
-// policy.NewDocumentPage), read for that tab alone. "" when it cannot be
-// read, which no decision allows.
-func (c *Call) documentURL(ctx context.Context, t executor.Tab) string {
+// policy.NewDocumentPage). t must come from TabInfo, which reads that
+// origin; see tabDocument.
+func documentURL(t executor.Tab) string {
 	if !executor.OriginHidden(t.URL) {
 		return t.URL
 	}
-	if t.Origin == "" && c.Executor() != nil {
-		info, err := c.Executor().TabInfo(ctx, t.ID)
-		if err != nil {
-			c.srv.log.Debug("the origin of a tab's document could not be read; it is listed as outside the policy", "tab", t.ID, "err", err)
-			return ""
-		}
-		t.Origin = info.Origin
-	}
 	return policy.NewDocumentPage(t.URL, t.Origin).URL
+}
+
+// tabDocument is documentURL for a tab as Tabs lists it (without its
+// document's origin): the origin is read for that tab alone, and only
+// where the URL does not carry it. "" when it cannot be read, which no
+// decision allows.
+func (c *Call) tabDocument(ctx context.Context, t executor.Tab) string {
+	if !executor.OriginHidden(t.URL) || c.Executor() == nil {
+		return t.URL
+	}
+	info, err := c.Executor().TabInfo(ctx, t.ID)
+	if err != nil {
+		c.srv.log.Debug("the origin of a tab's document could not be read; it is listed as outside the policy", "tab", t.ID, "err", err)
+		return ""
+	}
+	return documentURL(info)
 }
 
 // outsideNote replaces the URL and title of a tab outside the policy.

@@ -858,7 +858,7 @@ func (c *Call) outsideNow(ctx context.Context) (executor.Tab, bool) {
 	if err != nil {
 		return tab, false
 	}
-	return tab, c.srv.outside(tctx, c, tab.URL)
+	return tab, c.srv.outside(tctx, c, documentURL(tab))
 }
 
 func deadlineOf(ctx context.Context) time.Time {
