@@ -287,14 +287,18 @@ func TestSnapshotPolicy(t *testing.T) {
 	s.snapshotOf(nil)
 	s.call("query", map[string]any{"selector": "input"})
 
-	s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/wander"})
-	s.waitTabHidden()
 	for _, tool := range []string{"snapshot", "query"} {
+		// Each denial sends the tab back to about:blank: wander again.
+		s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/wander"})
+		s.waitTabHidden()
 		txt := s.fail("POLICY_DENIED", tool, map[string]any{"selector": "input"})
 		// The boundary kept other.test from loading: the tab shows
 		// Chromium's error page, and the read is denied there.
 		if !(strings.Contains(txt, "other.test") || strings.Contains(txt, "chromewebdata")) || strings.Contains(txt, "Full name") {
 			t.Errorf("%s on other.test: %s", tool, txt)
+		}
+		if tabs := resultText(s.call("tabs_list", nil)); !strings.Contains(tabs, `"about:blank"`) {
+			t.Errorf("after %s was denied, the tab was not sent to about:blank: %s", tool, tabs)
 		}
 	}
 }
