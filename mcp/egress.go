@@ -111,7 +111,7 @@ func (g *PolicyGate) TabVisible(ctx context.Context, c *Call, url string) bool {
 		in.Backend = c.Executor().Backend()
 	}
 	in.Session = c.Session
-	return g.Engine.Decide(ctx, in).Allow
+	return g.Engine.Screen(ctx, in).Allow
 }
 
 // visibleTabs lists tabs as the caller may see them: a tab that shows a

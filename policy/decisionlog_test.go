@@ -193,3 +193,42 @@ func TestDecisionLogWriteFailureIsLoggedNotFatal(t *testing.T) {
 }
 
 func newTextLogger(w *bytes.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestScreenLogsOnlyDenials: a screen (may the model be shown this tab?)
+// is Decide's decision, but an allowed one is not a call and stays out of
+// the decision log.
+func TestScreenLogsOnlyDenials(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "decisions.jsonl")
+	w, err := OpenDecisionLog(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := writeFiles(t, map[string]string{"p.rego": `package chromegate
+
+decision := {"allow": input.target.host == "ok.test", "reasons": ["host"]}
+`})
+	e := newEngine(t, WithDir(dir), WithDecisionLog(w))
+	screen := func(u string) bool {
+		in, err := NewInput(PhaseCall, "get_text", map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in, err = in.Landed(u); err != nil {
+			t.Fatal(err)
+		}
+		return e.Screen(t.Context(), in).Allow
+	}
+	if !screen("https://ok.test/a") || screen("https://evil.test/b") {
+		t.Fatal("Screen decided otherwise than the policy")
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"evil.test"`) || !strings.Contains(lines[0], `"allow":false`) {
+		t.Errorf("decision log after an allowed and a denied screen:\n%s", data)
+	}
+}

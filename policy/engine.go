@@ -319,6 +319,23 @@ func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	return e.logged(start, in, e.decide(ctx, e.cur.Load(), in))
 }
 
+// Screen decides whether the model may be shown a page it did not ask
+// about: a tab in a listing, or the tab a call found itself on. It is
+// Decide's decision, but only a denial is logged: an allowed screen is not
+// a call, and logging it would put an "allow" beside every denied call in
+// the decision log.
+func (e *Engine) Screen(ctx context.Context, in Input) Decision {
+	if e == nil {
+		return denyError("no policy engine")
+	}
+	start := time.Now()
+	d := e.decide(ctx, e.cur.Load(), in)
+	if !d.Allow {
+		e.logged(start, in, d)
+	}
+	return d
+}
+
 // decide evaluates in on st, waiting for a slot. It fails closed.
 func (e *Engine) decide(ctx context.Context, st *state, in Input) Decision {
 	// Evaluation is CPU-bound: at most GOMAXPROCS run at once, so that the
