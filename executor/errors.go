@@ -2,8 +2,10 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code classifies an error the model can act on. Codes are part of the
@@ -47,12 +49,60 @@ var AllCodes = []Code{
 // a host it redirected to) goes into them. Page is where such words go,
 // when they help: the server shows them to the model fenced as page
 // content, apart from the message and the hint.
+//
+// An Error is the one value every edge renders: the MCP result's text and
+// structured content, REST's error object and the Go client's error all
+// come from it, and none of them parses another's text back. In JSON it is
+//
+//	{"code": "RATE_LIMITED", "message": "...", "hint": "...", "retry_after_ms": 12000, "page": "..."}
+//
+// with hint, retry_after_ms and page left out when empty.
 type Error struct {
-	Code    Code
-	Message string
-	Hint    string
-	Page    string // words a page wrote that explain the error; shown fenced, never in Message or Hint
-	Err     error  // the underlying cause, if any; never shown verbatim to the model
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	// RetryAfter is how long to wait before the same call can succeed
+	// (a rate limit); zero when waiting would not help. In JSON it is
+	// retry_after_ms, whole milliseconds, rounded up.
+	RetryAfter time.Duration `json:"-"`
+	Page       string        `json:"page,omitempty"` // words a page wrote that explain the error; shown fenced, never in Message or Hint
+	Err        error         `json:"-"`              // the underlying cause, if any; never shown verbatim to the model
+}
+
+// errorJSON is Error on the wire: RetryAfter as whole milliseconds.
+type errorJSON struct {
+	Code         Code   `json:"code"`
+	Message      string `json:"message"`
+	Hint         string `json:"hint,omitempty"`
+	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
+	Page         string `json:"page,omitempty"`
+}
+
+// MarshalJSON writes e as documented on Error.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(errorJSON{Code: e.Code, Message: e.Message, Hint: e.Hint, RetryAfterMs: wholeMs(e.RetryAfter), Page: e.Page})
+}
+
+// wholeMs is d in milliseconds, rounded up; 0 for d ≤ 0.
+func wholeMs(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var w errorJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Error{Code: w.Code, Message: w.Message, Hint: w.Hint, RetryAfter: time.Duration(w.RetryAfterMs) * time.Millisecond, Page: w.Page}
+	return nil
 }
 
 func (e *Error) Error() string {
@@ -86,6 +136,13 @@ func (e *Error) WithHint(hint string) *Error {
 func (e *Error) WithPage(page string) *Error {
 	c := *e
 	c.Page = page
+	return &c
+}
+
+// WithRetryAfter returns a copy of e that says when to retry.
+func (e *Error) WithRetryAfter(d time.Duration) *Error {
+	c := *e
+	c.RetryAfter = d
 	return &c
 }
 
