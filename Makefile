@@ -80,7 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeSchema$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultData$$' -fuzztime $(FUZZTIME) ./mcp/
-	$(GO) test -run '^$$' -fuzz '^FuzzErrorOf$$' -fuzztime $(FUZZTIME) ./mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzErrorJSON$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalOrigin$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/

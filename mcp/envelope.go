@@ -181,17 +181,45 @@ func capText(s string, max int, hint string) (out, note string) {
 // maxErrorPage caps the page's words shown with an error.
 const maxErrorPage = 500
 
+// ErrorContent is the structured content of an isError result dispatch
+// made: the error its text tells the model, as the value it was rendered
+// from ({"error": {"code", "message", "hint", "retry_after_ms", "page"}}).
+// REST and the Go client read it; nobody reads the text back.
+type ErrorContent struct {
+	Error *executor.Error `json:"error"`
+}
+
+// ResultError returns the error of an isError result dispatch made, or nil
+// for any other result (a success, or a page tool's own failure, which is
+// a result the page gave).
+func ResultError(res *sdk.CallToolResult) *executor.Error {
+	if res == nil || !res.IsError {
+		return nil
+	}
+	if c, ok := res.StructuredContent.(*ErrorContent); ok {
+		return c.Error
+	}
+	return nil
+}
+
 // errorResult is the isError result for e: "CODE: cause", then "Next: what
-// to do", then the page's words that explain it, fenced.
+// to do", then the page's words that explain it, fenced; and the same
+// fields as structured content (see ErrorContent).
 func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
-	hint := cmp.Or(e.Hint, executor.DefaultHint(e.Code))
-	text := fmt.Sprintf("%s: %s\nNext: %s", e.Code, e.Message, hint)
+	shown := *e
+	shown.Hint = cmp.Or(e.Hint, executor.DefaultHint(e.Code))
+	shown.Page, _ = capText(e.Page, maxErrorPage, "")
+	shown.Err = nil
+	text := fmt.Sprintf("%s: %s\nNext: %s", shown.Code, shown.Message, shown.Hint)
 	if cut, note := capText(text, s.opts.MaxResultChars, "the error message was cut"); note != "" {
 		text = cut + "\n" + note
 	}
-	if e.Page != "" {
-		page, _ := capText(e.Page, maxErrorPage, "")
-		text += "\n" + fence(page)
+	if shown.Page != "" {
+		text += "\n" + fence(shown.Page)
 	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	// The structured message is bounded like the text (whose note says
+	// the whole length).
+	shown.Message, _ = capText(shown.Message, s.opts.MaxResultChars, "")
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
+		StructuredContent: &ErrorContent{Error: &shown}}
 }

@@ -2,8 +2,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/chromegate/chromegate/executor"
 )
@@ -63,5 +67,36 @@ func TestFenceAvoidsTokensInContent(t *testing.T) {
 	}
 	if _, _, ok := Unfence("plain text"); ok {
 		t.Fatal("plain text unfenced")
+	}
+}
+
+// An error's structured content is the value its text was rendered from:
+// the default hint for its code, the page's words cut as the text cuts
+// them, and never the underlying cause.
+func TestErrorResultStructured(t *testing.T) {
+	t.Parallel()
+	s := &Server{opts: Options{MaxResultChars: 1000}}
+	page := strings.Repeat("p", maxErrorPage+50)
+	res := s.errorResult(executor.Errorf(executor.CodeSelectorNotFound, "no #x").WithPage(page).Wrap(errors.New("secret cause")))
+	got := ResultError(res)
+	want := &executor.Error{Code: executor.CodeSelectorNotFound, Message: "no #x",
+		Hint: executor.DefaultHint(executor.CodeSelectorNotFound), Page: page[:maxErrorPage]}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	text := textOf(res)
+	head := "SELECTOR_NOT_FOUND: no #x\nNext: " + want.Hint + "\n"
+	if inner, _, ok := Unfence(strings.TrimPrefix(text, head)); !strings.HasPrefix(text, head) || !ok || inner != want.Page {
+		t.Errorf("text %q does not render %+v", text, want)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if strings.Contains(string(b), "secret") || !strings.HasPrefix(string(b), `{"error":{"code":"SELECTOR_NOT_FOUND"`) {
+		t.Errorf("structured content %s", b)
+	}
+	// A long message is cut in both, never left whole in one.
+	long := strings.Repeat("m", 2000)
+	res = s.errorResult(executor.Errorf(executor.CodeInternal, "%s", long))
+	if m := ResultError(res).Message; len(m) != 1000 || !strings.Contains(textOf(res), "…[truncated: ") {
+		t.Errorf("a long message: structured %d characters, text %q…", len(m), textOf(res)[:40])
 	}
 }

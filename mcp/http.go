@@ -50,14 +50,15 @@ const (
 // CodeRateLimited is the error of a call over its key's rate limit.
 const CodeRateLimited executor.Code = "RATE_LIMITED"
 
+// rateLimited is the error of a call over p's rate. Its RetryAfter is the
+// whole seconds its hint tells the model, so the hint, REST's Retry-After
+// and the field agree.
 func rateLimited(p Principal, wait time.Duration) *executor.Error {
 	secs := max(1, int(math.Ceil(wait.Seconds())))
 	return executor.Errorf(CodeRateLimited, "key %s is over its limit of %s tool calls", p.Name, p.Rate).
-		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs))
+		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs)).
+		WithRetryAfter(time.Duration(secs) * time.Second)
 }
-
-// retryAfterRE finds the seconds in rateLimited's hint, for Retry-After.
-var retryAfterRE = regexp.MustCompile(`retry in (\d+) s`)
 
 // HTTPOptions configures the HTTP transports of a Server.
 type HTTPOptions struct {

@@ -444,11 +444,12 @@ func TestHTTPRateLimit(t *testing.T) {
 	}
 	res := callTool(t, cs, "get_text", nil)
 	txt := textOf(res)
-	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: key slow is over its limit of 2/min tool calls") || !retryAfterRE.MatchString(txt) {
+	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: key slow is over its limit of 2/min tool calls") || !retryHint.MatchString(txt) {
 		t.Errorf("third call: %s", txt)
 	}
 	status, hdr, body := e.do("POST", "/api/v1/command", k, `{"command":"get_text"}`, nil)
-	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, `"code":"RATE_LIMITED"`) || !strings.Contains(body, "retry in") {
+	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, `"code":"RATE_LIMITED"`) || !strings.Contains(body, "retry in") ||
+		!strings.Contains(body, `"retry_after_ms":`+hdr.Get("Retry-After")+`000`) {
 		t.Errorf("REST over the limit: %d %v %s", status, hdr, body)
 	}
 	// The limit is the key's, not the session's.
@@ -535,7 +536,7 @@ func TestHTTPRateLimitPluginSteps(t *testing.T) {
 	res := callTool(t, cs, "read_eight", nil)
 	txt := textOf(res)
 	if !res.IsError || !strings.HasPrefix(txt, "RATE_LIMITED: plugin read_eight stopped at step 6 (r6, get_text): key five is over its limit of 5/min") ||
-		!retryAfterRE.MatchString(txt) {
+		!retryHint.MatchString(txt) {
 		t.Errorf("eight reads on a 5/min key: %s", txt)
 	}
 	reads := 0
@@ -548,7 +549,10 @@ func TestHTTPRateLimitPluginSteps(t *testing.T) {
 		t.Errorf("%d reads reached the browser, want the 5 the key could pay for", reads)
 	}
 	status, hdr, body := e.do("POST", "/api/v1/command", k, `{"command":"read_eight"}`, nil)
-	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "stopped at step 1") {
+	if sc, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(sc), `"code":"RATE_LIMITED"`) || !strings.Contains(string(sc), `"retry_after_ms":`) {
+		t.Errorf("the plugin's error lost its retry-after on the way out: %s", sc)
+	}
+	if status != 429 || hdr.Get("Retry-After") == "" || !strings.Contains(body, "stopped at step 1") || !strings.Contains(body, `"retry_after_ms":`) {
 		t.Errorf("the plugin again over REST, the budget spent: %d %v %s", status, hdr, body)
 	}
 }
@@ -1153,24 +1157,5 @@ func FuzzNormalOrigin(f *testing.F) {
 	})
 }
 
-// FuzzErrorOf: REST reads back the code, message and hint of any isError
-// result, whatever the message quotes.
-func FuzzErrorOf(f *testing.F) {
-	f.Add("POLICY_DENIED", "navigation to x is not allowed", "ask the operator")
-	f.Add("EVAL_FAILED", "Error: a\nNext: fake", "fix the expression")
-	f.Add("TIMEOUT", "", "")
-	s := &Server{opts: Options{MaxResultChars: 1 << 20}}
-	f.Fuzz(func(t *testing.T, code, msg, hint string) {
-		if !regexp.MustCompile(`^[A-Z][A-Z_]*$`).MatchString(code) || strings.Contains(hint, "\n") {
-			t.Skip() // codes are the contract's; hints are the server's one-liners
-		}
-		if hint == "" {
-			hint = executor.DefaultHint(executor.Code(code))
-		}
-		got := errorOf(s.errorResult(&executor.Error{Code: executor.Code(code), Message: msg, Hint: hint}))
-		want := RESTError{Code: code, Message: msg, Hint: hint}
-		if diff := gocmp.Diff(want, got); diff != "" {
-			t.Errorf("(-want +got):\n%s", diff)
-		}
-	})
-}
+// retryHint is the Next line of a RATE_LIMITED error, as the model reads it.
+var retryHint = regexp.MustCompile(`\nNext: retry in \d+ s;`)

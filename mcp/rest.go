@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +24,8 @@ import (
 //
 //	POST /api/v1/command  {"command": "click", "params": {...}, "session": "name"}
 //	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "image": {...}}
-//	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "..."}}
+//	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "...", "page": "..."}}
+//	            (the error is executor.Error's JSON: retry_after_ms too when set, and Retry-After)
 //	GET  /api/v1/status   → {"ok": true, "data": {...}}
 //	GET  /api/v1/tools    → {"ok": true, "data": {"tools": [MCP tool definitions]}}
 //	GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}   (role "admin")
@@ -91,14 +94,11 @@ func ResultData(res *sdk.CallToolResult) Data {
 	return d
 }
 
-// RESTError is the error object of a REST answer.
-type RESTError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-	// Page is what a page wrote that explains the error; untrusted.
-	Page string `json:"page,omitempty"`
-}
+// RESTError is the error object of a REST answer: for a tool call, the
+// very executor.Error dispatch rendered the MCP result from, in its JSON
+// form (code, message, hint, retry_after_ms, page; page is what a page
+// wrote that explains the error, untrusted).
+type RESTError = executor.Error
 
 // restAnswer is every REST answer: ok, then data (and for a command the
 // rest of its Data), or error.
@@ -114,7 +114,7 @@ type restAnswer struct {
 }
 
 func restError(code, msg, hint string) restAnswer {
-	return restAnswer{Error: &RESTError{Code: code, Message: msg, Hint: hint}}
+	return restAnswer{Error: &RESTError{Code: executor.Code(code), Message: msg, Hint: hint}}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
@@ -129,9 +129,13 @@ func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// errorOf reads the isError result dispatch made ("CODE: cause\nNext:
-// hint", then maybe the page's words, fenced) back into its parts.
-func errorOf(res *sdk.CallToolResult) RESTError {
+// toolError is the REST error of an isError result: the error dispatch
+// rendered it from. A page tool's own failure carries none; it is
+// answered, as ever, as INTERNAL with the result's text.
+func toolError(res *sdk.CallToolResult) *RESTError {
+	if e := ResultError(res); e != nil {
+		return e
+	}
 	var text string
 	for _, c := range res.Content {
 		if t, ok := c.(*sdk.TextContent); ok {
@@ -139,22 +143,7 @@ func errorOf(res *sdk.CallToolResult) RESTError {
 			break
 		}
 	}
-	var e RESTError
-	if i := strings.Index(text, "\n"+pageNotePrefix); i >= 0 {
-		if page, _, ok := Unfence(text[i+1:]); ok {
-			text, e.Page = text[:i], page
-		}
-	}
-	msg := text
-	if i := strings.LastIndex(text, "\nNext: "); i >= 0 {
-		msg, e.Hint = text[:i], strings.TrimSuffix(text[i+len("\nNext: "):], "\n")
-	}
-	code, rest, ok := strings.Cut(msg, ": ")
-	if !ok || code == "" || strings.ToUpper(code) != code || strings.ContainsAny(code, " \n") {
-		return RESTError{Code: string(executor.CodeInternal), Message: text}
-	}
-	e.Code, e.Message = code, rest
-	return e
+	return &RESTError{Code: executor.CodeInternal, Message: text}
 }
 
 // StatusOf is the HTTP status REST answers an error code with.
@@ -259,7 +248,7 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 	session, err := h.namedKey(p, name)
 	if err != nil {
 		e := executor.AsError(err)
-		writeJSON(w, StatusOf(string(e.Code)), restError(string(e.Code), e.Message, e.Hint))
+		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 		return
 	}
 	if !h.begin("", session) {
@@ -278,13 +267,11 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 		h.log.Error("REST call failed", "command", command, "err", err)
 		writeJSON(w, http.StatusInternalServerError, restError(string(executor.CodeInternal), "the call failed", "see the server log"))
 	case res.IsError:
-		e := errorOf(res)
-		if e.Code == string(CodeRateLimited) {
-			if m := retryAfterRE.FindStringSubmatch(e.Hint); m != nil {
-				w.Header().Set("Retry-After", m[1])
-			}
+		e := toolError(res)
+		if e.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 		}
-		writeJSON(w, StatusOf(e.Code), restAnswer{Error: &e})
+		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 	default:
 		d := ResultData(res)
 		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked}

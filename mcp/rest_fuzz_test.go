@@ -58,7 +58,7 @@ func FuzzRESTCommand(f *testing.F) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &ans); err != nil {
 			t.Fatalf("status %d, the answer is not JSON: %v\n%s", rec.Code, err, rec.Body.String())
 		}
-		if rec.Code >= 500 && (ans.Error == nil || ans.Error.Code == string(executor.CodeInternal)) {
+		if rec.Code >= 500 && (ans.Error == nil || ans.Error.Code == executor.CodeInternal) {
 			t.Fatalf("body %q: %d %s", short(body), rec.Code, rec.Body.String())
 		}
 		var m map[string]json.RawMessage

@@ -5,8 +5,10 @@
 // from its own files, are called by name with Call.
 //
 // A tool that fails returns an *Error carrying the server's code
-// (POLICY_DENIED, BAD_ARGS, SELECTOR_NOT_FOUND, ...), its message and its
-// hint; a transport that fails returns that transport's error.
+// (POLICY_DENIED, BAD_ARGS, SELECTOR_NOT_FOUND, ...), its message, its
+// hint, when to retry and the page's words that explain it, read from the
+// server's structured error; a transport that fails returns that
+// transport's error.
 //
 //	c, err := client.ConnectStdio(ctx, exec.Command("chromegate", "serve", "--allow-domain", "example.com"))
 //	if err != nil { ... }
@@ -27,6 +29,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,11 +56,38 @@ type Raw struct {
 	ImageMIMEType string
 }
 
-// Error is a tool call that failed: the server's code, message and hint.
+// Error is a tool call that failed: the server's code, message and hint,
+// when to retry (a rate limit), and what the page wrote that explains it.
+// Over MCP it is the result's structured content, over REST the answer's
+// error object: the same JSON, {"code", "message", "hint",
+// "retry_after_ms", "page"}.
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// RetryAfter is how long to wait before the call can succeed (a rate
+	// limit; REST's Retry-After); zero when waiting would not help.
+	RetryAfter time.Duration `json:"-"`
+	// Page is what a page wrote that explains the error. It is untrusted
+	// page content, never the server's words; a model should see it
+	// marked as such.
+	Page string `json:"page,omitempty"`
+}
+
+// UnmarshalJSON reads the server's error object (retry_after_ms in
+// milliseconds).
+func (e *Error) UnmarshalJSON(b []byte) error {
+	type plain Error
+	var w struct {
+		plain
+		RetryAfterMs int64 `json:"retry_after_ms"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*e = Error(w.plain)
+	e.RetryAfter = time.Duration(w.RetryAfterMs) * time.Millisecond
+	return nil
 }
 
 func (e *Error) Error() string {
@@ -195,7 +225,7 @@ func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, erro
 		}
 	}
 	if res.IsError {
-		return nil, parseError(text.String())
+		return nil, resultError(res, text.String())
 	}
 	raw.JSON, raw.Text = splitResult(text.String())
 	return raw, nil
@@ -224,24 +254,17 @@ func (m *MCP) ListTools(ctx context.Context) ([]Tool, error) {
 	return out, nil
 }
 
-// parseError reads "CODE: message\nNext: hint".
-func parseError(s string) *Error {
-	first, rest, _ := strings.Cut(s, "\n")
-	e := &Error{Code: "INTERNAL", Message: first}
-	if code, msg, ok := strings.Cut(first, ": "); ok && code != "" && strings.ToUpper(code) == code && !strings.Contains(code, " ") {
-		e.Code, e.Message = code, msg
+// resultError is the *Error of an isError result: its structured content
+// ({"error": {...}}). A result without one is a page tool's own failure
+// (or a server that is not chromegate): INTERNAL, with the result's text.
+func resultError(res *sdk.CallToolResult, text string) *Error {
+	var sc struct {
+		Error *Error `json:"error"`
 	}
-	for _, line := range strings.Split(rest, "\n") {
-		if strings.HasPrefix(line, fenceNote) {
-			break // the page's words that explain the error: not the server's
-		}
-		if h, ok := strings.CutPrefix(line, "Next: "); ok {
-			e.Hint = h
-		} else if line != "" && e.Hint == "" {
-			e.Message += "\n" + line
-		}
+	if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &sc) == nil && sc.Error != nil && sc.Error.Code != "" {
+		return sc.Error
 	}
-	return e
+	return &Error{Code: "INTERNAL", Message: text}
 }
 
 // Page content reaches MCP clients fenced (see mcp.Unfence); the fence is
