@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -113,6 +114,11 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// LogValue keeps an Error in a log what it always was, its Error() text,
+// under any slog handler: a JSON handler would otherwise log MarshalJSON's
+// object, page words included.
+func (e *Error) LogValue() slog.Value { return slog.StringValue(e.Error()) }
 
 // Is makes errors.Is(err, &Error{Code: X}) match on code alone.
 func (e *Error) Is(target error) bool {

@@ -1,8 +1,11 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -27,6 +30,18 @@ func TestErrorJSON(t *testing.T) {
 		if err != nil || string(b) != c.want {
 			t.Errorf("%v: got %s %v, want %s", c.e, b, err, c.want)
 		}
+	}
+}
+
+// A log shows an Error as its text under any handler, never its JSON (which
+// holds the page's words).
+func TestErrorLogValue(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	e := Errorf(CodePolicyDenied, "no").WithHint("ask").WithPage("page words")
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("call", "err", e)
+	if !strings.Contains(buf.String(), `"err":"POLICY_DENIED: no (ask)"`) || strings.Contains(buf.String(), "page words") {
+		t.Errorf("log: %s", buf.String())
 	}
 }
 
