@@ -46,7 +46,8 @@ func sampleArgs(s *jsonschema.Schema) map[string]any {
 // of the table, a listing, a call with no arguments and a call with every
 // argument; a live page tool, a page's resource and a plugin; and the
 // calls whose url does not parse. Each case also records RedactArgs, what
-// a log line would show of the call's arguments.
+// a log line would show of the call's arguments, and the hint of a denial
+// by a policy that gives none.
 func policyInputCases(t *testing.T) map[string]any {
 	t.Helper()
 	g := &PolicyGate{}
@@ -69,7 +70,10 @@ func policyInputCases(t *testing.T) map[string]any {
 		if tool.PageTool != nil {
 			name = "page_tool_call"
 		}
-		out[key] = map[string]any{"input": json.RawMessage(b), "logged": policy.RedactArgs(name, args)}
+		// The hint a denial without the policy's own hints gets, which
+		// guesses from the tool's class.
+		hint := policy.Hint(policy.Decision{Reasons: []string{"no"}}, in)
+		out[key] = map[string]any{"input": json.RawMessage(b), "logged": policy.RedactArgs(name, args), "hint": hint}
 	}
 	tools := Tools()
 	for _, tool := range tools {
