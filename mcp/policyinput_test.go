@@ -66,14 +66,14 @@ func policyInputCases(t *testing.T) map[string]any {
 		if err != nil {
 			t.Fatalf("%s: %v", key, err)
 		}
-		name := tool.Name
+		class := tool.Class()
 		if tool.PageTool != nil {
-			name = "page_tool_call"
+			class = pageToolCallClass()
 		}
 		// The hint a denial without the policy's own hints gets, which
 		// guesses from the tool's class.
 		hint := policy.Hint(policy.Decision{Reasons: []string{"no"}}, in)
-		out[key] = map[string]any{"input": json.RawMessage(b), "logged": policy.RedactArgs(name, args), "hint": hint}
+		out[key] = map[string]any{"input": json.RawMessage(b), "logged": policy.RedactArgs(class, args), "hint": hint}
 	}
 	tools := Tools()
 	for _, tool := range tools {
