@@ -75,6 +75,8 @@ func pageToolCallTool() *Tool {
 		InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
 			tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},
 			timeoutProp()),
+		// A page tool may do anything; the policy may relax this for
+		// tools that declare readOnlyHint.
 		ReadOnly: no(), Action: ActionPageTool, Mutating: true, Secrets: []string{"arguments"},
 		Handler: pageToolCall,
 	}

@@ -88,7 +88,9 @@ func toolTable() []*Tool {
 			Name: "tab_close", Title: "Close tab",
 			Description: "Close a tab (default: selected). Returns the tabs left.",
 			InputSchema: object(nil, tabIDProp()),
-			ReadOnly:    no(), Action: ActionTabs, Mutating: true,
+			// Mutating: closing a tab can lose the user's unsaved work in
+			// their own Chrome.
+			ReadOnly: no(), Action: ActionTabs, Mutating: true,
 			Handler: tabClose,
 		},
 
@@ -152,7 +154,8 @@ func toolTable() []*Tool {
 			Name: "hover", Title: "Hover",
 			Description: "Hover over an element, e.g. to open a menu.",
 			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
-			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
+			// Not Mutating, nor is scroll: they change nothing the user keeps.
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
 			Targets: []TargetArg{{Required: true}},
 			Handler: hover,
 		},
@@ -269,6 +272,9 @@ func toolTable() []*Tool {
 			Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
 			InputSchema: object([]string{"expression"}, prop{"expression", str("")},
 				prop{"await_promise", boolDefault("", true)}, tabIDProp(), timeoutProp()),
+			// eval can do anything a page script can: Mutating, though it
+			// has its own switch (enable_eval) and does not also need
+			// enable_mutations.
 			ReadOnly: no(), Action: ActionEval, Mutating: true, Hashed: []string{"expression"},
 			Handler: eval,
 		},
