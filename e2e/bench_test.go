@@ -14,6 +14,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/policy"
 )
 
@@ -168,7 +169,13 @@ func BenchmarkPolicyShare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := policy.NewInput(policy.PhaseCall, "get_text", map[string]any{"selector": "#para"})
+	var class policy.Class
+	for _, t := range mcp.Tools() {
+		if t.Name == "get_text" {
+			class = t.Class()
+		}
+	}
+	in, err := policy.NewInput(policy.PhaseCall, "get_text", class, map[string]any{"selector": "#para"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // WebMCP page tools reach the model two ways: page_tools_list and
@@ -60,17 +61,30 @@ func pageToolTools() []*Tool {
 			ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
 			Handler: pageToolsList,
 		},
-		{
-			Name: "page_tool_call", Title: "Call page tool",
-			Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
-			InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
-				tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},
-				timeoutProp()),
-			ReadOnly: no(), Action: ActionPageTool, Mutating: true,
-			Handler: pageToolCall,
-		},
+		pageToolCallTool(),
 	}
 }
+
+// pageToolCallTool is page_tool_call, the generic caller of page tools.
+// Every live page tool, and every page resource or prompt, is this tool
+// to the policy (see PolicyGate.input), so its class is theirs.
+func pageToolCallTool() *Tool {
+	return &Tool{
+		Name: "page_tool_call", Title: "Call page tool",
+		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
+		InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
+			tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},
+			timeoutProp()),
+		// A page tool may do anything; the policy may relax this for
+		// tools that declare readOnlyHint.
+		ReadOnly: no(), Action: ActionPageTool, Mutating: true, Secrets: []string{"arguments"},
+		Handler: pageToolCall,
+	}
+}
+
+// pageToolCallClass is page_tool_call's class, built once: the class of
+// every live page tool's decision.
+var pageToolCallClass = sync.OnceValue(func() policy.Class { return pageToolCallTool().Class() })
 
 func pageTooler(c *Call) (executor.PageTooler, error) {
 	pt, ok := c.Executor().(executor.PageTooler)

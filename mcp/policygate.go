@@ -190,16 +190,16 @@ func (g *PolicyGate) Status(context.Context) map[string]any {
 }
 
 func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Principal) (policy.Input, error) {
-	name := t.Name
+	name, class := t.Name, t.Class()
 	if t.PageTool != nil {
 		// A live page tool is a call of page_tool_call to the policy, its
-		// arguments those of page_tool_call.
-		name = "page_tool_call"
+		// class and arguments those of page_tool_call.
+		name, class = "page_tool_call", pageToolCallClass()
 		if phase == policy.PhaseCall {
 			args = map[string]any{"name": t.PageTool.Name, "tab_id": t.PageTool.TabID, "arguments": args}
 		}
 	}
-	in, err := policy.NewInput(phase, name, args)
+	in, err := policy.NewInput(phase, name, class, args)
 	if err != nil {
 		if errors.Is(err, policy.ErrBadURL) {
 			return in, executor.Errorf(executor.CodeBadArgs, "%v", err).WithHint("pass an absolute URL such as https://example.com/")
@@ -207,10 +207,8 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 		return in, executor.Errorf(executor.CodePolicyDenied, "the call could not be described to the policy: %v", err)
 	}
 	if t.Action == ActionPlugin {
-		// The policy package knows the built-in tools only; a plugin is
-		// described by what the operator declared and what its steps call.
-		in.Action = policy.ActionPlugin
-		in.ReadOnly = t.ReadOnly != nil && *t.ReadOnly
+		// A plugin is described by what the operator declared (its class)
+		// and what its steps call.
 		in.Plugin = &policy.Plugin{Name: t.Name, Tools: t.PluginTools}
 		// A plugin's parameters are the caller's words (a post, a
 		// password): the policy sees their names only. Each step's

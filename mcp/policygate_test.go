@@ -2,27 +2,137 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policies"
 	"github.com/chromegate/chromegate/policy"
 )
 
-// The tool table is the source of truth for each tool's class; the policy
-// package keeps its own copy for inputs built without the table (policy
-// eval, plugins). This test keeps the two in step.
-func TestToolClassMatchesPolicy(t *testing.T) {
+// A tool's class is declared with the tool and nowhere else; this checks
+// that every declaration makes sense: a known action, and arguments named
+// for the target, the secrets and the hashed values that the tool takes.
+func TestToolClasses(t *testing.T) {
+	t.Parallel()
+	actions := []Action{ActionNavigate, ActionRead, ActionInteract, ActionEval, ActionDownload, ActionTabs, ActionStatus, ActionPageTool}
 	for _, tool := range Tools() {
-		action, mutating := policy.Action(tool.Name)
-		want := string(tool.Action)
-		if tool.Name == "tab_new" {
-			want = policy.ActionTabs // a navigation only when it has a url; NewInput says so
+		c := tool.Class()
+		if !slices.Contains(actions, tool.Action) || c.Action != string(tool.Action) {
+			t.Errorf("%s: action %q is not one of %v", tool.Name, tool.Action, actions)
 		}
-		if action != want || mutating != tool.Mutating {
-			t.Errorf("%s: table says %s mutating=%v, policy says %s mutating=%v", tool.Name, want, tool.Mutating, action, mutating)
+		if tool.ActionWithoutURL != "" && (tool.URLArg == "" || !slices.Contains(actions, tool.ActionWithoutURL)) {
+			t.Errorf("%s: ActionWithoutURL %q needs a URLArg and a known action", tool.Name, tool.ActionWithoutURL)
+		}
+		if tool.URLArg != "" && tool.Action != ActionNavigate && tool.Action != ActionDownload {
+			t.Errorf("%s: a %s tool goes nowhere, yet has URLArg %q", tool.Name, tool.Action, tool.URLArg)
+		}
+		if tool.Action == ActionNavigate && tool.URLArg == "" && !slices.Contains([]string{"back", "forward", "reload"}, tool.Name) {
+			t.Errorf("%s: a navigation without a URLArg", tool.Name)
+		}
+		args := slices.Concat(c.Secrets, c.Hashed)
+		if c.URLArg != "" {
+			args = append(args, c.URLArg)
+		}
+		for _, a := range args {
+			if _, ok := tool.InputSchema.Properties[a]; !ok {
+				t.Errorf("%s: class names argument %q, which the tool does not take", tool.Name, a)
+			}
+		}
+		if c.ReadOnly != *tool.ReadOnly {
+			t.Errorf("%s: class read-only %v, tool hint %v", tool.Name, c.ReadOnly, *tool.ReadOnly)
+		}
+	}
+}
+
+// The default policy keeps its own list of mutating tools (the input does
+// not say whether a tool mutates): it must be exactly the tools the table
+// declares Mutating. Checked by a Rego test written from the table and run
+// against the default policy.
+func TestMutatingToolsMatchDefaultPolicy(t *testing.T) {
+	t.Parallel()
+	var mutating []string
+	for _, tool := range Tools() {
+		if tool.Mutating {
+			mutating = append(mutating, fmt.Sprintf("%q", tool.Name))
+		}
+	}
+	fsys := fstest.MapFS{}
+	err := fs.WalkDir(policies.Default, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.rego") {
+			return err
+		}
+		b, err := fs.ReadFile(policies.Default, p)
+		fsys[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys["mutating_test.rego"] = &fstest.MapFile{Data: []byte(fmt.Sprintf(`package chromegate_test
+
+import data.chromegate
+
+test_mutating_tools_are_the_tables if {
+	chromegate.mutating_tools == {%s}
+}
+`, strings.Join(mutating, ", ")))}
+	var out strings.Builder
+	passed, failed, err := policy.TestFS(t.Context(), "default+table", fsys, &out, false)
+	if err != nil || passed != 1 || failed != 0 {
+		t.Errorf("the default policy's mutating_tools are not the table's Mutating tools {%s}: %d passed, %d failed, %v\n%s",
+			strings.Join(mutating, ", "), passed, failed, err, out.String())
+	}
+}
+
+// policies/README.md lists the tools of each action; the list is the
+// table's.
+func TestPoliciesREADMEListsEachActionsTools(t *testing.T) {
+	t.Parallel()
+	readme, err := fs.ReadFile(policies.Tree, "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Tools\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	want := map[string][]string{}
+	for _, tool := range Tools() {
+		want[string(tool.Action)] = append(want[string(tool.Action)], tool.Name)
+		if tool.ActionWithoutURL != "" {
+			want[string(tool.ActionWithoutURL)] = append(want[string(tool.ActionWithoutURL)], tool.Name)
+		}
+	}
+	tick := regexp.MustCompile("`([a-z_]+)`")
+	note := regexp.MustCompile(`\([^)]*\)`)
+	got := map[string][]string{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		action := tick.FindStringSubmatch(cells[1])
+		if action == nil {
+			continue
+		}
+		named := note.ReplaceAllString(cells[2], "") // a note in parentheses names other things
+		for _, m := range tick.FindAllStringSubmatch(named, -1) {
+			got[action[1]] = append(got[action[1]], m[1])
+		}
+	}
+	for action, tools := range want {
+		slices.Sort(tools)
+		g := got[action]
+		slices.Sort(g)
+		if diff := cmp.Diff(tools, g); diff != "" {
+			t.Errorf("policies/README.md, tools of action %s (-table +README):\n%s", action, diff)
 		}
 	}
 }

@@ -11,23 +11,24 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // Action classifies what a tool does, for the policy: the Gate sees it as
-// input.action.
+// input.action. The values are the policy package's.
 type Action string
 
 // The actions of the tool surface.
 const (
-	ActionNavigate Action = "navigate"  // loads a URL or moves in history
-	ActionRead     Action = "read"      // reads from a page or the browser
-	ActionInteract Action = "interact"  // input events and browser state changes
-	ActionEval     Action = "eval"      // runs the caller's JavaScript in a page
-	ActionDownload Action = "download"  // fetches a file onto the server
-	ActionTabs     Action = "tabs"      // lists, selects or closes tabs
-	ActionStatus   Action = "status"    // reports on the server itself
-	ActionPlugin   Action = "plugin"    // runs an operator's plugin: steps of other tools, each gated
-	ActionPageTool Action = "page_tool" // lists or calls tools a web page registered (WebMCP)
+	ActionNavigate Action = policy.ActionNavigate // loads a URL or moves in history
+	ActionRead     Action = policy.ActionRead     // reads from a page or the browser
+	ActionInteract Action = policy.ActionInteract // input events and browser state changes
+	ActionEval     Action = policy.ActionEval     // runs the caller's JavaScript in a page
+	ActionDownload Action = policy.ActionDownload // fetches a file onto the server
+	ActionTabs     Action = policy.ActionTabs     // lists, selects or closes tabs
+	ActionStatus   Action = policy.ActionStatus   // reports on the server itself
+	ActionPlugin   Action = policy.ActionPlugin   // runs an operator's plugin: steps of other tools, each gated
+	ActionPageTool Action = policy.ActionPageTool // lists or calls tools a web page registered (WebMCP)
 )
 
 // Tool is one MCP tool: its definition as clients see it, its
@@ -56,9 +57,24 @@ type Tool struct {
 
 	// Action and Mutating classify the tool for the policy. Mutating tools
 	// change page or browser state beyond navigating and reading; the
-	// default policy denies them until mutations are enabled.
+	// default policy denies them until mutations are enabled. With
+	// ReadOnly and the fields below they are the tool's class, which the
+	// policy receives (see Class): declared here, and nowhere else.
 	Action   Action
 	Mutating bool
+	// URLArg names the argument holding the URL the tool goes to
+	// (navigate's url): the policy decides on it as input.target.
+	URLArg string
+	// ActionWithoutURL, if set, is the action of a call without URLArg:
+	// tab_new without a url only opens a tab (ActionTabs).
+	ActionWithoutURL Action
+	// Secrets are the arguments whose values the policy and the logs never
+	// see (typed text, fill values, cookies): see policy.PolicyArgs.
+	// Arguments named like a password or token are redacted in every tool.
+	Secrets []string
+	// Hashed are the arguments a log shows only as the hash of their text
+	// (eval's expression); see policy.RedactArgs.
+	Hashed []string
 
 	// Targets lists the element targets the tool takes. Each is a pair of
 	// arguments, Prefix+"selector" and Prefix+"ref", of which dispatch
@@ -100,6 +116,20 @@ type Tool struct {
 	// A user-fixable failure is an *executor.Error; any other error is
 	// reported as INTERNAL and logged.
 	Handler func(ctx context.Context, c *Call) (*Result, error)
+}
+
+// Class is the tool's class as the policy receives it (policy.NewInput),
+// built from its declaration.
+func (t *Tool) Class() policy.Class {
+	return policy.Class{
+		Action:           string(t.Action),
+		ActionWithoutURL: string(t.ActionWithoutURL),
+		ReadOnly:         t.ReadOnly != nil && *t.ReadOnly,
+		Mutating:         t.Mutating,
+		URLArg:           t.URLArg,
+		Secrets:          t.Secrets,
+		Hashed:           t.Hashed,
+	}
 }
 
 // Output describes a tool's result: the JSON value first, then page text

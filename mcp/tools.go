@@ -81,13 +81,16 @@ func toolTable() []*Tool {
 			Description: "Open a tab (at url if given) and select it.",
 			InputSchema: object(nil, prop{"url", str("")}),
 			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+			URLArg: "url", ActionWithoutURL: ActionTabs, // a navigation only with a url
 			Handler: tabNew,
 		},
 		{
 			Name: "tab_close", Title: "Close tab",
 			Description: "Close a tab (default: selected). Returns the tabs left.",
 			InputSchema: object(nil, tabIDProp()),
-			ReadOnly:    no(), Action: ActionTabs, Mutating: true,
+			// Mutating: closing a tab can lose the user's unsaved work in
+			// their own Chrome.
+			ReadOnly: no(), Action: ActionTabs, Mutating: true,
 			Handler: tabClose,
 		},
 
@@ -96,7 +99,7 @@ func toolTable() []*Tool {
 			Name: "navigate", Title: "Navigate",
 			Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
 			InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp(), waitUntilProp(), timeoutProp()),
-			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
 			Handler: navigate,
 		},
 		historyTool("back", "Go back", "Go back in history.", executor.Executor.Back),
@@ -123,7 +126,7 @@ func toolTable() []*Tool {
 				{"text", str("")}, {"clear", boolean("")}, {"press_enter", boolean("")},
 				tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true,
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
 			Targets: []TargetArg{{Required: true}},
 			Handler: typeText,
 		},
@@ -133,7 +136,7 @@ func toolTable() []*Tool {
 			InputSchema: object([]string{"value"}, props(targetProps(""), []prop{
 				{"value", str("")}, tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"},
 			Targets: []TargetArg{{Required: true}},
 			Handler: fill,
 		},
@@ -151,7 +154,8 @@ func toolTable() []*Tool {
 			Name: "hover", Title: "Hover",
 			Description: "Hover over an element, e.g. to open a menu.",
 			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
-			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
+			// Not Mutating, nor is scroll: they change nothing the user keeps.
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
 			Targets: []TargetArg{{Required: true}},
 			Handler: hover,
 		},
@@ -268,7 +272,10 @@ func toolTable() []*Tool {
 			Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
 			InputSchema: object([]string{"expression"}, prop{"expression", str("")},
 				prop{"await_promise", boolDefault("", true)}, tabIDProp(), timeoutProp()),
-			ReadOnly: no(), Action: ActionEval, Mutating: true,
+			// eval can do anything a page script can: Mutating, though it
+			// has its own switch (enable_eval) and does not also need
+			// enable_mutations.
+			ReadOnly: no(), Action: ActionEval, Mutating: true, Hashed: []string{"expression"},
 			Handler: eval,
 		},
 
@@ -290,7 +297,7 @@ func toolTable() []*Tool {
 				prop{"http_only", boolean("")}, prop{"secure", boolean("")},
 				prop{"same_site", enum("", "Strict", "Lax", "None")},
 			), 0)}),
-			ReadOnly: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			ReadOnly: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
 			Check:   checkCookies,
 			Handler: cookiesSet,
 		},
@@ -298,7 +305,7 @@ func toolTable() []*Tool {
 			Name: "clipboard_write", Title: "Write clipboard",
 			Description: "Put text on the clipboard (paste with press Control+V).",
 			InputSchema: object([]string{"text"}, prop{"text", str("")}, tabIDProp()),
-			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
 			Handler: clipboardWrite,
 		},
 		{
@@ -306,7 +313,7 @@ func toolTable() []*Tool {
 			Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
 			InputSchema: object(nil, props([]prop{{"url", str("")}}, targetProps(""),
 				[]prop{{"filename", str("")}, tabIDProp(), timeoutProp()})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionDownload, // not Mutating: downloads have their own switch
+			ReadOnly: no(), Destructive: no(), Action: ActionDownload, URLArg: "url", // not Mutating: downloads have their own switch
 			Targets: []TargetArg{{}},
 			Check:   checkDownload,
 			Handler: download,

@@ -57,7 +57,7 @@ func helperTools() []*Tool {
 				{"stop_on_error", boolean("")},
 				tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true,
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"},
 			Targets: []TargetArg{{Prefix: "submit_"}},
 			Check:   checkFillForm,
 			Handler: fillForm,

@@ -144,7 +144,8 @@ func TestREADMEPolicyAndTestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, _ := policy.NewInput(policy.PhaseCall, "navigate", map[string]any{"url": "https://docs.wiki.example.com/x"})
+	in, _ := policy.NewInput(policy.PhaseCall, "navigate", policy.Class{Action: policy.ActionNavigate, URLArg: "url"},
+		map[string]any{"url": "https://docs.wiki.example.com/x"})
 	if d := e.Decide(t.Context(), in); !d.Allow {
 		t.Errorf("README policy denies its own wiki: %+v", d)
 	}

@@ -19,11 +19,11 @@ func benchInputs(b *testing.B) (*Engine, map[string]Input) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	nav, err := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://www.example.org/a?b=c"})
+	nav, err := testInput(PhaseCall, "navigate", map[string]any{"url": "https://www.example.org/a?b=c"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	read, err := NewInput(PhaseCall, "get_text", map[string]any{"selector": "main"})
+	read, err := testInput(PhaseCall, "get_text", map[string]any{"selector": "main"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -102,7 +102,7 @@ decision := {"allow": input.tool != "type", "reasons": []} if input.tool != "eva
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				in, err := NewInput(PhaseCall, c.tool, c.args)
+				in, err := testInput(PhaseCall, c.tool, c.args)
 				if err != nil {
 					t.Error(err)
 					return
@@ -211,7 +211,7 @@ decision := {"allow": input.target.host == "ok.test", "reasons": ["host"]}
 `})
 	e := newEngine(t, WithDir(dir), WithDecisionLog(w))
 	screen := func(u string) bool {
-		in, err := NewInput(PhaseCall, "get_text", map[string]any{})
+		in, err := testInput(PhaseCall, "get_text", map[string]any{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,9 +8,10 @@
 // every entry point goes through — stdio and Streamable HTTP, REST, plugin
 // tools, WebMCP page tools, and each primitive a helper runs that touches a
 // new URL. Nothing else calls an Executor for a tool call. The gate builds
-// an Input (NewInput, then Page, Principal, Backend and PageTool), calls
-// Engine.Decide, and on a denial returns DeniedError as the tool's isError
-// result without touching the browser. A navigation is decided twice:
+// an Input (NewInput, from the Class the tool's declaration carries; then
+// Page, Principal, Backend and PageTool), calls Engine.Decide, and on a
+// denial returns DeniedError as the tool's isError result without touching
+// the browser. A navigation is decided twice:
 // before, on the requested URL, and after, on where the tab landed
 // (Input.Landed) — as is any call after which the tab shows another URL,
 // such as a click on a link; a tab that lands outside policy is sent back

@@ -21,7 +21,7 @@ import (
 
 func navInput(t testing.TB, url string) Input {
 	t.Helper()
-	in, err := NewInput(PhaseCall, "navigate", map[string]any{"url": url})
+	in, err := testInput(PhaseCall, "navigate", map[string]any{"url": url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func navInput(t testing.TB, url string) Input {
 
 func readInput(t testing.TB, tool, page string) Input {
 	t.Helper()
-	in, err := NewInput(PhaseCall, tool, nil)
+	in, err := testInput(PhaseCall, tool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestWithFSLoadsEachExample(t *testing.T) {
 }
 
 func (e *Engine) decideStatus(t *testing.T) Decision {
-	in, _ := NewInput(PhaseCall, "chrome_status", nil)
+	in, _ := testInput(PhaseCall, "chrome_status", nil)
 	in.Principal = Principal{Name: "x", Transport: "stdio"}
 	return e.Decide(t.Context(), in)
 }

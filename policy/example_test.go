@@ -7,7 +7,8 @@ import (
 	"github.com/chromegate/chromegate/policy"
 )
 
-// The dispatch gate: build the input, decide, and refuse the call with the
+// The dispatch gate: build the input from the tool's class (which the
+// tool's declaration carries), decide, and refuse the call with the
 // policy's reasons and a hint when it is denied.
 func Example() {
 	ctx := context.Background()
@@ -17,8 +18,10 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	navigate := policy.Class{Action: policy.ActionNavigate, URLArg: "url"}
+	eval := policy.Class{Action: policy.ActionEval, Mutating: true, Hashed: []string{"expression"}}
 	for _, url := range []string{"https://docs.example.com/a", "https://other.test/", "http://2130706433/"} {
-		in, err := policy.NewInput(policy.PhaseCall, "navigate", map[string]any{"url": url})
+		in, err := policy.NewInput(policy.PhaseCall, "navigate", navigate, map[string]any{"url": url})
 		if err != nil {
 			panic(err) // BAD_ARGS in the real gate
 		}
@@ -32,7 +35,7 @@ func Example() {
 	}
 
 	// tools/list: eval is hidden while it is off.
-	list, _ := policy.NewInput(policy.PhaseList, "eval", nil)
+	list, _ := policy.NewInput(policy.PhaseList, "eval", eval, nil)
 	fmt.Println("eval listed:", engine.Decide(ctx, list).Allow)
 	// Output:
 	// allowed: docs.example.com

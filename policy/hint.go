@@ -20,7 +20,6 @@ func Hint(d Decision, in Input) string {
 	if strings.HasPrefix(firstReason(d), policyErrorPrefix) {
 		return "the policy failed rather than decided: fix it (chrome_status shows its load error), or ask the operator to"
 	}
-	_, mutating := Action(in.Tool)
 	var hints []string
 	switch in.Action {
 	case ActionEval:
@@ -28,7 +27,7 @@ func Hint(d Decision, in Input) string {
 	case ActionDownload:
 		hints = append(hints, "--enable-downloads (data: enable_downloads)")
 	case ActionInteract, ActionTabs, ActionPageTool:
-		if mutating {
+		if in.mutating {
 			hints = append(hints, "--enable-mutations (data: enable_mutations)")
 		}
 	}

@@ -30,7 +30,7 @@ const (
 	PhaseRequest = "request"
 )
 
-// The actions a tool can have; see Action.
+// The actions a tool can have (Class.Action, input.action).
 const (
 	ActionNavigate = "navigate"
 	ActionRead     = "read"
@@ -43,8 +43,8 @@ const (
 	// ActionPlugin is the action of an operator's plugin tool (steps of
 	// other tools, each decided on its own); see Input.Plugin.
 	ActionPlugin = "plugin"
-	// ActionUnknown is the action of a tool this package does not know;
-	// the default policy denies it.
+	// ActionUnknown is the action of a tool whose Class names none (the
+	// zero Class); the default policy denies it.
 	ActionUnknown = "unknown"
 	// ActionRequest is the action of every PhaseRequest input.
 	ActionRequest = "request"
@@ -59,12 +59,13 @@ type Input struct {
 	Phase string `json:"phase"`
 	// Tool is the MCP tool name ("navigate", "get_text", ...).
 	Tool string `json:"tool"`
-	// Action is the tool's class; see Action.
+	// Action is the tool's action (Class.Action; tab_new without a url is
+	// ActionTabs).
 	Action string `json:"action"`
 	// ReadOnly is the tool's MCP read-only hint: true when the tool changes
 	// nothing in the browser (reads, status, listing tabs). Navigation is
 	// not read-only; safe mode is decided by the policy's own list of
-	// mutating tools, which matches Action.
+	// mutating tools, which matches Class.Mutating.
 	ReadOnly bool `json:"read_only"`
 	// Args are the call's arguments, with secret values (typed text, fill
 	// values, cookie values, clipboard text, anything named like a password
@@ -94,6 +95,10 @@ type Input struct {
 	// request belongs to: "" for the default session, the MCP session id
 	// over HTTP, or a named session.
 	Session string `json:"session"`
+
+	// mutating is the tool's Class.Mutating, for Hint; not part of the
+	// document.
+	mutating bool
 }
 
 // Plugin describes a plugin tool: on the plugin's own call, its name and
@@ -143,135 +148,76 @@ type PageTool struct {
 	Annotations map[string]any `json:"annotations"`
 }
 
-// toolAction maps each tool of the registry to its action and whether it
-// mutates (changes what the user has: page state, cookies, clipboard,
-// files, tabs). Safe mode (enable_mutations false) denies mutating tools.
-var toolAction = map[string]struct {
-	action   string
-	mutating bool
-}{
-	"tabs_list":  {ActionTabs, false},
-	"tab_select": {ActionTabs, false},
-	"tab_new":    {ActionTabs, false}, // navigate when it has a URL; see NewInput
-	// Closing a tab can lose the user's unsaved work in their own Chrome.
-	"tab_close": {ActionTabs, true},
-
-	"navigate": {ActionNavigate, false},
-	"back":     {ActionNavigate, false},
-	"forward":  {ActionNavigate, false},
-	"reload":   {ActionNavigate, false},
-
-	"get_text":         {ActionRead, false},
-	"get_html":         {ActionRead, false},
-	"snapshot":         {ActionRead, false},
-	"query":            {ActionRead, false},
-	"screenshot":       {ActionRead, false},
-	"wait_for":         {ActionRead, false},
-	"extract_links":    {ActionRead, false},
-	"read_as_markdown": {ActionRead, false},
-	"cookies_get":      {ActionRead, false},
-	"network_requests": {ActionRead, false},
-	"network_request":  {ActionRead, false},
-
-	"click":           {ActionInteract, true},
-	"type":            {ActionInteract, true},
-	"fill":            {ActionInteract, true},
-	"press":           {ActionInteract, true},
-	"hover":           {ActionInteract, false},
-	"scroll":          {ActionInteract, false},
-	"select_option":   {ActionInteract, true},
-	"set_files":       {ActionInteract, true},
-	"drag":            {ActionInteract, true},
-	"fill_form":       {ActionInteract, true},
-	"clipboard_write": {ActionInteract, true},
-	"cookies_set":     {ActionInteract, true},
-
-	// eval can do anything a page script can; it has its own switch
-	// (enable_eval) and does not also need enable_mutations.
-	"eval": {ActionEval, true},
-	// Downloads write to the server's disk; they have their own switch.
-	"download_file": {ActionDownload, false},
-
-	"chrome_status": {ActionStatus, false},
-
-	"page_tools_list": {ActionPageTool, false},
-	// A page tool may do anything; the policy may relax this for tools
-	// that declare readOnlyHint.
-	"page_tool_call": {ActionPageTool, true},
+// Class is what the policy input says about a tool, declared with the
+// tool itself (the MCP server's tool table) and passed to NewInput: this
+// package keeps no table of tools. The zero Class is a tool nobody
+// declared: ActionUnknown, which the default policy denies.
+type Class struct {
+	// Action is the tool's action, one of the Action* constants
+	// (input.action).
+	Action string
+	// ActionWithoutURL, when set, is the action of a call without a URL in
+	// URLArg: tab_new is a navigation when it has a url, else only opens a
+	// tab (ActionTabs).
+	ActionWithoutURL string
+	// ReadOnly is the tool's MCP read-only hint (input.read_only).
+	ReadOnly bool
+	// Mutating says the tool changes what the user has (page state,
+	// cookies, clipboard, files, tabs), which safe mode forbids. It is not
+	// in the input (a policy keeps its own list, as the default policy's
+	// mutating_tools): Hint uses it to guess how a denial could be lifted.
+	Mutating bool
+	// URLArg names the argument holding the URL the call goes to
+	// (navigate's, download_file's, tab_new's url): the input's target is
+	// parsed from it. "" for a tool that goes nowhere.
+	URLArg string
+	// Secrets are the arguments whose values are user secrets: what is
+	// typed, filled, written to the clipboard, set as a cookie or passed
+	// to a page tool. Under them every value is redacted but those that
+	// only say where a value goes (a cookie's name, domain and url).
+	Secrets []string
+	// Hashed are the arguments a log shows as the hash of their text
+	// (eval's source; see RedactArgs). The policy sees them as they are.
+	Hashed []string
 }
 
-// Action classifies a tool: its action (one of the Action* constants) and
-// whether it mutates, which safe mode forbids. An unknown tool is
-// ActionUnknown and mutating. tab_new is ActionTabs here; with a URL it is a
-// navigation, which NewInput accounts for.
-//
-// Mutating tools: click type fill press select_option set_files drag
-// fill_form clipboard_write cookies_set tab_close eval page_tool_call.
-// hover and scroll are interactions that change nothing the user keeps.
-func Action(tool string) (action string, mutating bool) {
-	if a, ok := toolAction[tool]; ok {
-		return a.action, a.mutating
+// action is the class's input.action for a call with (or without) a URL.
+func (c Class) action(hasURL bool) string {
+	switch {
+	case c.Action == "":
+		return ActionUnknown
+	case !hasURL && c.ActionWithoutURL != "":
+		return c.ActionWithoutURL
 	}
-	return ActionUnknown, true
-}
-
-// Tools lists every tool name Action knows, in no particular order.
-func Tools() []string {
-	out := make([]string, 0, len(toolAction))
-	for t := range toolAction {
-		out = append(out, t)
-	}
-	return out
-}
-
-// readOnlyHint is the MCP read-only hint of a tool: it changes nothing in
-// the browser.
-func readOnlyHint(tool string) bool {
-	action, mutating := Action(tool)
-	switch action {
-	case ActionRead, ActionStatus:
-		return true
-	case ActionTabs:
-		return tool == "tabs_list"
-	case ActionPageTool:
-		return !mutating
-	}
-	return false
+	return c.Action
 }
 
 // NewInput builds the input for a call (phase PhaseCall) or a listing
-// (PhaseList) of tool: version, phase, tool, action, read-only hint, args
-// passed through PolicyArgs, and the target parsed from args["url"] for the
-// tools that go somewhere (navigate, tab_new with a url, download_file with
-// a url). The caller fills Page, Backend, Principal and PageTool.
+// (PhaseList) of tool, whose class is class: version, phase, tool, action,
+// read-only hint, args passed through PolicyArgs, and the target parsed
+// from the class's URLArg when the call has one. The caller fills Page,
+// Backend, Principal and PageTool.
 //
 // An unparsable url is an error wrapping ErrBadURL: the call must then be
 // refused (BAD_ARGS), never run.
-func NewInput(phase, tool string, args map[string]any) (Input, error) {
-	action, _ := Action(tool)
+func NewInput(phase, tool string, class Class, args map[string]any) (Input, error) {
+	var raw string
+	if class.URLArg != "" {
+		raw, _ = args[class.URLArg].(string)
+	}
 	in := Input{
 		Version:  InputVersion,
 		Phase:    phase,
 		Tool:     tool,
-		Action:   action,
-		ReadOnly: readOnlyHint(tool),
-		Args:     PolicyArgs(tool, args),
+		Action:   class.action(raw != ""),
+		ReadOnly: class.ReadOnly,
+		Args:     PolicyArgs(class, args),
+		mutating: class.Mutating,
 	}
-	raw, hasURL := args["url"].(string)
-	hasURL = hasURL && raw != ""
-	switch tool {
-	case "navigate", "download_file":
-	case "tab_new":
-		if hasURL {
-			in.Action = ActionNavigate
-		}
-	default:
-		hasURL = false
-	}
-	if hasURL {
+	if raw != "" {
 		t, err := ParseTarget(raw)
 		if err != nil {
-			return Input{}, fmt.Errorf("%s: url: %w", tool, err)
+			return Input{}, fmt.Errorf("%s: %s: %w", tool, class.URLArg, err)
 		}
 		in.Target = &t
 	}
@@ -394,19 +340,6 @@ func isSecretKey(k string) bool {
 	return false
 }
 
-// secretArgs are, per tool, the top-level arguments whose values are user
-// secrets: what is typed, filled, written to the clipboard or set as a
-// cookie. "value" inside cookies and form fields is handled by
-// redactValues.
-var secretArgs = map[string][]string{
-	"type":            {"text"},
-	"fill":            {"value"},
-	"clipboard_write": {"text"},
-	"cookies_set":     {"cookies"},
-	"fill_form":       {"fields", "values"},
-	"page_tool_call":  {"arguments"},
-}
-
 // PolicyArgs returns a copy of args fit for the policy input: the values of
 // secrets (typed text, fill values, cookie values, clipboard text, form
 // field values, page-tool arguments, and any key named like a password or
@@ -416,27 +349,27 @@ var secretArgs = map[string][]string{
 //
 // Policies never need secret values to decide, and keeping them out means
 // a policy's print, trace or reasons cannot leak them.
-func PolicyArgs(tool string, args map[string]any) map[string]any {
-	return redact(tool, args, false)
+func PolicyArgs(class Class, args map[string]any) map[string]any {
+	return redact(class, args, false)
 }
 
 // RedactArgs returns a copy of args fit for a log line: PolicyArgs, plus
-// the eval expression replaced by "sha256:<hex>" of its text. The decision
+// the class's Hashed arguments (the eval expression) replaced by
+// "sha256:<hex>" of their text. The decision
 // log never contains args at all; this is for whatever else logs calls.
-func RedactArgs(tool string, args map[string]any) map[string]any {
-	return redact(tool, args, true)
+func RedactArgs(class Class, args map[string]any) map[string]any {
+	return redact(class, args, true)
 }
 
-func redact(tool string, args map[string]any, hashEval bool) map[string]any {
+func redact(class Class, args map[string]any, hash bool) map[string]any {
 	out := make(map[string]any, len(args))
-	secret := secretArgs[tool]
 	for k, v := range args {
 		switch {
-		case contains(secret, k):
+		case contains(class.Secrets, k):
 			out[k] = redactValues(v)
 		case isSecretKey(k):
 			out[k] = Redacted
-		case hashEval && tool == "eval" && (k == "expression" || k == "script" || k == "source"):
+		case hash && contains(class.Hashed, k):
 			if s, ok := v.(string); ok {
 				out[k] = HashSecret(s)
 			} else {
@@ -552,10 +485,8 @@ var knownTerms = func() map[string]*ast.Term {
 			m[s] = ast.StringTerm(s)
 		}
 	}
-	for t, a := range toolAction {
-		add(t, a.action)
-	}
-	add(PhaseCall, PhaseList, PhaseRequest, ActionNavigate, ActionPlugin, ActionUnknown, ActionRequest, "",
+	add(PhaseCall, PhaseList, PhaseRequest, ActionNavigate, ActionRead, ActionInteract, ActionEval,
+		ActionDownload, ActionTabs, ActionStatus, ActionPageTool, ActionPlugin, ActionUnknown, ActionRequest, "",
 		"GET", "POST", "CONNECT", "proxy", "route", "document", "stylesheet", "image", "script", "font",
 		"media", "xhr", "fetch", "websocket", "eventsource", "ping", "other",
 		"http", "https", "about", "about:blank", "data", "file", "javascript", "chrome", "blob",

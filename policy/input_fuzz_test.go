@@ -32,15 +32,15 @@ func FuzzPolicyInput(f *testing.F) {
 		if err := json.Unmarshal([]byte(argsJSON), &args); err != nil || args == nil {
 			t.Skip() // the MCP layer hands only JSON objects on
 		}
-		for _, k := range secretArgs[tool] {
+		for _, k := range testClasses[tool].Secrets {
 			args[k] = map[string]any{"value": fuzzSecret, "list": []any{fuzzSecret, 1.5, true}}
 		}
 		args["extra_api_token"] = fuzzSecret
 		args["nested"] = map[string]any{"Password": fuzzSecret, "deeper": []any{map[string]any{"session_token": fuzzSecret}}}
 
 		for name, out := range map[string]map[string]any{
-			"PolicyArgs": PolicyArgs(tool, args),
-			"RedactArgs": RedactArgs(tool, args),
+			"PolicyArgs": PolicyArgs(testClasses[tool], args),
+			"RedactArgs": RedactArgs(testClasses[tool], args),
 		} {
 			b, err := json.Marshal(out)
 			if err != nil || !json.Valid(b) {
@@ -50,7 +50,7 @@ func FuzzPolicyInput(f *testing.F) {
 				t.Fatalf("%s(%q) kept a secret: %s", name, tool, b)
 			}
 		}
-		in, err := NewInput(PhaseCall, tool, args)
+		in, err := testInput(PhaseCall, tool, args)
 		if err != nil {
 			if in.Tool != "" {
 				t.Fatalf("NewInput failed but returned an input: %+v", in)

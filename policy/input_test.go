@@ -4,99 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"net/netip"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/open-policy-agent/opa/v1/rego"
 
 	"github.com/chromegate/chromegate/policies"
 )
 
-// registryTools is the tool surface of DESIGN.md.
-var registryTools = []string{
-	"tabs_list", "tab_select", "tab_new", "tab_close", "navigate", "back", "forward", "reload",
-	"click", "type", "fill", "press", "hover", "scroll", "select_option", "set_files", "drag",
-	"snapshot", "get_text", "get_html", "query", "screenshot", "wait_for", "extract_links",
-	"read_as_markdown", "fill_form", "eval", "cookies_get", "cookies_set", "clipboard_write",
-	"download_file", "chrome_status", "page_tools_list", "page_tool_call",
-	"network_requests", "network_request",
-}
-
-func TestActionCoversTheRegistry(t *testing.T) {
-	t.Parallel()
-	got := Tools()
-	sort.Strings(got)
-	want := slices.Clone(registryTools)
-	sort.Strings(want)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Tools() (-want +got):\n%s", diff)
-	}
-	for _, tool := range registryTools {
-		if a, _ := Action(tool); a == ActionUnknown {
-			t.Errorf("Action(%q) is unknown", tool)
-		}
-	}
-	if a, m := Action("rm_rf"); a != ActionUnknown || !m {
-		t.Errorf("Action(unknown) = %q, %v", a, m)
-	}
-}
-
-func TestActionClasses(t *testing.T) {
-	t.Parallel()
-	want := map[string]string{
-		"navigate": ActionNavigate, "back": ActionNavigate, "reload": ActionNavigate,
-		"get_text": ActionRead, "screenshot": ActionRead, "cookies_get": ActionRead, "wait_for": ActionRead,
-		"click": ActionInteract, "hover": ActionInteract, "fill_form": ActionInteract, "cookies_set": ActionInteract, "clipboard_write": ActionInteract,
-		"eval": ActionEval, "download_file": ActionDownload, "tabs_list": ActionTabs, "tab_new": ActionTabs,
-		"chrome_status": ActionStatus, "page_tool_call": ActionPageTool,
-	}
-	for tool, action := range want {
-		if got, _ := Action(tool); got != action {
-			t.Errorf("Action(%q) = %q, want %q", tool, got, action)
-		}
-	}
-}
-
-// TestMutatingMatchesDefaultPolicy keeps policy.Action and the default
-// policy's mutating_tools in step.
-func TestMutatingMatchesDefaultPolicy(t *testing.T) {
-	t.Parallel()
-	modules, _, err := loadSource(source{name: DefaultSource, fsys: policies.Default}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := []func(*rego.Rego){rego.Query("data.chromegate.mutating_tools"), rego.Capabilities(capabilities())}
-	for _, m := range modules {
-		opts = append(opts, rego.ParsedModule(m))
-	}
-	rs, err := rego.New(append(opts, regoFunctions()...)...).Eval(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inPolicy []string
-	for _, v := range rs[0].Expressions[0].Value.([]any) {
-		inPolicy = append(inPolicy, v.(string))
-	}
-	var inGo []string
-	for _, tool := range registryTools {
-		if _, m := Action(tool); m {
-			inGo = append(inGo, tool)
-		}
-	}
-	sort.Strings(inPolicy)
-	sort.Strings(inGo)
-	if diff := cmp.Diff(inGo, inPolicy); diff != "" {
-		t.Errorf("mutating tools: Action (-) vs default policy (+):\n%s", diff)
-	}
-}
-
 func TestNewInput(t *testing.T) {
 	t.Parallel()
-	in, err := NewInput(PhaseCall, "navigate", map[string]any{"url": "HTTP://0x7f.1:8080/x"})
+	in, err := testInput(PhaseCall, "navigate", map[string]any{"url": "HTTP://0x7f.1:8080/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,55 +25,56 @@ func TestNewInput(t *testing.T) {
 		Args:   map[string]any{"url": "HTTP://0x7f.1:8080/x"},
 		Target: &Target{URL: "http://127.0.0.1:8080/x", Scheme: "http", Host: "127.0.0.1", Port: 8080, IPClass: "loopback"},
 	}
-	if diff := cmp.Diff(want, in); diff != "" {
+	if diff := cmp.Diff(want, in, cmpopts.IgnoreUnexported(Input{})); diff != "" {
 		t.Errorf("NewInput (-want +got):\n%s", diff)
 	}
 
-	in, _ = NewInput(PhaseCall, "tab_new", map[string]any{"url": "https://example.com"})
+	in, _ = testInput(PhaseCall, "tab_new", map[string]any{"url": "https://example.com"})
 	if in.Action != ActionNavigate || in.Target == nil || in.Target.Host != "example.com" {
 		t.Errorf("tab_new with a url = %+v", in)
 	}
-	in, _ = NewInput(PhaseCall, "tab_new", nil)
+	in, _ = testInput(PhaseCall, "tab_new", nil)
 	if in.Action != ActionTabs || in.Target != nil {
 		t.Errorf("tab_new without a url = %+v", in)
 	}
-	in, _ = NewInput(PhaseCall, "download_file", map[string]any{"url": "https://example.com/f"})
+	in, _ = testInput(PhaseCall, "download_file", map[string]any{"url": "https://example.com/f"})
 	if in.Target == nil {
 		t.Errorf("download_file: no target")
 	}
-	in, _ = NewInput(PhaseCall, "get_text", map[string]any{"url": "https://example.com/f"})
+	in, _ = testInput(PhaseCall, "get_text", map[string]any{"url": "https://example.com/f"})
 	if in.Target != nil || !in.ReadOnly {
 		t.Errorf("get_text = %+v: a read has no target and is read-only", in)
 	}
-	in, _ = NewInput(PhaseList, "eval", nil)
+	in, _ = testInput(PhaseList, "eval", nil)
 	if in.Phase != PhaseList || in.ReadOnly || in.Args == nil {
 		t.Errorf("list eval = %+v", in)
 	}
-	if _, err := NewInput(PhaseCall, "navigate", map[string]any{"url": "example.com"}); !errors.Is(err, ErrBadURL) {
+	if _, err := testInput(PhaseCall, "navigate", map[string]any{"url": "example.com"}); !errors.Is(err, ErrBadURL) {
 		t.Errorf("relative url: err = %v", err)
 	}
-}
-
-func TestReadOnlyHints(t *testing.T) {
-	t.Parallel()
-	for tool, want := range map[string]bool{
-		"get_text": true, "screenshot": true, "chrome_status": true, "tabs_list": true, "page_tools_list": true,
-		"navigate": false, "tab_new": false, "click": false, "hover": false, "eval": false, "download_file": false, "page_tool_call": false,
-	} {
-		if got := readOnlyHint(tool); got != want {
-			t.Errorf("readOnlyHint(%q) = %v, want %v", tool, got, want)
-		}
+	// A tool whose class names no action is unknown, whatever its name.
+	in, _ = NewInput(PhaseCall, "get_text", Class{}, map[string]any{"url": "https://example.com/f"})
+	if in.Action != ActionUnknown || in.ReadOnly || in.Target != nil {
+		t.Errorf("the zero Class = %+v, want an unknown tool", in)
+	}
+	// The target comes from the argument the class names.
+	in, err = NewInput(PhaseCall, "fetch", Class{Action: ActionDownload, URLArg: "href"}, map[string]any{"href": "https://example.com/f", "url": "https://other.test/"})
+	if err != nil || in.Target == nil || in.Target.Host != "example.com" {
+		t.Errorf("URLArg href: %+v, %v", in.Target, err)
+	}
+	if _, err := NewInput(PhaseCall, "fetch", Class{Action: ActionDownload, URLArg: "href"}, map[string]any{"href": "::"}); err == nil || !strings.Contains(err.Error(), "fetch: href: ") {
+		t.Errorf("a bad href: %v, want it named", err)
 	}
 }
 
 func TestLanded(t *testing.T) {
 	t.Parallel()
-	in, _ := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://allowed.test/"})
+	in, _ := testInput(PhaseCall, "navigate", map[string]any{"url": "https://allowed.test/"})
 	landed, err := in.Landed("https://other.test/after-redirect")
 	if err != nil || landed.Target.Host != "other.test" || in.Target.Host != "allowed.test" || landed.Tool != "navigate" {
 		t.Errorf("Landed = %+v, %v (original %+v)", landed.Target, err, in.Target)
 	}
-	click, _ := NewInput(PhaseCall, "click", map[string]any{"selector": "a"})
+	click, _ := testInput(PhaseCall, "click", map[string]any{"selector": "a"})
 	click.Page = NewPage("https://allowed.test/")
 	landed, _ = click.Landed("https://other.test/")
 	if landed.Action != ActionNavigate || landed.Tool != "click" || landed.Page.Host != "allowed.test" {
@@ -168,7 +89,7 @@ func TestLandingIsDecidedLikeANavigation(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, WithData(map[string]any{"allow_domains": []string{"allowed.test"}, "enable_mutations": true}))
 	for _, tool := range []string{"navigate", "back", "reload", "click"} {
-		in, _ := NewInput(PhaseCall, tool, map[string]any{"url": "https://allowed.test/"})
+		in, _ := testInput(PhaseCall, tool, map[string]any{"url": "https://allowed.test/"})
 		in.Page = NewPage("https://allowed.test/")
 		ok, _ := in.Landed("https://allowed.test/next")
 		bad, _ := in.Landed("https://other.test/")
@@ -232,10 +153,10 @@ func TestPolicyArgsAndRedactArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		orig, _ := json.Marshal(tt.args)
-		if diff := cmp.Diff(tt.policy, PolicyArgs(tt.tool, tt.args)); diff != "" {
+		if diff := cmp.Diff(tt.policy, PolicyArgs(testClasses[tt.tool], tt.args)); diff != "" {
 			t.Errorf("PolicyArgs(%s) (-want +got):\n%s", tt.tool, diff)
 		}
-		if diff := cmp.Diff(tt.logged, RedactArgs(tt.tool, tt.args)); diff != "" {
+		if diff := cmp.Diff(tt.logged, RedactArgs(testClasses[tt.tool], tt.args)); diff != "" {
 			t.Errorf("RedactArgs(%s) (-want +got):\n%s", tt.tool, diff)
 		}
 		if after, _ := json.Marshal(tt.args); string(after) != string(orig) {
@@ -248,7 +169,7 @@ func TestPolicyArgsAndRedactArgs(t *testing.T) {
 }
 
 func sampleInput() Input {
-	in, _ := NewInput(PhaseCall, "page_tool_call", map[string]any{"name": "search", "arguments": map[string]any{"q": "x"}})
+	in, _ := testInput(PhaseCall, "page_tool_call", map[string]any{"name": "search", "arguments": map[string]any{"q": "x"}})
 	in.Page = NewPage("https://example.com/app")
 	in.Backend = "cdp"
 	in.Principal = Principal{Name: "ci-agent", Roles: []string{"ci"}, Transport: "http"}
@@ -266,8 +187,8 @@ func TestInputMatchesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nav, _ := NewInput(PhaseCall, "navigate", map[string]any{"url": "https://example.com/a"})
-	list, _ := NewInput(PhaseList, "eval", nil)
+	nav, _ := testInput(PhaseCall, "navigate", map[string]any{"url": "https://example.com/a"})
+	list, _ := testInput(PhaseList, "eval", nil)
 	inputs := map[string]Input{
 		"page tool": sampleInput(),
 		"navigate":  nav,
@@ -366,7 +287,7 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 // URL: same tool and action (not a navigation), the hop as target and as
 // args.url, and the call's own input untouched.
 func TestRedirected(t *testing.T) {
-	in, err := NewInput(PhaseCall, "download_file", map[string]any{"url": "https://allowed.test/f"})
+	in, err := testInput(PhaseCall, "download_file", map[string]any{"url": "https://allowed.test/f"})
 	if err != nil {
 		t.Fatal(err)
 	}

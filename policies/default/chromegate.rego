@@ -115,7 +115,8 @@ known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "s
 
 # Tools that change what the user has: page state, cookies, clipboard, files,
 # tabs. They need enable_mutations (eval has its own switch). This list
-# matches policy.Action in Go; a Go test keeps them in step.
+# matches the tools chromegate's tool table (mcp.Tools) declares mutating;
+# a Go test keeps them in step.
 mutating_tools := {
 	"click", "type", "fill", "press", "select_option", "set_files", "drag",
 	"fill_form", "clipboard_write", "cookies_set", "tab_close", "eval",

@@ -523,7 +523,7 @@ test_page_tools_listed_by_origin if {
 }
 
 # ---------------------------------------------------------------------------
-# The policy's view of tools matches chromegate's (policy.Action).
+# The policy's view of tools matches chromegate's (its tool table, mcp.Tools).
 
 test_every_tool_has_an_action if {
 	every tool, action in actions {
