@@ -75,7 +75,7 @@ test-remote:
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzHostMatch$$' -fuzztime $(FUZZTIME) ./policy/
+	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./policy/hostname/
 	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeSchema$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
