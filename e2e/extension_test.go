@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/executor/ext/pairing"
 )
 
 // firstTabID is the tab id a tool result names.
@@ -37,7 +37,7 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 	s.waitPaired()
 	t.Logf("server start to paired extension: %s", time.Since(start).Round(time.Millisecond))
 
-	h, err := ext.ReadHandshake(s.dataDir)
+	h, err := pairing.ReadHandshake(s.dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestExtensionNativeMessaging(t *testing.T) {
 	if backend, st := s.status(); backend != "ext" || !st.Paired {
 		t.Fatalf("chrome_status: backend %q, extension %+v", backend, st)
 	}
-	if _, err := os.Stat(filepath.Join(profile, "NativeMessagingHosts", ext.NativeHostName+".json")); err != nil {
+	if _, err := os.Stat(filepath.Join(profile, "NativeMessagingHosts", pairing.NativeHostName+".json")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 // The wire methods of protocol v1 (PROTOCOL.md), one per line: the router
-// checks at start-up that each has a handler, and extension/embed.go reads
-// this list so the Go bridge tests against the same names.
+// checks at start-up that each has a handler (router.test.js checks it of
+// cdp.js), and extension/embed.go reads this list so that the Go side's
+// own list (executor/ext/wire, methods.go) is tested against it.
 export const METHODS = Object.freeze([
   'tabs',
   'tabInfo',

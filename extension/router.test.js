@@ -160,3 +160,15 @@ test('start-up check: the wire methods are exactly the table of PROTOCOL.md', ()
   assert.deepEqual([...table].sort(), [...METHODS].sort());
   assert.deepEqual(checkHandlers(Object.fromEntries(table.map((m) => [m, () => {}]))), { missing: [], extra: [] });
 });
+
+test('the handlers the service worker routes (cdp.js) are exactly the wire methods', async () => {
+  // sw.js builds its Router on cdp.handlers; a method in methods.js
+  // without a handler, or a handler for a method the list lacks, fails
+  // here before the router's start-up check would log it in the browser.
+  // The Go side checks its own list against methods.js
+  // (executor/ext/wire TestMethodsMatchTheExtension).
+  const { handlers } = await import('./cdp.js');
+  assert.deepEqual(checkHandlers(handlers), { missing: [], extra: [] });
+  const sw = readFileSync(new URL('./sw.js', import.meta.url), 'utf8');
+  assert.match(sw, /new Router\(cdp\.handlers,/, 'sw.js no longer routes cdp.handlers: point this test at what it routes');
+});

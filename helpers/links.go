@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/hostname"
 )
 
 // DefaultLinkLimit is how many links ExtractLinks returns when the caller
@@ -34,7 +34,7 @@ type LinksParams struct {
 	SameOriginOnly bool `json:"sameOriginOnly,omitempty"`
 	// Include keeps only links whose host matches one of these patterns;
 	// Exclude drops links whose host matches one. Patterns are those of the
-	// policy (policy.HostMatch): "example.com" is exactly that host,
+	// policy (hostname.Match): "example.com" is exactly that host,
 	// "*.example.com" any subdomain at any depth, "*" every host.
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
@@ -291,7 +291,7 @@ func keepHost(u, page *url.URL, p LinksParams) bool {
 
 func matchAny(patterns []string, host string) bool {
 	for _, pat := range patterns {
-		if policy.HostMatch(pat, host) {
+		if hostname.Match(pat, host) {
 			return true
 		}
 	}

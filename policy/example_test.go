@@ -58,15 +58,3 @@ func ExampleParseTarget() {
 	// http://[::ffff:a9fe:a9fe]/ host="[::ffff:a9fe:a9fe]" port=80 class=link_local
 	// javascript:alert(1) host="" port=0 class=none
 }
-
-func ExampleHostMatch() {
-	fmt.Println(policy.HostMatch("*.example.com", "a.b.example.com"))
-	fmt.Println(policy.HostMatch("*.example.com", "example.com"))
-	fmt.Println(policy.HostMatch("*", "127.0.0.1"))
-	fmt.Println(policy.HostMatch("::1", "[::1]"))
-	// Output:
-	// true
-	// false
-	// false
-	// true
-}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/executor/ext/pairing"
 )
 
 func TestCheckExtension(t *testing.T) {
@@ -20,7 +20,7 @@ func TestCheckExtension(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ext.InstallNativeHost(ext.NativeHostInstall{Binary: bin, DataDir: data, ExtensionID: "abc",
+	if _, err := pairing.InstallNativeHost(pairing.NativeHostInstall{Binary: bin, DataDir: data, ExtensionID: "abc",
 		ProfileDirs: []string{filepath.Dir(hosts)}}); err != nil {
 		t.Fatal(err)
 	}

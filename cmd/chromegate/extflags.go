@@ -14,6 +14,7 @@ import (
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/executor/ext/bridge"
 	"github.com/chromegate/chromegate/extension"
 )
 
@@ -40,7 +41,7 @@ const defaultBridgeAddr = "127.0.0.1:0"
 
 // extSetup is what the extension flags set up for serve.
 type extSetup struct {
-	bridge   *ext.Bridge
+	bridge   *bridge.Bridge
 	extBack  *ext.Backend
 	pool     *cdp.Pool
 	backends []executor.Backend
@@ -85,7 +86,7 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 		resolver = r
 	}
 	if !f.noExtension {
-		b, err := ext.Start(ext.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
+		b, err := bridge.Start(bridge.Options{DataDir: dataDir, Addr: f.bridgeAddr, Logger: log, Version: version,
 			Scripts: executor.ExtensionScripts()})
 		switch {
 		case err == nil:

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/executor/ext/pairing"
 	"github.com/chromegate/chromegate/extension"
 )
 
@@ -112,9 +112,9 @@ func cmdPair(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if bin, err = filepath.EvalSymlinks(bin); err != nil {
 			return err
 		}
-		written, err := ext.InstallNativeHost(ext.NativeHostInstall{Binary: bin, DataDir: dir, ExtensionID: extension.ID(), ProfileDirs: profiles})
+		written, err := pairing.InstallNativeHost(pairing.NativeHostInstall{Binary: bin, DataDir: dir, ExtensionID: extension.ID(), ProfileDirs: profiles})
 		for _, p := range written {
-			fmt.Fprintln(stdout, "registered", ext.NativeHostName, "in", p)
+			fmt.Fprintln(stdout, "registered", pairing.NativeHostName, "in", p)
 		}
 		if err != nil {
 			return err
@@ -133,7 +133,7 @@ func cmdPair(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // pairCode asks the running server for a code, proving it may with the
 // token from the handshake file (which only this user can read).
 func pairCode(ctx context.Context, dataDir string, stdout io.Writer) error {
-	h, err := ext.ReadHandshake(dataDir)
+	h, err := pairing.ReadHandshake(dataDir)
 	if err != nil {
 		return err
 	}
@@ -164,10 +164,10 @@ func pairCode(ctx context.Context, dataDir string, stdout io.Writer) error {
 // forgets the paired extension), or, with no server running, forgets the
 // pairing on disk.
 func pairReset(dataDir string, stdout io.Writer) error {
-	if err := ext.ForgetPairing(dataDir); err != nil {
+	if err := pairing.ForgetPairing(dataDir); err != nil {
 		return err
 	}
-	h, err := ext.ReadHandshake(dataDir)
+	h, err := pairing.ReadHandshake(dataDir)
 	if err != nil || !isChromegate(h.PID) {
 		fmt.Fprintln(stdout, "no running server; the paired extension is forgotten and the next `chromegate serve` makes a new token")
 		return nil
@@ -177,7 +177,7 @@ func pairReset(dataDir string, stdout io.Writer) error {
 	}
 	for range 50 {
 		time.Sleep(100 * time.Millisecond)
-		if n, err := ext.ReadHandshake(dataDir); err == nil && n.Token != h.Token {
+		if n, err := pairing.ReadHandshake(dataDir); err == nil && n.Token != h.Token {
 			fmt.Fprintln(stdout, "token rotated: the extension is disconnected and must pair again")
 			return nil
 		}
@@ -212,5 +212,5 @@ func cmdNativeHost(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		caller = fs.Arg(0)
 	}
-	return ext.ServeNativeHost(stdin, stdout, orDefault(*dataDir), caller, extension.ID())
+	return pairing.ServeNativeHost(stdin, stdout, orDefault(*dataDir), caller, extension.ID())
 }

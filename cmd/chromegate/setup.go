@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/executor/ext"
+	"github.com/chromegate/chromegate/executor/ext/pairing"
 )
 
 func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -124,7 +124,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func checkExtension(dataDir string, hostDirs []string) check {
 	c := check{name: "extension", ok: true}
 	var parts []string
-	hosts := ext.FindNativeHosts(hostDirs)
+	hosts := pairing.FindNativeHosts(hostDirs)
 	for _, h := range hosts {
 		if !h.OK {
 			c.ok = false
@@ -138,12 +138,12 @@ func checkExtension(dataDir string, hostDirs []string) check {
 	case c.ok:
 		parts = append(parts, fmt.Sprintf("native host registered (%d browser(s))", len(hosts)))
 	}
-	if id := ext.PairedExtension(dataDir); id != "" {
+	if id := pairing.PairedExtension(dataDir); id != "" {
 		parts = append(parts, "paired with "+id)
 	} else {
 		parts = append(parts, "not paired yet")
 	}
-	if h, err := ext.ReadHandshake(dataDir); err == nil && isChromegate(h.PID) {
+	if h, err := pairing.ReadHandshake(dataDir); err == nil && isChromegate(h.PID) {
 		parts = append(parts, fmt.Sprintf("a server is running (pid %d, bridge port %d)", h.PID, h.Port))
 	}
 	c.info = strings.Join(parts, "; ")

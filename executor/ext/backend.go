@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/executor/ext/bridge"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // BackendName is the extension backend's name in tab ids and chrome_status.
@@ -38,23 +40,23 @@ type BackendOptions struct {
 // only for the local (default) session: the real browser profile is the
 // user's, never shared with other HTTP sessions.
 type Backend struct {
-	b    *Bridge
+	b    *bridge.Bridge
 	opts BackendOptions
 
 	mu    sync.Mutex
-	ids   map[*Conn]executor.TabIDs
+	ids   map[*bridge.Conn]executor.TabIDs
 	tools *extTools // page tools of the current connection (webmcp.go)
 }
 
 var _ executor.Backend = (*Backend)(nil)
 
 // NewBackend returns the extension backend over a bridge.
-func NewBackend(b *Bridge, opts BackendOptions) *Backend {
+func NewBackend(b *bridge.Bridge, opts BackendOptions) *Backend {
 	if opts.MaxDownloadBytes <= 0 {
 		opts.MaxDownloadBytes = 512 << 20
 	}
-	b.setBoundary(opts.Boundary)
-	return &Backend{b: b, opts: opts, ids: map[*Conn]executor.TabIDs{}}
+	b.SetDecider(decider{b: opts.Boundary})
+	return &Backend{b: b, opts: opts, ids: map[*bridge.Conn]executor.TabIDs{}}
 }
 
 // Name is "ext".
@@ -78,7 +80,7 @@ func (be *Backend) Open(ctx context.Context, session string) (executor.Executor,
 		// Chrome's tab ids live as long as the browser; a new connection
 		// may be a new browser, so ids from an earlier one are stale.
 		ids = executor.NewTabIDs(BackendName)
-		be.ids = map[*Conn]executor.TabIDs{c: ids}
+		be.ids = map[*bridge.Conn]executor.TabIDs{c: ids}
 	}
 	be.mu.Unlock()
 	return &Executor{c: c, be: be, ids: ids}, nil
@@ -107,7 +109,7 @@ func (be *Backend) StampTabs(raw []string) []string {
 // Executor proxies every primitive to the extension as a command frame.
 // Tab ids are stamped "ext:<session>:<chrome tab id>".
 type Executor struct {
-	c   *Conn
+	c   *bridge.Conn
 	be  *Backend
 	ids executor.TabIDs
 }
@@ -122,12 +124,7 @@ func (e *Executor) Done() <-chan struct{} { return e.c.Done() }
 
 // EndCause is why the connection ended (EXTENSION_DISCONNECTED with its
 // reason), nil while it lives.
-func (e *Executor) EndCause() *executor.Error {
-	if !e.c.isClosed() {
-		return nil
-	}
-	return e.c.gone()
-}
+func (e *Executor) EndCause() *executor.Error { return e.c.EndCause() }
 
 var _ executor.Ender = (*Executor)(nil)
 
@@ -201,71 +198,71 @@ type tabParams struct {
 type empty struct{}
 
 func (e *Executor) Tabs(ctx context.Context) ([]executor.Tab, error) {
-	return do[[]executor.Tab](ctx, e, "tabs", nil, empty{})
+	return do[[]executor.Tab](ctx, e, wire.MethodTabs, nil, empty{})
 }
 
 func (e *Executor) TabInfo(ctx context.Context, tabID string) (executor.Tab, error) {
 	p := tabParams{TabID: tabID}
-	return do[executor.Tab](ctx, e, "tabInfo", &p.TabID, &p)
+	return do[executor.Tab](ctx, e, wire.MethodTabInfo, &p.TabID, &p)
 }
 
 func (e *Executor) SelectTab(ctx context.Context, tabID string) (executor.Tab, error) {
 	p := tabParams{TabID: tabID}
-	return do[executor.Tab](ctx, e, "selectTab", &p.TabID, &p)
+	return do[executor.Tab](ctx, e, wire.MethodSelectTab, &p.TabID, &p)
 }
 
 func (e *Executor) NewTab(ctx context.Context, p executor.NewTabParams) (executor.Tab, error) {
-	return do[executor.Tab](ctx, e, "newTab", nil, &p)
+	return do[executor.Tab](ctx, e, wire.MethodNewTab, nil, &p)
 }
 
 func (e *Executor) CloseTab(ctx context.Context, tabID string) error {
 	p := tabParams{TabID: tabID}
-	_, err := do[empty](ctx, e, "closeTab", &p.TabID, &p)
+	_, err := do[empty](ctx, e, wire.MethodCloseTab, &p.TabID, &p)
 	return err
 }
 
 func (e *Executor) Navigate(ctx context.Context, p executor.NavigateParams) (executor.NavResult, error) {
-	return do[executor.NavResult](ctx, e, "navigate", &p.TabID, &p)
+	return do[executor.NavResult](ctx, e, wire.MethodNavigate, &p.TabID, &p)
 }
 
 func (e *Executor) Back(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
-	return do[executor.NavResult](ctx, e, "back", &p.TabID, &p)
+	return do[executor.NavResult](ctx, e, wire.MethodBack, &p.TabID, &p)
 }
 
 func (e *Executor) Forward(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
-	return do[executor.NavResult](ctx, e, "forward", &p.TabID, &p)
+	return do[executor.NavResult](ctx, e, wire.MethodForward, &p.TabID, &p)
 }
 
 func (e *Executor) Reload(ctx context.Context, p executor.HistoryParams) (executor.NavResult, error) {
-	return do[executor.NavResult](ctx, e, "reload", &p.TabID, &p)
+	return do[executor.NavResult](ctx, e, wire.MethodReload, &p.TabID, &p)
 }
 
 func (e *Executor) Click(ctx context.Context, p executor.ClickParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "click", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodClick, &p.TabID, &p)
 }
 
 func (e *Executor) Type(ctx context.Context, p executor.TypeParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "type", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodType, &p.TabID, &p)
 }
 
 func (e *Executor) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "fill", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodFill, &p.TabID, &p)
 }
 
 func (e *Executor) Press(ctx context.Context, p executor.PressParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "press", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodPress, &p.TabID, &p)
 }
 
 func (e *Executor) Hover(ctx context.Context, p executor.TargetParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "hover", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodHover, &p.TabID, &p)
 }
 
 func (e *Executor) Scroll(ctx context.Context, p executor.ScrollParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "scroll", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodScroll, &p.TabID, &p)
 }
 
 func (e *Executor) SelectOption(ctx context.Context, p executor.SelectParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "selectOption", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodSelectOption, &p.TabID, &p)
 }
 
 // SetFiles confines the paths to the upload directories here, before the
@@ -276,48 +273,48 @@ func (e *Executor) SetFiles(ctx context.Context, p executor.SetFilesParams) (exe
 		return executor.ActionResult{}, err
 	}
 	p.Paths = paths
-	return do[executor.ActionResult](ctx, e, "setFiles", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodSetFiles, &p.TabID, &p)
 }
 
 func (e *Executor) Drag(ctx context.Context, p executor.DragParams) (executor.ActionResult, error) {
-	return do[executor.ActionResult](ctx, e, "drag", &p.TabID, &p)
+	return do[executor.ActionResult](ctx, e, wire.MethodDrag, &p.TabID, &p)
 }
 
 func (e *Executor) Text(ctx context.Context, p executor.TextParams) (executor.TextResult, error) {
-	return do[executor.TextResult](ctx, e, "text", &p.TabID, &p)
+	return do[executor.TextResult](ctx, e, wire.MethodText, &p.TabID, &p)
 }
 
 func (e *Executor) HTML(ctx context.Context, p executor.HTMLParams) (executor.TextResult, error) {
-	return do[executor.TextResult](ctx, e, "html", &p.TabID, &p)
+	return do[executor.TextResult](ctx, e, wire.MethodHTML, &p.TabID, &p)
 }
 
 func (e *Executor) Screenshot(ctx context.Context, p executor.ScreenshotParams) (executor.Screenshot, error) {
-	return do[executor.Screenshot](ctx, e, "screenshot", &p.TabID, &p)
+	return do[executor.Screenshot](ctx, e, wire.MethodScreenshot, &p.TabID, &p)
 }
 
 func (e *Executor) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
-	return do[executor.EvalResult](ctx, e, "eval", &p.TabID, &p)
+	return do[executor.EvalResult](ctx, e, wire.MethodEval, &p.TabID, &p)
 }
 
 func (e *Executor) WaitFor(ctx context.Context, p executor.WaitParams) (executor.WaitResult, error) {
-	return do[executor.WaitResult](ctx, e, "waitFor", &p.TabID, &p)
+	return do[executor.WaitResult](ctx, e, wire.MethodWaitFor, &p.TabID, &p)
 }
 
 func (e *Executor) RunScript(ctx context.Context, p executor.ScriptParams) (executor.ScriptResult, error) {
-	return do[executor.ScriptResult](ctx, e, "runScript", &p.TabID, &p)
+	return do[executor.ScriptResult](ctx, e, wire.MethodRunScript, &p.TabID, &p)
 }
 
 func (e *Executor) Cookies(ctx context.Context, p executor.CookiesParams) ([]executor.Cookie, error) {
-	return do[[]executor.Cookie](ctx, e, "cookies", nil, &p)
+	return do[[]executor.Cookie](ctx, e, wire.MethodCookies, nil, &p)
 }
 
 func (e *Executor) SetCookies(ctx context.Context, p executor.SetCookiesParams) error {
-	_, err := do[empty](ctx, e, "setCookies", nil, &p)
+	_, err := do[empty](ctx, e, wire.MethodSetCookies, nil, &p)
 	return err
 }
 
 func (e *Executor) ClipboardWrite(ctx context.Context, p executor.ClipboardParams) error {
-	_, err := do[empty](ctx, e, "clipboardWrite", &p.TabID, &p)
+	_, err := do[empty](ctx, e, wire.MethodClipboardWrite, &p.TabID, &p)
 	return err
 }
 
@@ -337,7 +334,7 @@ func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (exe
 			TabID  string          `json:"tabId"`
 			Target executor.Target `json:"target"`
 		}{p.TabID, p.Target}
-		got, err := do[caught](ctx, e, "downloadTarget", &q.TabID, &q)
+		got, err := do[caught](ctx, e, wire.MethodDownloadTarget, &q.TabID, &q)
 		if err != nil {
 			return executor.DownloadResult{}, err
 		}
@@ -383,7 +380,7 @@ func (j *extJar) Cookies(u *url.URL) []*http.Cookie {
 func (j *extJar) SetCookies(*url.URL, []*http.Cookie) {}
 
 func (e *Executor) Status(ctx context.Context) (executor.Status, error) {
-	st, err := do[executor.Status](ctx, e, "status", nil, empty{})
+	st, err := do[executor.Status](ctx, e, wire.MethodStatus, nil, empty{})
 	if err != nil {
 		return st, err
 	}

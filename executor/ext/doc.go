@@ -1,15 +1,18 @@
-// Package ext is the extension backend: the loopback WebSocket bridge the
-// chromegate MV3 extension connects to, its handshake file and pairing, and
-// an executor.Executor that sends each primitive to the extension as a
-// wire frame.
+// Package ext is the extension backend: an executor.Backend whose Executor
+// sends each primitive to the chromegate MV3 extension in the user's own
+// Chrome, as a command over the bridge's current connection, and stamps
+// the tab ids that come back ("ext:<session>:<chrome tab id>").
 //
-// # Unauthenticated input is small
+// The parts it is built on are packages of their own, one job each:
 //
-// Any local process, and any other installed extension, can open a
-// connection with a chrome-extension:// Origin, so nothing a connection
-// sends is trusted, or buffered in size, until its hello is verified: the
-// bridge reads at most MaxHelloBytes before the token (or pairing code) is
-// checked, waits HelloTimeout at most for it, and holds at most MaxPending
-// such connections at once (more get 503 before the upgrade). Only a
-// welcomed connection may send frames of MaxFrameBytes.
+//   - executor/ext/wire: the frames, their decoder and limits, and the
+//     command methods (checked against extension/methods.js);
+//   - executor/ext/bridge: the loopback WebSocket server, its handshake
+//     and the multiplexed connection;
+//   - executor/ext/pairing: the handshake file, the pinned extension,
+//     pairing codes and the native-messaging host.
+//
+// A new primitive is a method constant in wire (and its name in
+// extension/methods.js), an Executor method here, and a handler in the
+// extension.
 package ext

@@ -1,16 +1,14 @@
 package ext
 
 import (
+	"context"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/executor/ext/bridge"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
-
-// DefaultMaxDecisions bounds the request decisions in flight on one
-// connection: past it a decide frame is denied at once, so a page that
-// floods requests cannot queue unbounded work on the server.
-const DefaultMaxDecisions = 256
 
 // Bounds of a decide frame's fields; a request over them is denied.
 const (
@@ -18,61 +16,28 @@ const (
 	maxRequestField = 2048
 )
 
-// requestHook is what decides the extension's requests: the backend's
-// Boundary (nil is a disabled boundary, which allows everything).
-type requestHook struct {
+// decider decides the extension's requests with the backend's Boundary
+// (nil is a disabled boundary, which allows everything).
+type decider struct {
 	b *egress.Boundary
 }
 
-// setBoundary makes b decide the requests of the tabs the extension
-// drives. Until it is called, every request is denied.
-func (b *Bridge) setBoundary(bd *egress.Boundary) {
-	b.hook.Store(&requestHook{b: bd})
-}
+var _ bridge.Decider = decider{}
 
-// decide answers a decide frame on its own goroutine, never holding up
-// the read loop; with MaxDecisions already in flight the request is denied
-// at once.
-func (c *Conn) decide(f Frame) {
-	select {
-	case c.decisions <- struct{}{}:
-	default:
-		c.answer(f.ID, egress.Verdict{Reason: "too many requests are waiting for a decision"})
-		return
-	}
-	go func() {
-		defer func() { <-c.decisions }()
-		c.answer(f.ID, c.verdict(f.Request))
-	}()
-}
-
-func (c *Conn) verdict(w *WireRequest) egress.Verdict {
-	h := c.b.hook.Load()
-	if h == nil {
-		return egress.Verdict{Reason: "the server has no request boundary for the extension"}
-	}
+// Decide checks a decide frame's request and asks the boundary.
+func (d decider) Decide(ctx context.Context, w *wire.Request) (bool, string) {
 	r, why := requestOf(w)
 	if why != "" {
-		return egress.Verdict{Reason: why}
+		return false, why
 	}
-	return h.b.DecideRequest(c.ctx, r)
-}
-
-func (c *Conn) answer(id string, v egress.Verdict) {
-	f := Frame{V: WireVersion, Type: TypeDecision, ID: id, Allow: v.Allow}
-	if !v.Allow {
-		f.Reason = v.Reason
-	}
-	if err := c.send(f); err != nil && !c.isClosed() {
-		// The extension fails the request when no answer comes in time.
-		c.b.log.Warn("could not answer a request decision", "err", err)
-	}
+	v := d.b.DecideRequest(ctx, r)
+	return v.Allow, v.Reason
 }
 
 // requestOf checks a decide frame's request and builds the egress request
 // of the extension's session. Addr stays invalid: the extension cannot
 // see the address a request will be sent to.
-func requestOf(w *WireRequest) (*egress.Request, string) {
+func requestOf(w *wire.Request) (*egress.Request, string) {
 	switch {
 	case w == nil || w.URL == "":
 		return nil, "the request has no URL"

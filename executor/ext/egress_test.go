@@ -10,6 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/executor/ext/bridge"
+	"github.com/chromegate/chromegate/executor/ext/internal/fakeext"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // recorder is a Decider that denies hosts containing "evil" and keeps
@@ -42,38 +45,21 @@ func decideFrame(id string, req map[string]any) map[string]any {
 	return map[string]any{"v": 1, "type": "decide", "id": id, "request": req}
 }
 
-// decisions reads frames until it has one decision per id (other frames
-// are skipped).
-func (f *fakeExt) decisions(n int) map[string]Frame {
-	f.t.Helper()
-	out := map[string]Frame{}
-	for len(out) < n {
-		fr, code := f.read()
-		if code != -1 {
-			f.t.Fatalf("socket closed (%d) with %d of %d decisions", code, len(out), n)
-		}
-		if fr.Type == TypeDecision {
-			out[fr.ID] = fr
-		}
-	}
-	return out
-}
-
 func TestDecideFrames(t *testing.T) {
 	t.Parallel()
 	b, _ := startBridge(t, nil)
 	rec := &recorder{}
 	bd := egress.NewBoundary(rec)
 	NewBackend(b, BackendOptions{DataDir: t.TempDir(), Boundary: bd})
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, dataDir(b)))
 
-	f.send(decideFrame("d1", map[string]any{"url": "https://ok.test/page", "method": "get", "resourceType": "Document",
+	f.Send(decideFrame("d1", map[string]any{"url": "https://ok.test/page", "method": "get", "resourceType": "Document",
 		"navigation": true, "topLevel": true, "frameOrigin": "https://ok.test", "pageOrigin": "https://ok.test"}))
-	f.send(decideFrame("d2", map[string]any{"url": "https://evil.test/x.png", "method": "GET", "resourceType": "image", "topLevel": true}))
-	f.send(decideFrame("d3", map[string]any{"url": ""}))
-	f.send(decideFrame("d4", map[string]any{"url": "https://ok.test/" + strings.Repeat("a", maxRequestURL)}))
-	got := f.decisions(4)
+	f.Send(decideFrame("d2", map[string]any{"url": "https://evil.test/x.png", "method": "GET", "resourceType": "image", "topLevel": true}))
+	f.Send(decideFrame("d3", map[string]any{"url": ""}))
+	f.Send(decideFrame("d4", map[string]any{"url": "https://ok.test/" + strings.Repeat("a", maxRequestURL)}))
+	got := f.Decisions(4)
 	if !got["d1"].Allow || got["d1"].Reason != "" {
 		t.Errorf("d1 = %+v, want allowed", got["d1"])
 	}
@@ -114,19 +100,19 @@ func TestDecideWithoutBoundary(t *testing.T) {
 	// A backend with a nil Boundary decides nothing: every request goes.
 	b, _ := startBridge(t, nil)
 	NewBackend(b, BackendOptions{DataDir: t.TempDir()})
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
-	f.send(decideFrame("d1", map[string]any{"url": "https://evil.test/"}))
-	if got := f.decisions(1)["d1"]; !got.Allow {
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, dataDir(b)))
+	f.Send(decideFrame("d1", map[string]any{"url": "https://evil.test/"}))
+	if got := f.Decisions(1)["d1"]; !got.Allow {
 		t.Errorf("a disabled boundary denied: %+v", got)
 	}
 
 	// A bridge no backend was built on has nothing to decide with: deny.
 	b2, _ := startBridge(t, nil)
-	f2 := dial(t, b2, testExt)
-	f2.hello(token(t, b2))
-	f2.send(decideFrame("d1", map[string]any{"url": "https://ok.test/"}))
-	if got := f2.decisions(1)["d1"]; got.Allow || got.Reason == "" {
+	f2 := fakeext.Dial(t, b2.Port(), fakeext.ID)
+	f2.Hello(fakeext.Token(t, dataDir(b2)))
+	f2.Send(decideFrame("d1", map[string]any{"url": "https://ok.test/"}))
+	if got := f2.Decisions(1)["d1"]; got.Allow || got.Reason == "" {
 		t.Errorf("a bridge without a boundary allowed: %+v", got)
 	}
 }
@@ -136,29 +122,29 @@ func TestDecideWithoutBoundary(t *testing.T) {
 // once.
 func TestDecideConcurrency(t *testing.T) {
 	t.Parallel()
-	b, _ := startBridge(t, func(o *Options) { o.MaxDecisions = 2 })
+	b, _ := startBridge(t, func(o *bridge.Options) { o.MaxDecisions = 2 })
 	rec := &recorder{hold: make(chan struct{})}
 	NewBackend(b, BackendOptions{DataDir: t.TempDir(), Boundary: egress.NewBoundary(rec)})
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
-	f.send(decideFrame("d1", map[string]any{"url": "https://ok.test/1"}))
-	f.send(decideFrame("d2", map[string]any{"url": "https://ok.test/2"}))
-	f.send(decideFrame("d3", map[string]any{"url": "https://ok.test/3"}))
-	f.send(map[string]any{"v": 1, "type": "ping", "id": "p1"})
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, dataDir(b)))
+	f.Send(decideFrame("d1", map[string]any{"url": "https://ok.test/1"}))
+	f.Send(decideFrame("d2", map[string]any{"url": "https://ok.test/2"}))
+	f.Send(decideFrame("d3", map[string]any{"url": "https://ok.test/3"}))
+	f.Send(map[string]any{"v": 1, "type": "ping", "id": "p1"})
 	// d3 is refused at once, and the ping answered, while d1 and d2 wait
 	var sawPong bool
-	var d3 Frame
+	var d3 wire.Frame
 	for !sawPong || d3.ID == "" {
-		fr, code := f.read()
+		fr, code := f.Read()
 		if code != -1 {
 			t.Fatalf("closed: %d", code)
 		}
 		switch {
-		case fr.Type == TypePong && fr.ID == "p1":
+		case fr.Type == wire.TypePong && fr.ID == "p1":
 			sawPong = true
-		case fr.Type == TypeDecision && fr.ID == "d3":
+		case fr.Type == wire.TypeDecision && fr.ID == "d3":
 			d3 = fr
-		case fr.Type == TypeDecision:
+		case fr.Type == wire.TypeDecision:
 			t.Fatalf("%s was answered while its decision was held", fr.ID)
 		}
 	}
@@ -166,13 +152,13 @@ func TestDecideConcurrency(t *testing.T) {
 		t.Errorf("d3 = %+v, want denied: too many in flight", d3)
 	}
 	close(rec.hold)
-	got := f.decisions(2)
+	got := f.Decisions(2)
 	if !got["d1"].Allow || !got["d2"].Allow {
 		t.Errorf("held decisions: %+v", got)
 	}
 	// the slots are free again
-	f.send(decideFrame("d4", map[string]any{"url": "https://ok.test/4"}))
-	if got := f.decisions(1)["d4"]; !got.Allow {
+	f.Send(decideFrame("d4", map[string]any{"url": "https://ok.test/4"}))
+	if got := f.Decisions(1)["d4"]; !got.Allow {
 		t.Errorf("d4 = %+v", got)
 	}
 }
@@ -181,8 +167,8 @@ func TestDecideWithoutRequestIsAProtocolError(t *testing.T) {
 	t.Parallel()
 	b, _ := startBridge(t, nil)
 	NewBackend(b, BackendOptions{DataDir: t.TempDir()})
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
-	f.send(map[string]any{"v": 1, "type": "decide", "id": "d1"})
-	f.wantClose(CloseProtocol)
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, dataDir(b)))
+	f.Send(map[string]any{"v": 1, "type": "decide", "id": "d1"})
+	f.WantClose(wire.CloseProtocol)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // The network log of a tab the extension drives is kept by the extension
@@ -14,7 +15,7 @@ import (
 
 // Network implements executor.Executor.
 func (e *Executor) Network(ctx context.Context, p executor.NetworkParams) (executor.NetworkLog, error) {
-	out, err := do[executor.NetworkLog](ctx, e, "network", &p.TabID, &p)
+	out, err := do[executor.NetworkLog](ctx, e, wire.MethodNetwork, &p.TabID, &p)
 	if err != nil {
 		return out, err
 	}
@@ -31,7 +32,7 @@ func (e *Executor) Network(ctx context.Context, p executor.NetworkParams) (execu
 
 // NetworkEntry implements executor.Executor.
 func (e *Executor) NetworkEntry(ctx context.Context, p executor.NetworkEntryParams) (executor.NetworkEntry, error) {
-	out, err := do[executor.NetworkEntry](ctx, e, "networkEntry", &p.TabID, &p)
+	out, err := do[executor.NetworkEntry](ctx, e, wire.MethodNetworkEntry, &p.TabID, &p)
 	if err != nil {
 		return out, err
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/ext/bridge"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 	"github.com/chromegate/chromegate/executor/webmcp"
 )
 
@@ -35,7 +37,7 @@ var (
 
 // extTools is the page-tool tracking of one extension connection.
 type extTools struct {
-	c   *Conn
+	c   *bridge.Conn
 	ids executor.TabIDs
 	hub *webmcp.Hub
 
@@ -44,7 +46,7 @@ type extTools struct {
 }
 
 // toolsOf returns the tracking of c, created on first use.
-func (be *Backend) toolsOf(c *Conn, ids executor.TabIDs) *extTools {
+func (be *Backend) toolsOf(c *bridge.Conn, ids executor.TabIDs) *extTools {
 	be.mu.Lock()
 	defer be.mu.Unlock()
 	if be.tools == nil || be.tools.c != c {
@@ -139,7 +141,7 @@ func (l *extLink) Send(ctx context.Context, method string, params map[string]any
 		frame["params"], frame["maxOutput"] = params, n
 	}
 	var out json.RawMessage
-	err := l.x.c.Call(ctx, "webmcp", l.raw, frame, &out)
+	err := l.x.c.Call(ctx, wire.MethodWebMCP, l.raw, frame, &out)
 	if err != nil && executor.CodeOf(err) == executor.CodeTabNotFound {
 		l.closed.Store(true)
 	}
@@ -249,7 +251,7 @@ func (e *Executor) PageMCPRequest(ctx context.Context, tabID, method string, par
 func (e *Executor) WatchPageTools(fn func(executor.PageToolsEvent)) (stop func()) {
 	x := e.tools()
 	stop = x.hub.Subscribe(fn)
-	for _, raw := range e.c.attachedTabs() {
+	for _, raw := range e.c.AttachedTabs() {
 		t := x.tab(raw)
 		t.Watch()
 		if cur := t.Merged(); len(cur) > 0 {

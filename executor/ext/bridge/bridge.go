@@ -1,8 +1,7 @@
-package ext
+package bridge
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +18,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/ext/pairing"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // Options configures a Bridge.
@@ -81,12 +81,12 @@ type Bridge struct {
 	pinned    string // the paired extension id ("" = the next to authenticate)
 	cur       *Conn
 	changed   chan struct{} // closed and replaced whenever cur changes
-	codes     map[[32]byte]time.Time
+	codes     pairing.Codes
 	displaced *Displacement
 	lastAuth  string // the last refused handshake, for chrome_status
 	closed    bool
 
-	hook atomic.Pointer[requestHook] // decides the extension's requests; see setBoundary
+	decider atomic.Pointer[Decider] // decides the extension's requests; see SetDecider
 
 	pending chan struct{} // a slot per connection not yet authenticated
 }
@@ -129,16 +129,16 @@ func Start(opts Options) (*Bridge, error) {
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, fmt.Errorf("bridge address %q is not loopback: the extension bridge only listens on 127.0.0.1", opts.Addr)
 	}
-	if err := ensurePrivateDir(opts.DataDir); err != nil {
+	if err := pairing.EnsurePrivateDir(opts.DataDir); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("bridge listen on %s: %w", opts.Addr, err)
 	}
-	b := &Bridge{opts: opts, log: log, ln: ln, changed: make(chan struct{}), codes: map[[32]byte]time.Time{},
+	b := &Bridge{opts: opts, log: log, ln: ln, changed: make(chan struct{}),
 		pending: make(chan struct{}, opts.MaxPending)}
-	b.pinned = readPinned(opts.DataDir)
+	b.pinned = pairing.PairedExtension(opts.DataDir)
 	if err := b.rotate(); err != nil {
 		ln.Close()
 		return nil, err
@@ -159,15 +159,15 @@ func (b *Bridge) Port() int { return b.ln.Addr().(*net.TCPAddr).Port }
 // no lock, or mu (Start); the file write is done under mu so the file and
 // the hash never disagree.
 func (b *Bridge) rotate() error {
-	tok, err := newToken()
+	tok, err := pairing.NewToken()
 	if err != nil {
 		return err
 	}
-	h := Handshake{Port: b.Port(), Token: tok, PID: os.Getpid(), Version: WireVersion}
-	if err := writePrivateJSON(filepath.Join(b.opts.DataDir, HandshakeFile), h); err != nil {
+	h := pairing.Handshake{Port: b.Port(), Token: tok, PID: os.Getpid(), Version: wire.Version}
+	if err := pairing.WriteHandshake(b.opts.DataDir, h); err != nil {
 		return fmt.Errorf("bridge: %w", err)
 	}
-	b.token, b.hash = tok, tokenHash(tok)
+	b.token, b.hash = tok, pairing.TokenHash(tok)
 	return nil
 }
 
@@ -181,15 +181,15 @@ func (b *Bridge) Rotate() error {
 		return err
 	}
 	b.pinned = ""
-	b.codes = map[[32]byte]time.Time{}
+	b.codes.Reset()
 	c := b.cur
 	b.setCur(nil)
 	b.mu.Unlock()
-	if err := ForgetPairing(b.opts.DataDir); err != nil {
+	if err := pairing.ForgetPairing(b.opts.DataDir); err != nil {
 		b.log.Warn("could not remove the pinned extension id", "err", err)
 	}
 	if c != nil {
-		c.close(CloseRotated, "token rotated", executor.Errorf(executor.CodeExtensionDisconnected, "the pairing was reset").
+		c.close(wire.CloseRotated, "token rotated", executor.Errorf(executor.CodeExtensionDisconnected, "the pairing was reset").
 			WithHint("pair the extension again"))
 	}
 	b.log.Warn("extension pairing reset: token rotated, the extension must pair again")
@@ -261,42 +261,9 @@ func firstLine(s string) string {
 
 // NewCode mints a single-use pairing code that expires after ttl.
 func (b *Bridge) NewCode(ttl time.Duration) (string, time.Time) {
-	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789" // no 0/O, 1/I
-	var raw [8]byte
-	_, _ = rand.Read(raw[:])
-	var sb strings.Builder
-	for i, c := range raw {
-		if i == 4 {
-			sb.WriteByte('-')
-		}
-		sb.WriteByte(alphabet[int(c)%len(alphabet)])
-	}
-	code := sb.String()
-	exp := time.Now().Add(ttl)
 	b.mu.Lock()
-	for k, t := range b.codes {
-		if time.Now().After(t) {
-			delete(b.codes, k)
-		}
-	}
-	b.codes[tokenHash(normCode(code))] = exp
-	b.mu.Unlock()
-	return code, exp
-}
-
-func normCode(c string) string {
-	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(c), " ", ""))
-}
-
-// useCode consumes a code: true once, for an unexpired code; mu held.
-func (b *Bridge) useCode(code string) bool {
-	k := tokenHash(normCode(code))
-	exp, ok := b.codes[k]
-	if !ok {
-		return false
-	}
-	delete(b.codes, k)
-	return time.Now().Before(exp)
+	defer b.mu.Unlock()
+	return b.codes.Mint(ttl)
 }
 
 // Status is the bridge's part of chrome_status.
@@ -324,7 +291,7 @@ func (b *Bridge) Status() Status {
 		st.ExtVersion, st.Browser = c.ext.Version, c.ext.Browser
 		since := c.since
 		st.Since = &since
-		st.AttachedTabs = c.attachedTabs()
+		st.AttachedTabs = c.AttachedTabs()
 	}
 	return st
 }
@@ -347,11 +314,7 @@ func (b *Bridge) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := b.srv.Shutdown(ctx)
-	path := filepath.Join(b.opts.DataDir, HandshakeFile)
-	var h Handshake
-	if raw, rerr := os.ReadFile(path); rerr == nil && json.Unmarshal(raw, &h) == nil && h.PID == os.Getpid() {
-		_ = os.Remove(path)
-	}
+	pairing.RemoveHandshake(b.opts.DataDir)
 	return err
 }
 
@@ -398,7 +361,7 @@ func (b *Bridge) serveExt(w http.ResponseWriter, r *http.Request) {
 	}
 	// Any local process (or another extension) can claim an extension
 	// Origin: until its hello is verified a connection holds a slot of
-	// MaxPending, for HelloTimeout at most, and may send MaxHelloBytes.
+	// MaxPending, for HelloTimeout at most, and may send wire.MaxHelloBytes.
 	select {
 	case b.pending <- struct{}{}:
 	default:
@@ -412,7 +375,7 @@ func (b *Bridge) serveExt(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	ws.SetReadLimit(MaxHelloBytes)
+	ws.SetReadLimit(wire.MaxHelloBytes)
 	b.handshake(ws, originID, r.RemoteAddr, release)
 }
 
@@ -425,11 +388,11 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 	defer cancel()
 	refuse := func(reason string) {
 		b.refused(reason, remote)
-		data, _ := json.Marshal(Frame{V: WireVersion, Type: TypeUnauthorized, Reason: reason})
+		data, _ := json.Marshal(wire.Frame{V: wire.Version, Type: wire.TypeUnauthorized, Reason: reason})
 		wctx, wcancel := context.WithTimeout(context.Background(), time.Second)
 		_ = ws.Write(wctx, websocket.MessageText, data)
 		wcancel()
-		_ = ws.Close(CloseUnauthorized, reason)
+		_ = ws.Close(wire.CloseUnauthorized, reason)
 	}
 	// Reading with a deadline context would tear the socket down when it
 	// passes, before the refusal could be sent; a timer refuses instead.
@@ -459,12 +422,12 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 	var probe struct {
 		V int `json:"v"`
 	}
-	if json.Unmarshal(data, &probe) == nil && probe.V != WireVersion {
+	if json.Unmarshal(data, &probe) == nil && probe.V != wire.Version {
 		refuse("bad version")
 		return
 	}
-	f, err := DecodeFrame(data)
-	if err != nil || f.Type != TypeHello || f.Ext == nil {
+	f, err := wire.Decode(data)
+	if err != nil || f.Type != wire.TypeHello || f.Ext == nil {
 		refuse("expected hello")
 		return
 	}
@@ -476,13 +439,13 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 	var newToken string
 	switch {
 	case f.Code != "":
-		if !b.useCode(f.Code) {
+		if !b.codes.Use(f.Code) {
 			b.mu.Unlock()
 			refuse("bad code")
 			return
 		}
 		newToken = b.token
-	case !tokenMatches(b.hash, f.Token):
+	case !pairing.TokenMatches(b.hash, f.Token):
 		b.mu.Unlock()
 		refuse("bad token")
 		return
@@ -498,7 +461,7 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 		return
 	}
 	// Authenticated: frames may now be as large as the protocol's.
-	ws.SetReadLimit(MaxFrameBytes)
+	ws.SetReadLimit(wire.MaxFrameBytes)
 	firstPairing := b.pinned == ""
 	b.pinned = originID
 	sid := executor.NewSessionID() + executor.NewSessionID()
@@ -513,8 +476,8 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 	// made the moment it becomes current must reach the extension after
 	// the welcome, or the extension (which ignores everything before it)
 	// would never answer.
-	welcome := Frame{V: WireVersion, Type: TypeWelcome, SessionID: sid, HeartbeatMs: int(b.opts.Heartbeat / time.Millisecond),
-		Server: &ServerInfo{Name: "chromegate", Version: b.opts.Version}, Scripts: b.opts.Scripts, NewToken: newToken}
+	welcome := wire.Frame{V: wire.Version, Type: wire.TypeWelcome, SessionID: sid, HeartbeatMs: int(b.opts.Heartbeat / time.Millisecond),
+		Server: &wire.ServerInfo{Name: "chromegate", Version: b.opts.Version}, Scripts: b.opts.Scripts, NewToken: newToken}
 	if err := c.send(welcome); err != nil {
 		b.mu.Unlock()
 		c.close(websocket.StatusInternalError, "welcome failed", executor.Errorf(executor.CodeExtensionDisconnected, "the extension connection failed during the handshake"))
@@ -523,14 +486,14 @@ func (b *Bridge) handshake(ws *websocket.Conn, originID, remote string, heard fu
 	b.setCur(c)
 	b.mu.Unlock()
 	if firstPairing {
-		if err := writePinned(b.opts.DataDir, originID); err != nil {
+		if err := pairing.Pin(b.opts.DataDir, originID); err != nil {
 			b.log.Warn("could not persist the paired extension id", "err", err)
 		}
 	}
 	if old != nil {
 		b.log.Warn("security: a new extension connection superseded the current one",
 			"old_extension", old.ext.ID, "new_extension", originID, "remote", remote)
-		old.close(CloseSuperseded, "superseded", executor.Errorf(executor.CodeExtensionDisconnected, "a newer extension connection took over").
+		old.close(wire.CloseSuperseded, "superseded", executor.Errorf(executor.CodeExtensionDisconnected, "a newer extension connection took over").
 			WithHint("retry the call; chrome_status shows the displacement"))
 	}
 	b.log.Info("extension connected", "extension", originID, "version", f.Ext.Version, "paired_by_code", newToken != "")
@@ -553,7 +516,7 @@ func (b *Bridge) serveCode(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	b.mu.Lock()
-	ok := tokenMatches(b.hash, tok)
+	ok := pairing.TokenMatches(b.hash, tok)
 	b.mu.Unlock()
 	if !ok {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)

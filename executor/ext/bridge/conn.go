@@ -1,4 +1,4 @@
-package ext
+package bridge
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // Conn is one authenticated extension connection. Calls are multiplexed by
@@ -25,7 +26,7 @@ import (
 type Conn struct {
 	b     *Bridge
 	ws    *websocket.Conn
-	ext   ExtInfo
+	ext   wire.ExtInfo
 	sid   string
 	since time.Time
 
@@ -55,7 +56,7 @@ type reply struct {
 	err  *executor.Error
 }
 
-func newConn(b *Bridge, ws *websocket.Conn, ext ExtInfo, sid string) *Conn {
+func newConn(b *Bridge, ws *websocket.Conn, ext wire.ExtInfo, sid string) *Conn {
 	c := &Conn{b: b, ws: ws, ext: ext, sid: sid, since: time.Now().UTC(), done: make(chan struct{}),
 		pending: map[string]chan reply{}, attached: map[string]bool{}, out: make(chan []byte, 4096),
 		decisions: make(chan struct{}, b.opts.MaxDecisions)}
@@ -65,7 +66,7 @@ func newConn(b *Bridge, ws *websocket.Conn, ext ExtInfo, sid string) *Conn {
 }
 
 // Ext describes the connected extension.
-func (c *Conn) Ext() ExtInfo { return c.ext }
+func (c *Conn) Ext() wire.ExtInfo { return c.ext }
 
 // Done is closed when the connection is gone.
 func (c *Conn) Done() <-chan struct{} { return c.done }
@@ -94,10 +95,10 @@ func (c *Conn) run() {
 			return
 		}
 		c.lastRecv.Store(time.Now().UnixNano())
-		f, err := DecodeFrame(data)
+		f, err := wire.Decode(data)
 		if err != nil {
 			c.b.log.Warn("malformed frame from the extension; closing", "err", err)
-			c.close(CloseProtocol, "malformed frame", executor.Errorf(executor.CodeExtensionDisconnected, "the extension sent a malformed frame: %v", err))
+			c.close(wire.CloseProtocol, "malformed frame", executor.Errorf(executor.CodeExtensionDisconnected, "the extension sent a malformed frame: %v", err))
 			return
 		}
 		c.handle(f)
@@ -114,9 +115,9 @@ func closeWhy(code websocket.StatusCode, err error) string {
 	return "connection lost"
 }
 
-func (c *Conn) handle(f Frame) {
+func (c *Conn) handle(f wire.Frame) {
 	switch f.Type {
-	case TypeResult, TypeError, TypePong:
+	case wire.TypeResult, wire.TypeError, wire.TypePong:
 		c.mu.Lock()
 		ch, ok := c.pending[f.ID]
 		delete(c.pending, f.ID)
@@ -125,20 +126,20 @@ func (c *Conn) handle(f Frame) {
 			return // late answer to a call that timed out or was cancelled
 		}
 		r := reply{data: f.Data}
-		if f.Type == TypeError {
+		if f.Type == wire.TypeError {
 			r.err = wireErr(f.Error)
 		}
 		ch <- r
-	case TypePing:
-		_ = c.send(Frame{V: WireVersion, Type: TypePong, ID: f.ID})
-	case TypeEvent:
+	case wire.TypePing:
+		_ = c.send(wire.Frame{V: wire.Version, Type: wire.TypePong, ID: f.ID})
+	case wire.TypeEvent:
 		c.event(f.Event, f.Data)
-	case TypeDecide:
+	case wire.TypeDecide:
 		c.decide(f)
 	}
 }
 
-func wireErr(e *WireError) *executor.Error {
+func wireErr(e *wire.Error) *executor.Error {
 	code := executor.Code(e.Code)
 	if !slices.Contains(executor.AllCodes, code) {
 		code = executor.CodeInternal
@@ -198,7 +199,9 @@ func (c *Conn) event(name string, data json.RawMessage) {
 	}
 }
 
-func (c *Conn) attachedTabs() []string {
+// AttachedTabs are the raw Chrome ids of the tabs the extension's debugger
+// is attached to (the tabs chromegate drives), sorted.
+func (c *Conn) AttachedTabs() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.attached))
@@ -211,7 +214,7 @@ func (c *Conn) attachedTabs() []string {
 
 // send queues a frame, failing with BACKPRESSURE when more than
 // MaxBuffered bytes are already waiting to be written.
-func (c *Conn) send(f Frame) error {
+func (c *Conn) send(f wire.Frame) error {
 	data, err := json.Marshal(f)
 	if err != nil {
 		return executor.Errorf(executor.CodeBadArgs, "cannot encode the call: %v", err)
@@ -304,6 +307,15 @@ func (c *Conn) close(code websocket.StatusCode, reason string, why *executor.Err
 	})
 }
 
+// EndCause is why the connection ended (EXTENSION_DISCONNECTED with its
+// reason), nil while it lives.
+func (c *Conn) EndCause() *executor.Error {
+	if !c.isClosed() {
+		return nil
+	}
+	return c.gone()
+}
+
 func (c *Conn) gone() *executor.Error {
 	if e := c.closeErr.Load(); e != nil {
 		return e
@@ -322,9 +334,10 @@ const (
 
 func methodDeadline(method string) time.Duration {
 	switch method {
-	case "navigate", "back", "forward", "reload", "newTab", "screenshot", "waitFor", "downloadTarget":
+	case wire.MethodNavigate, wire.MethodBack, wire.MethodForward, wire.MethodReload, wire.MethodNewTab,
+		wire.MethodScreenshot, wire.MethodWaitFor, wire.MethodDownloadTarget:
 		return slowDeadline
-	case "webmcp":
+	case wire.MethodWebMCP:
 		// A page tool may take as long as the call allows (timeout_ms up
 		// to two minutes); the caller's context bounds it.
 		return pageToolDeadline
@@ -349,13 +362,13 @@ func (c *Conn) Call(ctx context.Context, method, tabID string, params, out any) 
 	defer cancel()
 	id := "c" + strconv.FormatUint(c.next.Add(1), 10)
 	tab := tabID
-	f := Frame{V: WireVersion, Type: TypeCommand, ID: id, Method: method, TabID: &tab, Params: raw, TimeoutMs: max(d.Milliseconds(), 1)}
+	f := wire.Frame{V: wire.Version, Type: wire.TypeCommand, ID: id, Method: method, TabID: &tab, Params: raw, TimeoutMs: max(d.Milliseconds(), 1)}
 	r, err := c.exchange(ctx, f)
 	if err != nil {
 		return err
 	}
 	if r == nil {
-		_ = c.send(Frame{V: WireVersion, Type: TypeCancel, ID: id})
+		_ = c.send(wire.Frame{V: wire.Version, Type: wire.TypeCancel, ID: id})
 		return executor.Errorf(executor.CodeTimeout, "%s through the extension did not finish within %s", method, d.Round(time.Millisecond)).
 			WithHint("the page may be slow or stuck; retry with a longer timeout_ms, or check the tab")
 	}
@@ -371,7 +384,7 @@ func (c *Conn) Call(ctx context.Context, method, tabID string, params, out any) 
 // exchange sends f and waits for the frame answering its id: the answer,
 // the error it carries or the connection's end, or (nil, nil) when ctx
 // ends first.
-func (c *Conn) exchange(ctx context.Context, f Frame) (*reply, error) {
+func (c *Conn) exchange(ctx context.Context, f wire.Frame) (*reply, error) {
 	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.isClosed() {
@@ -404,7 +417,7 @@ func (c *Conn) forget(id string) {
 
 // Ping asks the extension for a pong within ctx.
 func (c *Conn) Ping(ctx context.Context) error {
-	r, err := c.exchange(ctx, Frame{V: WireVersion, Type: TypePing, ID: "p" + strconv.FormatUint(c.next.Add(1), 10)})
+	r, err := c.exchange(ctx, wire.Frame{V: wire.Version, Type: wire.TypePing, ID: "p" + strconv.FormatUint(c.next.Add(1), 10)})
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package ext
+package bridge
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/executor/ext/internal/fakeext"
 )
 
 // hugeHello is an attacker's connection to the bridge: any local process,
@@ -35,7 +37,7 @@ func hugeHello(t *testing.T, port int, size int64) int64 {
 	_, _ = rand.Read(key[:])
 	fmt.Fprintf(conn, "GET /ext HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nOrigin: chrome-extension://%s\r\n\r\n",
-		port, base64.StdEncoding.EncodeToString(key[:]), testExt)
+		port, base64.StdEncoding.EncodeToString(key[:]), fakeext.ID)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Errorf("upgrade: %v %v", resp, err)
@@ -48,7 +50,7 @@ func hugeHello(t *testing.T, port int, size int64) int64 {
 	if _, err := conn.Write(hdr); err != nil {
 		return 0
 	}
-	prefix := []byte(`{"v":1,"type":"hello","ext":{"id":"` + testExt + `"},"token":"`)
+	prefix := []byte(`{"v":1,"type":"hello","ext":{"id":"` + fakeext.ID + `"},"token":"`)
 	if _, err := conn.Write(prefix); err != nil {
 		return 0
 	}
@@ -116,8 +118,8 @@ func TestHelloIsSmall(t *testing.T) {
 	if grew > 64<<20 {
 		t.Errorf("the bridge's process grew by %d MiB under %d unauthenticated %d MiB hellos", grew>>20, conns, size>>20)
 	}
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, b.opts.DataDir))
 }
 
 // TestPendingCapped: connections that upgrade and then say nothing hold
@@ -134,7 +136,7 @@ func TestPendingCapped(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = conn.Close() })
 		fmt.Fprintf(conn, "GET /ext HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: chrome-extension://%s\r\n\r\n", b.Port(), testExt)
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: chrome-extension://%s\r\n\r\n", b.Port(), fakeext.ID)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -150,6 +152,6 @@ func TestPendingCapped(t *testing.T) {
 		t.Errorf("a connection past MaxPending: %d, want 503", code)
 	}
 	time.Sleep(time.Second) // the silent ones' hello timeout passes
-	f := dial(t, b, testExt)
-	f.hello(token(t, b))
+	f := fakeext.Dial(t, b.Port(), fakeext.ID)
+	f.Hello(fakeext.Token(t, b.opts.DataDir))
 }

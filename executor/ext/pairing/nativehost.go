@@ -1,4 +1,4 @@
-package ext
+package pairing
 
 import (
 	"encoding/binary"
@@ -124,7 +124,7 @@ func InstallNativeHost(in NativeHostInstall) ([]string, error) {
 	if in.Binary == "" || in.DataDir == "" || in.ExtensionID == "" {
 		return nil, errors.New("native host: binary, data directory and extension id are required")
 	}
-	if err := ensurePrivateDir(in.DataDir); err != nil {
+	if err := EnsurePrivateDir(in.DataDir); err != nil {
 		return nil, err
 	}
 	launcher := filepath.Join(in.DataDir, "native-host.sh")

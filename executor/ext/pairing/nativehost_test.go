@@ -1,4 +1,4 @@
-package ext
+package pairing
 
 import (
 	"bytes"
@@ -31,16 +31,25 @@ func readNative(t *testing.T, r *bytes.Buffer) map[string]any {
 	return m
 }
 
+const testExt = "abcdefghijklmnopabcdefghijklmnop"
+
 func TestNativeHost(t *testing.T) {
 	t.Parallel()
-	b, _ := startBridge(t, nil)
+	dir := filepath.Join(t.TempDir(), "data")
+	tok, err := NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHandshake(dir, Handshake{Port: 4321, Token: tok, PID: os.Getpid(), Version: 1}); err != nil {
+		t.Fatal(err)
+	}
 	in := bytes.NewBuffer(append(nativeMsg(map[string]string{"type": "pairing"}), nativeMsg(map[string]string{"type": "other"})...))
 	var out bytes.Buffer
-	if err := ServeNativeHost(in, &out, b.opts.DataDir, "chrome-extension://"+testExt+"/", testExt); err != nil {
+	if err := ServeNativeHost(in, &out, dir, "chrome-extension://"+testExt+"/", testExt); err != nil {
 		t.Fatal(err)
 	}
 	got := readNative(t, &out)
-	if got["token"] != token(t, b) || got["port"] != float64(b.Port()) {
+	if got["token"] != tok || got["port"] != float64(4321) {
 		t.Fatalf("pairing answer %v", got["port"])
 	}
 	if bad := readNative(t, &out); bad["error"] == nil {
@@ -48,8 +57,8 @@ func TestNativeHost(t *testing.T) {
 	}
 	// Another caller is refused, and gets no token.
 	out.Reset()
-	err := ServeNativeHost(bytes.NewBuffer(nativeMsg(map[string]string{"type": "pairing"})), &out, b.opts.DataDir, "chrome-extension://evil/", testExt)
-	if err == nil || strings.Contains(out.String(), token(t, b)) {
+	err = ServeNativeHost(bytes.NewBuffer(nativeMsg(map[string]string{"type": "pairing"})), &out, dir, "chrome-extension://evil/", testExt)
+	if err == nil || strings.Contains(out.String(), tok) {
 		t.Fatalf("foreign caller: err %v", err)
 	}
 	// No server: a clear error, not a crash.

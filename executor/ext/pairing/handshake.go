@@ -1,4 +1,4 @@
-package ext
+package pairing
 
 import (
 	"crypto/rand"
@@ -26,8 +26,8 @@ type Handshake struct {
 	Version int    `json:"v"`
 }
 
-// newToken returns a fresh 256-bit token, hex-encoded.
-func newToken() (string, error) {
+// NewToken returns a fresh 256-bit token, hex-encoded.
+func NewToken() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("read random token: %w", err)
@@ -35,19 +35,20 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// tokenHash is what the bridge keeps of a token to compare against.
-func tokenHash(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }
+// TokenHash is what the bridge keeps of a token (or a pairing code) to
+// compare against: never the secret itself.
+func TokenHash(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }
 
-// tokenMatches compares a presented token with the expected hash in
+// TokenMatches compares a presented token with the expected hash in
 // constant time (both sides hashed first, so lengths cannot leak either).
-func tokenMatches(want [32]byte, got string) bool {
-	h := tokenHash(got)
+func TokenMatches(want [32]byte, got string) bool {
+	h := TokenHash(got)
 	return subtle.ConstantTimeCompare(want[:], h[:]) == 1
 }
 
-// ensurePrivateDir creates dir with mode 0700 if needed and refuses one
+// EnsurePrivateDir creates dir with mode 0700 if needed and refuses one
 // that others can read or write: the token lives there.
-func ensurePrivateDir(dir string) error {
+func EnsurePrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create data directory %s: %w", dir, err)
 	}
@@ -67,7 +68,7 @@ func ensurePrivateDir(dir string) error {
 // the mode of what landed, failing closed when it is not private.
 func writePrivateJSON(path string, v any) error {
 	dir := filepath.Dir(path)
-	if err := ensurePrivateDir(dir); err != nil {
+	if err := EnsurePrivateDir(dir); err != nil {
 		return err
 	}
 	data, err := json.Marshal(v)
@@ -102,6 +103,24 @@ func writePrivateJSON(path string, v any) error {
 		return fmt.Errorf("%s landed with mode %o, not 0600; refusing to keep a readable secret", path, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// WriteHandshake writes h to the handshake file of dataDir (0600, in a
+// 0700 directory), atomically, failing closed when it would be readable by
+// others.
+func WriteHandshake(dataDir string, h Handshake) error {
+	return writePrivateJSON(filepath.Join(dataDir, HandshakeFile), h)
+}
+
+// RemoveHandshake removes the handshake file of dataDir when this process
+// wrote it, so a native host cannot hand out a dead port, and a server
+// started since on the same directory keeps its own.
+func RemoveHandshake(dataDir string) {
+	path := filepath.Join(dataDir, HandshakeFile)
+	var h Handshake
+	if raw, err := os.ReadFile(path); err == nil && json.Unmarshal(raw, &h) == nil && h.PID == os.Getpid() {
+		_ = os.Remove(path)
+	}
 }
 
 // ReadHandshake reads the handshake file of a data directory, refusing one
@@ -142,9 +161,7 @@ type pinned struct {
 const pinnedFile = "paired.json"
 
 // PairedExtension is the extension id pinned in dataDir ("" when none).
-func PairedExtension(dataDir string) string { return readPinned(dataDir) }
-
-func readPinned(dataDir string) string {
+func PairedExtension(dataDir string) string {
 	b, err := os.ReadFile(filepath.Join(dataDir, pinnedFile))
 	if err != nil {
 		return ""
@@ -156,7 +173,9 @@ func readPinned(dataDir string) string {
 	return p.ExtensionID
 }
 
-func writePinned(dataDir, id string) error {
+// Pin records id as the paired extension of dataDir: connections from any
+// other extension are refused until ForgetPairing.
+func Pin(dataDir, id string) error {
 	return writePrivateJSON(filepath.Join(dataDir, pinnedFile), pinned{ExtensionID: id})
 }
 

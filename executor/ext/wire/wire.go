@@ -1,4 +1,4 @@
-package ext
+package wire
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"io"
 )
 
-// WireVersion is the protocol version every frame carries ("v").
-const WireVersion = 1
+// Version is the protocol version every frame carries ("v").
+const Version = 1
 
 // MaxFrameBytes bounds one frame read from the extension. Screenshots are the
 // largest legitimate frames (a capped full-page PNG, base64-encoded).
@@ -78,20 +78,20 @@ type Frame struct {
 	Params    json.RawMessage `json:"params,omitempty"`
 	TimeoutMs int64           `json:"timeoutMs,omitempty"`
 	Data      json.RawMessage `json:"data,omitempty"`
-	Error     *WireError      `json:"error,omitempty"`
+	Error     *Error          `json:"error,omitempty"`
 
 	// event
 	Event string `json:"event,omitempty"`
 
 	// decide (the request) and decision (allow; the reason of a denial is
 	// in Reason)
-	Request *WireRequest `json:"request,omitempty"`
-	Allow   bool         `json:"allow,omitempty"`
+	Request *Request `json:"request,omitempty"`
+	Allow   bool     `json:"allow,omitempty"`
 }
 
-// WireRequest is a decide frame's request: what the extension sees of a
+// Request is a decide frame's request: what the extension sees of a
 // paused request before it leaves (see egress.Request).
-type WireRequest struct {
+type Request struct {
 	URL          string `json:"url"`
 	Method       string `json:"method,omitempty"`
 	ResourceType string `json:"resourceType,omitempty"`
@@ -114,8 +114,8 @@ type ServerInfo struct {
 	Version string `json:"version,omitempty"`
 }
 
-// WireError is the error of an error frame; Code is an executor code.
-type WireError struct {
+// Error is the error of an error frame; Code is an executor code.
+type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
@@ -133,10 +133,10 @@ func (f Frame) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(f))
 }
 
-// DecodeFrame parses one frame strictly: a JSON object with v == 1, a known
+// Decode parses one frame strictly: a JSON object with v == 1, a known
 // shape for its type and no trailing data. Field names are matched
 // case-sensitively, so "Token" can never stand in for "token".
-func DecodeFrame(b []byte) (Frame, error) {
+func Decode(b []byte) (Frame, error) {
 	var f Frame
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
@@ -155,8 +155,8 @@ func DecodeFrame(b []byte) (Frame, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Frame{}, fmt.Errorf("frame has data after its JSON object")
 	}
-	if f.V != WireVersion {
-		return Frame{}, fmt.Errorf("frame has version %d, want %d", f.V, WireVersion)
+	if f.V != Version {
+		return Frame{}, fmt.Errorf("frame has version %d, want %d", f.V, Version)
 	}
 	switch f.Type {
 	case TypeResult, TypeError, TypeCommand, TypeCancel, TypeDecide, TypeDecision:

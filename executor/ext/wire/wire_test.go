@@ -1,4 +1,4 @@
-package ext
+package wire
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func TestDecodeFrame(t *testing.T) {
 		{`{"v":1,"type":"result","id":"c1"`, "not valid JSON"},
 	}
 	for _, tc := range cases {
-		_, err := DecodeFrame([]byte(tc.in))
+		_, err := Decode([]byte(tc.in))
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.in, err)
@@ -64,7 +64,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := DecodeFrame(data)
+		fr, err := Decode(data)
 		if err != nil {
 			return
 		}
@@ -72,7 +72,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
-		fr2, err := DecodeFrame(again)
+		fr2, err := Decode(again)
 		if err != nil {
 			t.Fatalf("re-decode %s: %v", again, err)
 		}

@@ -1,0 +1,53 @@
+package wire
+
+// The command methods of protocol v1: what a command frame's "method" may
+// name. extension/methods.js lists the same names for the extension's
+// router; TestMethodsMatchTheExtension fails on any difference in either
+// direction, so a method added on one side only is caught by go test.
+const (
+	MethodTabs           = "tabs"
+	MethodTabInfo        = "tabInfo"
+	MethodSelectTab      = "selectTab"
+	MethodNewTab         = "newTab"
+	MethodCloseTab       = "closeTab"
+	MethodNavigate       = "navigate"
+	MethodBack           = "back"
+	MethodForward        = "forward"
+	MethodReload         = "reload"
+	MethodClick          = "click"
+	MethodType           = "type"
+	MethodFill           = "fill"
+	MethodPress          = "press"
+	MethodHover          = "hover"
+	MethodScroll         = "scroll"
+	MethodSelectOption   = "selectOption"
+	MethodSetFiles       = "setFiles"
+	MethodDrag           = "drag"
+	MethodText           = "text"
+	MethodHTML           = "html"
+	MethodScreenshot     = "screenshot"
+	MethodEval           = "eval"
+	MethodWaitFor        = "waitFor"
+	MethodRunScript      = "runScript"
+	MethodCookies        = "cookies"
+	MethodSetCookies     = "setCookies"
+	MethodClipboardWrite = "clipboardWrite"
+	MethodDownloadTarget = "downloadTarget"
+	MethodStatus         = "status"
+	MethodWebMCP         = "webmcp"
+	MethodNetwork        = "network"
+	MethodNetworkEntry   = "networkEntry"
+)
+
+// Methods returns every command method, in the order of methods.js.
+func Methods() []string {
+	return []string{
+		MethodTabs, MethodTabInfo, MethodSelectTab, MethodNewTab, MethodCloseTab,
+		MethodNavigate, MethodBack, MethodForward, MethodReload,
+		MethodClick, MethodType, MethodFill, MethodPress, MethodHover, MethodScroll,
+		MethodSelectOption, MethodSetFiles, MethodDrag,
+		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
+		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
+		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
+	}
+}
