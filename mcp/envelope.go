@@ -183,7 +183,8 @@ const maxErrorPage = 500
 
 // ErrorContent is the structured content of an isError result dispatch
 // made: the error its text tells the model, as the value it was rendered
-// from ({"error": {"code", "message", "hint", "retry_after_ms", "page"}}).
+// from ({"error": {"code", "message", "hint", "retry_after_ms", "page"}}),
+// with page fenced as in the text.
 // REST and the Go client read it; nobody reads the text back.
 type ErrorContent struct {
 	Error *executor.Error `json:"error"`
@@ -196,8 +197,12 @@ func ResultError(res *sdk.CallToolResult) *executor.Error {
 	if res == nil || !res.IsError {
 		return nil
 	}
-	if c, ok := res.StructuredContent.(*ErrorContent); ok {
-		return c.Error
+	if c, ok := res.StructuredContent.(*ErrorContent); ok && c.Error != nil {
+		e := *c.Error
+		if page, _, ok := Unfence(e.Page); ok {
+			e.Page = page // REST names the field; the fence is for models
+		}
+		return &e
 	}
 	return nil
 }
@@ -218,8 +223,12 @@ func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
 		text += "\n" + fence(shown.Page)
 	}
 	// The structured message is bounded like the text (whose note says
-	// the whole length).
+	// the whole length). The page's words are fenced there too: a client
+	// may show structured content to the model instead of the text.
 	shown.Message, _ = capText(shown.Message, s.opts.MaxResultChars, "")
+	if shown.Page != "" {
+		shown.Page = fence(shown.Page)
+	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: &ErrorContent{Error: &shown}}
 }

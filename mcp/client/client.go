@@ -262,6 +262,11 @@ func resultError(res *sdk.CallToolResult, text string) *Error {
 		Error *Error `json:"error"`
 	}
 	if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &sc) == nil && sc.Error != nil && sc.Error.Code != "" {
+		// Over MCP the page's words come fenced, for models; Page is
+		// the words.
+		if page, _, ok := unfence(sc.Error.Page); ok {
+			sc.Error.Page = page
+		}
 		return sc.Error
 	}
 	return &Error{Code: "INTERNAL", Message: text}
@@ -275,18 +280,33 @@ const (
 	fenceClose = "«/page-"
 )
 
+// unfence returns the content of a fenced block and what follows it; ok is
+// false when s is not fenced.
+func unfence(s string) (content, after string, ok bool) {
+	note, rest, found := strings.Cut(s, "\n")
+	if !found || !strings.HasPrefix(note, fenceNote) {
+		return "", "", false
+	}
+	open, body, found := strings.Cut(rest, "\n")
+	if !found || !strings.HasPrefix(open, fenceOpen) {
+		return "", "", false
+	}
+	closeLine := fenceClose + strings.TrimPrefix(open, fenceOpen)
+	if rest, found := strings.CutPrefix(body, closeLine); found {
+		return "", strings.TrimPrefix(rest, "\n"), true
+	}
+	content, after, found = strings.Cut(body, "\n"+closeLine)
+	if !found {
+		return "", "", false
+	}
+	return content, strings.TrimPrefix(after, "\n"), true
+}
+
 // splitResult takes a result text apart: the page fence off, the JSON line,
 // then the text after it.
 func splitResult(s string) (json.RawMessage, string) {
-	if note, rest, ok := strings.Cut(s, "\n"); ok && strings.HasPrefix(note, fenceNote) {
-		if open, body, ok := strings.Cut(rest, "\n"); ok && strings.HasPrefix(open, fenceOpen) {
-			closeLine := fenceClose + strings.TrimPrefix(open, fenceOpen)
-			if strings.HasPrefix(body, closeLine) {
-				s = ""
-			} else if content, _, ok := strings.Cut(body, "\n"+closeLine); ok {
-				s = content
-			}
-		}
+	if content, _, ok := unfence(s); ok {
+		s = content
 	}
 	head, text, _ := strings.Cut(s, "\n")
 	if json.Valid([]byte(head)) {

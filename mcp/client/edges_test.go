@@ -133,6 +133,15 @@ func TestErrorsAgreeAcrossEdges(t *testing.T) {
 			t.Fatalf("%s: structured content %s", tool, b)
 		}
 		_ = json.Unmarshal(sc.Error, &got.mcpStruct)
+		// Over MCP the page's words are fenced in the structured content
+		// too (a client may show it to the model): compare the words.
+		if got.mcpStruct.Page != "" {
+			page, _, ok := mcp.Unfence(got.mcpStruct.Page)
+			if !ok {
+				t.Errorf("%s: the structured error's page is not fenced: %q", tool, got.mcpStruct.Page)
+			}
+			got.mcpStruct.Page = page
+		}
 		var fields map[string]any
 		_ = json.Unmarshal(sc.Error, &fields)
 		for k := range fields {
