@@ -53,6 +53,19 @@ import (
 // the call returns promptly with a TIMEOUT error.
 //
 // An empty TabID in any params means the selected tab.
+//
+// Its implementations:
+//
+//   - executor/cdp — the Playwright backend: Chromium launched by
+//     chromegate, or attached over CDP or a Playwright browser server,
+//     driven through playwright-go (a primitive such as Click is in
+//     actions.go; by ref, refs.go runs executor/scripts/element.js in an
+//     isolated world).
+//   - executor/ext — the extension backend: the user's Chrome, each
+//     primitive a wire frame (executor/ext/wire) over the bridge
+//     (executor/ext/bridge) to extension/, whose router hands it to the
+//     handler in extension/cdp.js and on to chrome.debugger.
+//   - executor/executortest — a fake for tests, recording every call.
 type Executor interface {
 	// Backend names the backend kind, for example "cdp" or "ext".
 	Backend() string
