@@ -3,13 +3,27 @@ package executor
 import _ "embed"
 
 // Page scripts every backend runs the same way: the CDP backend evaluates
-// them itself, the extension receives them in welcome, so neither keeps a
-// copy of its own.
+// them itself, the extension receives them in welcome (ExtensionScripts),
+// so neither keeps a copy of its own.
 var (
 	//go:embed scripts/clipboard.js
 	clipboardScript string
 	//go:embed scripts/scrollsettle.js
 	scrollSettleScript string
+	//go:embed scripts/scrollpos.js
+	scrollPosScript string
+	//go:embed scripts/text.js
+	textScript string
+	//go:embed scripts/dims.js
+	dimsScript string
+	//go:embed scripts/hastext.js
+	hasTextScript string
+	//go:embed scripts/eval.js
+	evalScript string
+	//go:embed scripts/jsonsafe.js
+	jsonSafeScript string
+	//go:embed scripts/select.js
+	selectScript string
 
 	// ClipboardScript is a function (text) that writes text to the
 	// clipboard from the page, falling back to execCommand('copy'); it
@@ -18,7 +32,38 @@ var (
 	// ScrollSettleScript is a function ([x, y]) that resolves, after a
 	// wheel, once the scroll position left (x, y) and held still.
 	ScrollSettleScript = stripComments(scrollSettleScript)
+	// ScrollPosScript is a function () returning the scroll position [x, y].
+	ScrollPosScript = stripComments(scrollPosScript)
+	// TextScript is a function () returning [the page's visible text, its
+	// title].
+	TextScript = stripComments(textScript)
+	// DimsScript is a function () returning the document's scroll size
+	// [width, height] in CSS pixels.
+	DimsScript = stripComments(dimsScript)
+	// HasTextScript is a function (text) reporting whether the page's
+	// visible text contains text.
+	HasTextScript = stripComments(hasTextScript)
+	// EvalScript is a function (opts, thunk, safe) that runs an eval's
+	// expression (thunk) and returns {v: its JSON-safe value, t: the
+	// title}; EvalSource composes it.
+	EvalScript = stripComments(evalScript)
+	// JSONSafeScript is a function (value) returning value made JSON-safe
+	// (NaN, the infinities, BigInts, Dates, cycles); eval's value and a
+	// bare evaluation's both go through it.
+	JSONSafeScript = stripComments(jsonSafeScript)
+	// SelectScript is a function (element, wanted) that checks a
+	// select_option before Playwright's selectOption (the CDP backend's
+	// own; the extension's element script selects itself).
+	SelectScript = stripComments(selectScript)
 )
+
+// EvalSource is the function (opts) that evaluates expr for eval, opts
+// being {awaitPromise, timeoutMs}: EvalScript given expr (on lines of its
+// own, so a trailing // comment cannot eat the rest) and JSONSafeScript.
+// The extension composes the same from the scripts of welcome.
+func EvalSource(expr string) string {
+	return "(opts) => (" + EvalScript + ")(opts, () => (\n" + expr + "\n), " + JSONSafeScript + ")"
+}
 
 // ExtensionScripts are the page scripts the bridge hands the extension in
 // welcome, by the names its executor asks for.
@@ -28,5 +73,11 @@ func ExtensionScripts() map[string]string {
 		"webmcp":       PageToolsScript(),
 		"clipboard":    ClipboardScript,
 		"scrollsettle": ScrollSettleScript,
+		"scrollpos":    ScrollPosScript,
+		"text":         TextScript,
+		"dims":         DimsScript,
+		"hastext":      HasTextScript,
+		"eval":         EvalScript,
+		"jsonsafe":     JSONSafeScript,
 	}
 }

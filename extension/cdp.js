@@ -645,34 +645,11 @@ async function runSource(st, source, args, opts = {}) {
 // ---------------------------------------------------------------------------
 // Page functions (run in the isolated world; self-contained).
 
-function pageText() {
-  const root = document.body || document.documentElement;
-  return [root ? root.innerText : '', document.title];
-}
-
 function pageContent() {
   let s = '';
   if (document.doctype) s = new XMLSerializer().serializeToString(document.doctype);
   if (document.documentElement) s += document.documentElement.outerHTML;
   return s;
-}
-
-function pageDims() {
-  const d = document.documentElement;
-  const b = document.body;
-  return [
-    Math.max(d ? d.scrollWidth : 0, b ? b.scrollWidth : 0),
-    Math.max(d ? d.scrollHeight : 0, b ? b.scrollHeight : 0),
-  ];
-}
-
-function pageHasText(text) {
-  const root = document.body || document.documentElement;
-  return !!root && root.innerText.includes(text);
-}
-
-function pageScroll() {
-  return [scrollX, scrollY];
 }
 
 function pageFrames() {
@@ -866,22 +843,13 @@ function describeTarget(t) {
   return t.ref ? 'ref ' + t.ref : 'selector ' + t.selector;
 }
 
-// refError is executor.RefError.
+// refError is a ref the page's registry refused ("malformed", "expired"
+// with why "navigated" or "removed", "unknown"). The server words it
+// (executor.RefError, from the error's ref field); the code and message
+// here are only what an older server would show.
 function refError(ref, failure, why) {
-  if (failure === 'expired') {
-    if (why === 'removed') {
-      return fail('REF_EXPIRED', `ref ${ref}: its element was removed from the page`, 'the page changed; take a new snapshot and use a current ref');
-    }
-    return fail('REF_EXPIRED', `ref ${ref} is from an earlier page: the tab navigated since it was issued`, 'take a new snapshot and use a current ref');
-  }
-  if (failure === 'unknown') {
-    return fail('BAD_ARGS', `ref ${ref} was never issued on this page (refs come from snapshot or query)`, 'take a new snapshot and use a ref from it');
-  }
-  if (/^[0-9]+$/.test(ref)) {
-    return fail('BAD_ARGS', `"${ref}" is not a ref: in a snapshot's "links (ref kq+number):" list, the ref is the letters and the number, kq${ref}`,
-      "put the list's letters before the number");
-  }
-  return fail('BAD_ARGS', `${JSON.stringify(ref)} is not a ref (refs look like kq12)`, 'take a new snapshot and use a ref from it, or pass a selector');
+  return fail(failure === 'expired' ? 'REF_EXPIRED' : 'BAD_ARGS', `ref ${JSON.stringify(ref)}: ${failure}${why ? ' (' + why + ')' : ''}`, '', '',
+    { ref: String(ref), failure: String(failure), why: String(why || '') });
 }
 
 // targetOp runs an op of the element script on a target: a ref directly, a
@@ -1251,71 +1219,38 @@ function withStatus(st, status) {
 }
 
 // ---------------------------------------------------------------------------
-// Eval in the main world, as eval.js of the CDP backend, with a JSON-safe
-// value (NaN and the infinities as strings, cycles "[Circular]", dates as
-// ISO strings).
+// Eval in the main world, with the server's eval.js and jsonsafe.js (as the
+// CDP backend runs them): the value comes back JSON-safe (NaN and the
+// infinities as strings, cycles "[Circular]", dates as ISO strings).
 
-function jsonSafe(v) {
-  const path = new Set();
-  let budgetLeft = 100000;
-  const walk = (x) => {
-    if (--budgetLeft < 0) return '[truncated]';
-    switch (typeof x) {
-      case 'undefined': case 'function': case 'symbol': return null;
-      case 'bigint': return Number(x);
-      case 'number':
-        if (Number.isNaN(x)) return 'NaN';
-        if (x === Infinity) return 'Infinity';
-        if (x === -Infinity) return '-Infinity';
-        return x;
-      case 'string': case 'boolean': return x;
-    }
-    if (x === null) return null;
-    if (x instanceof Date) return isNaN(x) ? null : x.toISOString();
-    if (x instanceof RegExp) return String(x);
-    if (x instanceof Error) return String(x.message);
-    if (typeof URL !== 'undefined' && x instanceof URL) return x.href;
-    if (typeof Node !== 'undefined' && x instanceof Node) return {};
-    if (path.has(x)) return '[Circular]';
-    path.add(x);
-    let out;
-    if (Array.isArray(x)) out = x.map(walk);
-    else {
-      out = {};
-      for (const k of Object.keys(x)) {
-        const w = walk(x[k]);
-        if (w !== null || x[k] === null) out[k] = w;
-      }
-    }
-    path.delete(x);
-    return out;
-  };
-  return walk(v);
+// evalSource is executor.EvalSource: eval.js called with opts, the
+// expression (on lines of its own) and jsonsafe.js.
+export function evalSource(evalScript, jsonSafeScript, expression, opts) {
+  return `(${evalScript})(${JSON.stringify(opts)}, () => (\n${expression}\n), ${jsonSafeScript})`;
 }
 
-function evalWrapper(expression, opts) {
-  return `((opts) => {
-  const safe = ${jsonSafe.toString()};
-  let value = (
-${expression}
-  );
-  if (typeof value === 'function') value = value();
-  const done = (v) => ({ v: safe(v), t: document.title });
-  if (value && typeof value.then === 'function') {
-    if (!opts.awaitPromise) {
-      value.then(undefined, () => {});
-      return done('[object Promise]');
-    }
-    let timer;
-    const deadline = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the promise did not settle within ' + opts.timeoutMs + ' ms')), opts.timeoutMs);
-    });
-    return Promise.race([value, deadline]).then(
-      (v) => { clearTimeout(timer); return done(v); },
-      (e) => { clearTimeout(timer); throw e; });
+// bareValue makes the value of a bare evaluation (a RemoteObject)
+// JSON-safe with jsonsafe.js, in the page: an object through its handle, a
+// primitive (NaN, a BigInt) as an argument of a call on the global object.
+async function bareValue(c, o, safe) {
+  let objectId = o.objectId;
+  let args = [];
+  if (!objectId) {
+    if (!('unserializableValue' in o)) return o.value ?? null;
+    args = [{ unserializableValue: o.unserializableValue }];
+    const g = await csend(c, 'Runtime.evaluate', { expression: 'globalThis' });
+    objectId = g.result && g.result.objectId;
+    if (!objectId) return null;
   }
-  return done(value);
-})(${JSON.stringify(opts)})`;
+  try {
+    const s = await csend(c, 'Runtime.callFunctionOn', {
+      objectId, arguments: args, returnByValue: true,
+      functionDeclaration: `function (...v) { return (${safe})(v.length ? v[0] : this); }`,
+    });
+    return s.result ? s.result.value ?? null : null;
+  } finally {
+    csend(c, 'Runtime.releaseObject', { objectId }).catch(() => {});
+  }
 }
 
 // pageError is the exception as the page would print it; an Error's plain
@@ -1662,7 +1597,7 @@ export const handlers = {
     }
     if (!p.dx && !p.dy) throw fail('BAD_ARGS', 'scroll needs a target or a non-zero dx/dy');
     return onTab(ctx, 'scroll', async (c) => {
-      const start = await inWorld(c.st, fnDecl(pageScroll), []);
+      const start = await inWorld(c.st, await serverScript('scrollpos'), []);
       const at = c.st.pointer || { x: 0, y: 0 };
       await mouse(c, 'mouseWheel', at.x, at.y, { deltaX: p.dx || 0, deltaY: p.dy || 0 });
       await inWorld(c.st, await serverScript('scrollsettle'), [start]);
@@ -1731,7 +1666,7 @@ export const handlers = {
     if (!isZero(p.target)) validateTarget(p.target);
     const st = await onTab(ctx, 'get_text', async (c) => {
       if (isZero(p.target)) {
-        const [t, title] = await inWorld(c.st, fnDecl(pageText), []);
+        const [t, title] = await inWorld(c.st, await serverScript('text'), []);
         text = t;
         c.title = title;
         return;
@@ -1794,7 +1729,7 @@ export const handlers = {
         args.clip = { x: x + vp.pageX, y: y + vp.pageY, width: Math.ceil(r.width + r.x - x), height: Math.ceil(r.height + r.y - y), scale: 1 };
         args.captureBeyondViewport = true;
       } else if (p.fullPage) {
-        const [w, h] = await inWorld(c.st, fnDecl(pageDims), []);
+        const [w, h] = await inWorld(c.st, await serverScript('dims'), []);
         if (h > limit) {
           truncated = true;
           fullHeight = Math.ceil(h);
@@ -1827,28 +1762,16 @@ export const handlers = {
     let res = { ok: false };
     const st = await onTab(ctx, 'eval', async (c) => {
       const opts = { awaitPromise: !!p.awaitPromise, timeoutMs: budget(ctx) };
+      const safe = await serverScript('jsonsafe');
       let r = await csend(c, 'Runtime.evaluate', {
-        expression: evalWrapper(p.expression, opts), returnByValue: true, awaitPromise: true, userGesture: true,
+        expression: evalSource(await serverScript('eval'), safe, p.expression, opts), returnByValue: true, awaitPromise: true, userGesture: true,
       });
       if (r.exceptionDetails && isSyntaxError(r.exceptionDetails)) {
         // Statements, not an expression: evaluate them bare (a promise they
         // produce is awaited), then make the value JSON-safe.
         r = await csend(c, 'Runtime.evaluate', { expression: p.expression, awaitPromise: true, userGesture: true, replMode: true });
         if (!r.exceptionDetails) {
-          const o = r.result || {};
-          let v = null;
-          if (o.objectId) {
-            const s = await csend(c, 'Runtime.callFunctionOn', {
-              objectId: o.objectId, functionDeclaration: `function () { return (${jsonSafe.toString()})(this); }`, returnByValue: true,
-            });
-            v = s.result ? s.result.value ?? null : null;
-            csend(c, 'Runtime.releaseObject', { objectId: o.objectId }).catch(() => {});
-          } else if ('unserializableValue' in o) {
-            v = /^-?[0-9]+n$/.test(o.unserializableValue) ? Number(o.unserializableValue.slice(0, -1)) : o.unserializableValue === '-0' ? 0 : o.unserializableValue;
-          } else if ('value' in o) {
-            v = o.value;
-          }
-          res = { ok: true, value: v ?? null };
+          res = { ok: true, value: await bareValue(c, r.result || {}, safe) };
           return;
         }
       }
@@ -1880,8 +1803,9 @@ export const handlers = {
     const start = Date.now();
     const st = await onTab(ctx, 'wait_for ' + desc, async (c) => {
       const s = hasTarget ? await scripts() : null;
+      const hasTextSrc = hasText ? await serverScript('hastext') : '';
       const check = async () => {
-        if (hasText) return (await inWorld(c.st, fnDecl(pageHasText), [p.text])) !== !!p.gone;
+        if (hasText) return (await inWorld(c.st, hasTextSrc, [p.text])) !== !!p.gone;
         let r;
         if (p.target.ref) {
           if (!/^[a-z]+[0-9]+$/.test(p.target.ref)) throw refError(p.target.ref, 'malformed', '');

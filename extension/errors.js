@@ -13,20 +13,23 @@ const known = new Set(CODES);
 // WireError is an error the server shows the model as `CODE: message`, with
 // hint as what to do next. message and hint are the extension's own words:
 // anything a page wrote (an option's label, what covers an element) goes
-// in page, which the server shows fenced as page content.
+// in page, which the server shows fenced as page content. ref, when set,
+// is a ref the page's registry refused ({ref, failure, why}): the server
+// words that error itself (executor.RefError), so the words live once.
 export class WireError extends Error {
-  constructor(code, message, hint = '', page = '') {
+  constructor(code, message, hint = '', page = '', ref = null) {
     super(message);
     this.name = 'WireError';
     this.code = known.has(code) ? code : 'INTERNAL';
     this.hint = hint;
     this.page = page;
+    this.ref = ref;
   }
 }
 
 // fail builds a WireError; handlers `throw fail('BAD_ARGS', '...')`.
-export function fail(code, message, hint = '', page = '') {
-  return new WireError(code, message, hint, page);
+export function fail(code, message, hint = '', page = '', ref = null) {
+  return new WireError(code, message, hint, page, ref);
 }
 
 // errorPayload turns anything thrown into the error object of an error
@@ -37,6 +40,7 @@ export function errorPayload(e) {
     const out = { code: e.code, message: String(e.message || e.code) };
     if (e.hint) out.hint = String(e.hint);
     if (e.page) out.page = String(e.page);
+    if (e.ref) out.ref = { ref: String(e.ref.ref), failure: String(e.ref.failure), why: String(e.ref.why || '') };
     return out;
   }
   let message;

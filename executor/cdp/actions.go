@@ -211,7 +211,7 @@ func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "scroll needs a target or a non-zero dx/dy")
 	}
 	st, err := s.onTab(ctx, p.TabID, "scroll", func(c *call) error {
-		start, err := c.page.Evaluate("[scrollX, scrollY]")
+		start, err := c.page.Evaluate(executor.ScrollPosScript)
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ func (s *Session) SelectOption(ctx context.Context, p executor.SelectParams) (ex
 	}
 	var selected []string
 	res, err := s.act(ctx, p.TabID, p.Target, "select_option", func(c *call, loc playwright.Locator) error {
-		v, err := loc.Evaluate(scriptSelect, p.Values, playwright.LocatorEvaluateOptions{Timeout: c.to()})
+		v, err := loc.Evaluate(executor.SelectScript, p.Values, playwright.LocatorEvaluateOptions{Timeout: c.to()})
 		if err != nil {
 			return err
 		}

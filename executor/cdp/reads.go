@@ -26,7 +26,7 @@ func (s *Session) Text(ctx context.Context, p executor.TextParams) (executor.Tex
 	var text string
 	st, err := s.onTab(ctx, p.TabID, "get_text", func(c *call) error {
 		if p.Target.IsZero() {
-			v, err := c.page.Evaluate(scriptText)
+			v, err := c.page.Evaluate(executor.TextScript)
 			if err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			data, err = loc.Screenshot(playwright.LocatorScreenshotOptions{Type: typ, Quality: quality, Timeout: c.to()})
 			return c.targetErr(loc, p.Target, "screenshot", err)
 		case p.FullPage:
-			v, err := c.page.Evaluate(scriptDims)
+			v, err := c.page.Evaluate(executor.DimsScript)
 			if err != nil {
 				return err
 			}
@@ -195,9 +195,10 @@ func toInt(v any) int {
 const promiseTimeoutMarker = "the promise did not settle within"
 
 // Eval evaluates an expression in the page's main world. A page exception
-// is a result with OK false; the value is JSON (undefined is null, NaN and
-// the infinities are the strings "NaN", "Infinity", "-Infinity", cycles are
-// "[Circular]").
+// is a result with OK false; the value is made JSON-safe in the page by
+// executor.JSONSafeScript, as the extension's is (undefined is null, NaN
+// and the infinities are the strings "NaN", "Infinity", "-Infinity",
+// cycles are "[Circular]", Dates ISO strings).
 func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
 	if strings.TrimSpace(p.Expression) == "" {
 		return executor.EvalResult{}, executor.Errorf(executor.CodeBadArgs, "expression is empty")
@@ -209,13 +210,14 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 	)
 	st, err := s.onTab(ctx, p.TabID, "eval", func(c *call) error {
 		arg := map[string]any{"awaitPromise": p.AwaitPromise, "timeoutMs": c.timeout}
-		v, err := c.page.Evaluate(wrapExpression(p.Expression), arg)
+		v, err := c.page.Evaluate(executor.EvalSource(p.Expression), arg)
 		bare := false
 		if err != nil && isSyntaxError(err) {
 			// Statements, not an expression: evaluate them as Playwright
-			// would (a promise they produce is awaited either way).
+			// would (a promise they produce is awaited either way), then
+			// make the value JSON-safe as eval.js does.
 			bare = true
-			v, err = c.page.Evaluate(p.Expression)
+			v, err = evalBare(c.page, p.Expression)
 		}
 		if err != nil {
 			if c.s.isDone() || connectionGone(err) || errors.Is(err, playwright.ErrTargetClosed) || errors.Is(err, playwright.ErrTimeout) {
@@ -246,6 +248,17 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 		return executor.EvalResult{}, err
 	}
 	return executor.EvalResult{PageState: st, OK: ok, Value: value, Error: message}, nil
+}
+
+// evalBare evaluates statements in the page and returns their value made
+// JSON-safe by the page (executor.JSONSafeScript).
+func evalBare(page playwright.Page, statements string) (any, error) {
+	h, err := page.EvaluateHandle(statements)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = h.Dispose() }()
+	return h.Evaluate(executor.JSONSafeScript)
 }
 
 func isSyntaxError(err error) bool {
@@ -392,7 +405,7 @@ func (s *Session) WaitFor(ctx context.Context, p executor.WaitParams) (executor.
 		check := func() (bool, error) {
 			switch {
 			case hasText:
-				v, err := c.page.Evaluate(scriptHasText, p.Text)
+				v, err := c.page.Evaluate(executor.HasTextScript, p.Text)
 				found, _ := v.(bool)
 				return found != p.Gone, err
 			case p.Gone:

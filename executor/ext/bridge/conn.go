@@ -140,6 +140,9 @@ func (c *Conn) handle(f wire.Frame) {
 }
 
 func wireErr(e *wire.Error) *executor.Error {
+	if e.Ref != nil {
+		return executor.RefError(e.Ref.Ref, e.Ref.Failure, e.Ref.Why)
+	}
 	code := executor.Code(e.Code)
 	if !slices.Contains(executor.AllCodes, code) {
 		code = executor.CodeInternal

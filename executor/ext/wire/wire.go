@@ -122,6 +122,18 @@ type Error struct {
 	// Page holds words a page wrote that explain the error (an option's
 	// label, what covers an element); the server shows them fenced.
 	Page string `json:"page,omitempty"`
+	// Ref, when set, is a ref the page's registry refused: the server words
+	// the error (executor.RefError) in place of Code, Message and Hint.
+	Ref *RefFailure `json:"ref,omitempty"`
+}
+
+// RefFailure is a registry lookup failure of a ref, as the element script
+// reports it: Failure is "malformed", "expired" (Why "navigated" or
+// "removed") or "unknown".
+type RefFailure struct {
+	Ref     string `json:"ref"`
+	Failure string `json:"failure"`
+	Why     string `json:"why,omitempty"`
 }
 
 // MarshalJSON writes NewToken under the wire name "token".

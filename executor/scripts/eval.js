@@ -1,19 +1,19 @@
-// Wraps a model-supplied expression. Go splices the expression in place of
-// the marker line, on lines of its own, so a trailing // comment cannot eat
-// the rest. The expression is evaluated as an expression; when that is a
-// syntax error (statements such as `let a = 1; a`), Go evaluates it bare,
-// the way Playwright does.
+// Runs a model-supplied expression for eval, on both backends. Each side
+// composes the call as (<this file>)(opts, () => (\n<expression>\n), <jsonsafe.js>)
+// (executor.EvalSource, and the extension's evalSource), the expression
+// on lines of its own so a trailing // comment cannot eat the rest. When
+// that is a syntax error (statements such as `let a = 1; a`), the backend
+// evaluates the expression bare, the way Playwright does, and makes its
+// value JSON-safe with jsonsafe.js.
 //
 // Like Playwright, a function value is called. A promise is awaited only
 // when asked (and then raced against the call's deadline so that a promise
 // that never settles cannot hold the call); otherwise it is described.
-// The title comes back in the same round trip.
-(opts) => {
-  let value = (
-/*EXPRESSION*/
-  );
+// The value comes back JSON-safe and the title in the same round trip.
+(opts, thunk, safe) => {
+  let value = thunk();
   if (typeof value === 'function') value = value();
-  const done = (v) => ({ v, t: document.title });
+  const done = (v) => ({ v: safe(v), t: document.title });
   if (value && typeof value.then === 'function') {
     if (!opts.awaitPromise) {
       value.then(undefined, () => {});
