@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageSize, docToken } from './cdp.js';
+import { imageSize } from './image.js';
+import { docToken } from './store.js';
 import { displayTitle, parseId } from './tabs.js';
 
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');

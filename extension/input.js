@@ -1,0 +1,105 @@
+// Trusted input: mouse, keys, text and drags dispatched through the tab's
+// CDP sender (csend, tabstate.js), as Playwright's input is.
+
+import { fail } from './errors.js';
+import { keyEvents, keyDefinition, modifierEvents } from './keys.js';
+import { aborted } from './deadline.js';
+import { csend } from './tabstate.js';
+import { targetOp } from './targets.js';
+import { inWorld, fnDecl } from './world.js';
+
+export const BUTTONS = { left: 1, right: 2, middle: 4 };
+
+export function checkButton(b) {
+  const name = String(b || 'left').toLowerCase();
+  if (!(name in BUTTONS)) throw fail('BAD_ARGS', `button ${JSON.stringify(b)} is not one of left, right, middle`);
+  return name;
+}
+
+// mouse dispatches one mouse event and remembers where the pointer is: a
+// wheel turns where the pointer last was, as Playwright's does.
+export async function mouse(c, type, x, y, extra = {}) {
+  await csend(c, 'Input.dispatchMouseEvent', { type, x, y, ...extra });
+  c.st.pointer = { x, y };
+}
+
+export async function click(c, p, button = 'left', count = 1) {
+  await mouse(c, 'mouseMoved', p.x, p.y);
+  for (let i = 1; i <= count; i++) {
+    await mouse(c, 'mousePressed', p.x, p.y, { button, buttons: BUTTONS[button], clickCount: i });
+    await mouse(c, 'mouseReleased', p.x, p.y, { button, buttons: 0, clickCount: i });
+  }
+}
+
+export async function dispatchKeys(c, events) {
+  for (const e of events) {
+    if (e.insertText !== undefined) await csend(c, 'Input.insertText', { text: e.insertText });
+    else await csend(c, 'Input.dispatchKeyEvent', e);
+  }
+}
+
+export async function typeText(c, text) {
+  for (const ch of text) {
+    aborted(c.ctx);
+    await dispatchKeys(c, keyDefinition(ch) ? keyEvents(ch) : [{ insertText: ch }]);
+  }
+}
+
+export async function pressCombo(c, combo) {
+  await dispatchKeys(c, modifierEvents(combo.modifiers, true));
+  const evs = keyEvents(combo.key, combo.modifiers);
+  await dispatchKeys(c, evs);
+  await dispatchKeys(c, modifierEvents(combo.modifiers, false));
+}
+
+// fill replaces an element's value: set directly by the script for inputs
+// whose value is not typed, else inserted over the selected content as one
+// trusted input event (Delete for an empty value), as Playwright's fill.
+export async function fillTarget(c, what, target, value) {
+  const r = await targetOp(c, what, target, 'fill', { value });
+  if (r.done) return;
+  if (value === '') await pressCombo(c, { modifiers: [], key: 'Delete' });
+  else await csend(c, 'Input.insertText', { text: value });
+}
+
+function pageFrames() {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, 100);
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      clearTimeout(t);
+      resolve();
+    }));
+  });
+}
+
+// dragPoints drags with trusted mouse events from one point to another in
+// steps; when the page starts an HTML drag, Chrome hands it over
+// (Input.dragIntercepted) and the drag is finished with drag events.
+export async function dragPoints(c, from, to) {
+  c.st.drag = null;
+  await csend(c, 'Input.setInterceptDrags', { enabled: true });
+  try {
+    await mouse(c, 'mouseMoved', from.x, from.y);
+    await mouse(c, 'mousePressed', from.x, from.y, { button: 'left', buttons: 1, clickCount: 1 });
+    for (let i = 1; i <= 2; i++) {
+      await mouse(c, 'mouseMoved', from.x + (5 * i) / 2, from.y + (5 * i) / 2, { button: 'left', buttons: 1 });
+    }
+    await inWorld(c.st, fnDecl(pageFrames), []);
+    const sx = from.x + 5;
+    const sy = from.y + 5;
+    const data = c.st.drag;
+    for (let i = 1; i <= 5; i++) {
+      const x = sx + ((to.x - sx) * i) / 5;
+      const y = sy + ((to.y - sy) * i) / 5;
+      if (data) await csend(c, 'Input.dispatchDragEvent', { type: i === 1 ? 'dragEnter' : 'dragOver', x, y, data });
+      else await mouse(c, 'mouseMoved', x, y, { button: 'left', buttons: 1 });
+    }
+    if (data) {
+      await csend(c, 'Input.dispatchDragEvent', { type: 'drop', x: to.x, y: to.y, data });
+    }
+    await mouse(c, 'mouseReleased', to.x, to.y, { button: 'left', buttons: 0, clickCount: 1 });
+  } finally {
+    c.st.drag = null;
+    await csend(c, 'Input.setInterceptDrags', { enabled: false }).catch(() => {});
+  }
+}

@@ -1,0 +1,93 @@
+// Targets: a selector or a ref, checked, described, and acted on with an
+// op of the server's element script in the isolated world, its failures
+// mapped to the contract's errors. A call c is {st, ctx, start}: st is the
+// tab's state with its injected send and store (tabstate.js).
+
+import { fail } from './errors.js';
+import { budget } from './deadline.js';
+import { runSource } from './world.js';
+
+export function validateTarget(t, label = '') {
+  const pre = label ? label + ': ' : '';
+  const sel = t && typeof t.selector === 'string' ? t.selector : '';
+  const ref = t && typeof t.ref === 'string' ? t.ref : '';
+  if (sel && ref) throw fail('BAD_ARGS', pre + 'both selector and ref are set', 'pass exactly one of selector or ref');
+  if (!sel && !ref) throw fail('BAD_ARGS', pre + 'neither selector nor ref is set', 'pass exactly one of selector or ref');
+  // The engine below only queries the main frame's document; a selector
+  // naming Playwright's frame step is refused here as the server refuses
+  // it (executor.CheckSelector), should one ever get this far.
+  if (/internal:control/i.test(sel)) {
+    throw fail('BAD_ARGS', pre + `selectors cannot enter frames; ${JSON.stringify(sel)} steps into a frame`,
+      "act on the page's own elements; for a same-origin frame take a snapshot and use its refs");
+  }
+  return { selector: sel, ref };
+}
+
+export function isZero(t) {
+  return !t || (!t.selector && !t.ref);
+}
+
+export function describeTarget(t) {
+  return t.ref ? 'ref ' + t.ref : 'selector ' + t.selector;
+}
+
+// refError is a ref the page's registry refused ("malformed", "expired"
+// with why "navigated" or "removed", "unknown"). The server words it
+// (executor.RefError, from the error's ref field); the code and message
+// here are only what an older server would show.
+export function refError(ref, failure, why) {
+  return fail(failure === 'expired' ? 'REF_EXPIRED' : 'BAD_ARGS', `ref ${JSON.stringify(ref)}: ${failure}${why ? ' (' + why + ')' : ''}`, '', '',
+    { ref: String(ref), failure: String(failure), why: String(why || '') });
+}
+
+// targetOp runs an op of the element script on a target: a ref directly, a
+// selector after waiting for it to match. It maps the script's failures to
+// the contract's errors and returns its result.
+export async function targetOp(c, what, target, op, extra = {}, { byValue = true } = {}) {
+  const t = validateTarget(target);
+  const s = await c.st.store.scripts();
+  let r;
+  if (t.ref) {
+    if (!/^[a-z]+[0-9]+$/.test(t.ref)) throw refError(t.ref, 'malformed', '');
+    r = await runSource(c.st, s.element, [{ op, ref: t.ref, ...extra }], { byValue });
+  } else {
+    const waitMs = Math.max(budget(c.ctx) - 50, 0);
+    r = await runSource(c.st, s.selector, [{ selector: t.selector, waitMs, op, opArg: { op, ...extra } }], { byValue });
+  }
+  if (!byValue) {
+    if (r && r.subtype === 'node' && r.objectId) return r;
+    // not an element: the script's {error, why}
+    await targetOp(c, what, target, 'state');
+    throw fail('INTERNAL', `${what} on ${describeTarget(t)}: the element script gave no element`);
+  }
+  const err = r && typeof r === 'object' ? r.error : '';
+  if (!err) return r;
+  const why = r.why || '';
+  const took = Date.now() - c.start;
+  switch (err) {
+    case 'timeout':
+      throw fail('TIMEOUT', `${what}: the element of ${describeTarget(t)} did not become actionable within ${took} ms (${why})`,
+        'it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it', r.page || '');
+    case 'notfillable':
+    case 'notselect':
+      throw fail('BAD_ARGS', `${what} on ${describeTarget(t)}: ${why}`, '', r.page || '');
+    case 'notfound':
+      throw fail('SELECTOR_NOT_FOUND', `${what}: nothing matches ${describeTarget(t)} (waited ${took} ms)`, 'check the selector, or wait_for it to appear first');
+    case 'badselector':
+      throw fail('BAD_ARGS', `${what}: invalid selector: ${why}`,
+        'use a CSS selector, or a Playwright selector such as text=Sign in or role=button[name="OK"]');
+    case 'expired':
+      if (why === 'navigated' && t.ref && !(await c.st.store.issuedToken(t.ref.replace(/[0-9]+$/, '')))) throw refError(t.ref, 'unknown', '');
+      throw refError(t.ref || t.selector, err, why);
+    case 'malformed':
+    case 'unknown':
+      throw refError(t.ref, err, why);
+    default:
+      throw fail('INTERNAL', `${what} on ${describeTarget(t)}: the element script failed: ${err} ${why}`);
+  }
+}
+
+export async function targetPoint(c, what, target, click) {
+  const p = await targetOp(c, what, target, 'point', { button: !!click, timeoutMs: budget(c.ctx) });
+  return { x: p.x, y: p.y };
+}
