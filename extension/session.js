@@ -222,25 +222,22 @@ export function onEvent(source, method, params) {
   } else if (method === 'Page.frameNavigated' && params.frame && !params.frame.parentId) {
     emit('webmcp', { tabId: String(tabId), method, params: {} });
   }
-  switch (method) {
-    case 'Page.javascriptDialogOpening': {
-      // Answered at once so no call hangs on it, and reported with the
-      // call's result: alert/confirm/beforeunload accepted, prompt
-      // answered with its default.
-      // url is the page that opened it: the server tells the model of a
-      // dialog of a page outside the policy without its words.
-      const rec = { type: params.type, message: params.message || '', action: 'accepted', url: params.url || '' };
-      if (params.type === 'prompt' && params.defaultPrompt) rec.answer = params.defaultPrompt;
-      if (st.dialogs.length >= 50) st.dialogs.shift();
-      st.dialogs.push(rec);
-      const args = { accept: true };
-      if (params.type === 'prompt') args.promptText = params.defaultPrompt || '';
-      chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args).catch(() => {});
-      break;
-    }
-    default:
-      st.onEvent(method, params);
+  if (method === 'Page.javascriptDialogOpening') {
+    // Answered at once so no call hangs on it, and reported with the
+    // call's result: alert/confirm/beforeunload accepted, prompt
+    // answered with its default.
+    // url is the page that opened it: the server tells the model of a
+    // dialog of a page outside the policy without its words.
+    const rec = { type: params.type, message: params.message || '', action: 'accepted', url: params.url || '' };
+    if (params.type === 'prompt' && params.defaultPrompt) rec.answer = params.defaultPrompt;
+    if (st.dialogs.length >= 50) st.dialogs.shift();
+    st.dialogs.push(rec);
+    const args = { accept: true };
+    if (params.type === 'prompt') args.promptText = params.defaultPrompt || '';
+    chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args).catch(() => {});
+    return;
   }
+  st.onEvent(method, params);
 }
 
 // onDetach is chrome.debugger.onDetach's listener: the next call attaches
