@@ -270,20 +270,21 @@ func isSyntaxError(err error) bool {
 }
 
 // pageErrorMessage is the exception as the page would print it, without
-// Playwright's prefixes and call log.
+// Playwright's prefixes and call log; a plain Error's "Error: " prefix is
+// dropped, as the extension drops it (a TypeError keeps its name).
 func pageErrorMessage(err error) string {
+	msg := firstLine(err)
 	var pe *playwright.Error
 	if errors.As(err, &pe) {
-		msg := pe.Message
+		msg = pe.Message
 		if i := strings.Index(msg, "\n"); i >= 0 {
 			msg = msg[:i]
 		}
 		if pe.Name != "" && pe.Name != "Error" && !strings.HasPrefix(msg, pe.Name) {
 			msg = pe.Name + ": " + msg
 		}
-		return strings.TrimSpace(msg)
 	}
-	return firstLine(err)
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "Error: "))
 }
 
 // jsonValue turns what playwright-go decoded into something json.Marshal
