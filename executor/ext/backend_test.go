@@ -190,6 +190,22 @@ func TestErrorFrames(t *testing.T) {
 	}
 }
 
+// A ref the page's registry refused comes as error.ref, and the server
+// words it (executor.RefError), whatever the extension's own words were.
+func TestRefErrorFrames(t *testing.T) {
+	t.Parallel()
+	_, f, ex := connected(t, nil)
+	f.Serve(func(fr wire.Frame) (any, *wire.Error) {
+		return nil, &wire.Error{Code: "BAD_ARGS", Message: "the extension's words",
+			Ref: &wire.RefFailure{Ref: "kq12", Failure: "expired", Why: "removed"}}
+	})
+	_, err := ex.Click(t.Context(), executor.ClickParams{TargetParams: executor.TargetParams{Target: executor.Target{Ref: "kq12"}}})
+	want := executor.RefError("kq12", "expired", "removed")
+	if e := executor.AsError(err); e == nil || e.Code != want.Code || e.Message != want.Message || e.Hint != want.Hint {
+		t.Fatalf("got %v, want %v", err, want)
+	}
+}
+
 func TestBackpressure(t *testing.T) {
 	t.Parallel()
 	b, f, ex := connected(t, func(o *bridge.Options) { o.MaxBuffered = 4 << 10 })
