@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // rawPeer speaks JSON-RPC to a server byte for byte, over stdio or HTTP,
@@ -33,7 +35,7 @@ func startRawStdio(t *testing.T, args ...string) *rawStdio {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--isolated", "--data-dir=" + t.TempDir()}, args...)...)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("CHROMEGATE_E2E_MARK=e2e-raw-%d", time.Now().UnixNano()))
-	log := &syncBuffer{}
+	log := &testkit.Buffer{}
 	cmd.Stderr = log
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp/client"
 )
 
@@ -115,7 +116,7 @@ func TestGeneratedClientStdio(t *testing.T) {
 	base, demo := site(t), demoSite(t)
 	dir, _ := pluginDir(t)
 	cmd := exec.Command(binary, append([]string{"serve", "--isolated", "--data-dir=" + t.TempDir(), "--log-level=warn", "--plugins=" + dir}, permissive...)...)
-	log := &syncBuffer{}
+	log := &testkit.Buffer{}
 	cmd.Stderr = log
 	c, err := client.ConnectStdio(t.Context(), cmd)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/executor/ext/pairing"
 )
@@ -137,7 +138,7 @@ func pairedChromium(t *testing.T, serverArgs []string, browserFlags ...string) (
 	browser.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+s.mark)
 	browser.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	browser.Cancel = func() error { return syscall.Kill(-browser.Process.Pid, syscall.SIGKILL) }
-	var blog syncBuffer
+	var blog testkit.Buffer
 	browser.Stderr = &blog
 	if err := browser.Start(); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -89,8 +89,8 @@ func TestReadAsMarkdown(t *testing.T) {
 				}
 			}
 			// Golden files hold the port-free Markdown of every fixture.
-			golden(t, filepath.Join("testdata", "golden", strings.ReplaceAll(pg.file, "/", "_")+".md"),
-				strings.ReplaceAll(md, allowed, "http://allowed.test"))
+			testkit.Golden(t, filepath.Join("testdata", "golden", strings.ReplaceAll(pg.file, "/", "_")+".md"),
+				[]byte(strings.ReplaceAll(md, allowed, "http://allowed.test")))
 		})
 	}
 
@@ -117,28 +117,6 @@ func TestReadAsMarkdown(t *testing.T) {
 			t.Errorf("selector: %v\n%s", head, md)
 		}
 	})
-}
-
-// golden compares got with the golden file at path; UPDATE_GOLDEN=1
-// rewrites it.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("no golden file (run with UPDATE_GOLDEN=1 to write it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("differs from %s (-golden +now); if intended, rerun with UPDATE_GOLDEN=1:\n%s", path, diff)
-	}
 }
 
 var linkLine = regexp.MustCompile(`^- \[(.*)\]\((\S+)\)`)

@@ -21,6 +21,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -61,7 +62,7 @@ func startHTTP(t testing.TB, dataDir string, args ...string) *httpServer {
 func startHTTPEnv(t testing.TB, dataDir, mark string, env []string, args ...string) *httpServer {
 	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, log: &syncBuffer{}, mark: mark, dataDir: dataDir}
+	s := &server{t: t, log: &testkit.Buffer{}, mark: mark, dataDir: dataDir}
 	full := []string{"serve", "--http", "127.0.0.1:0", "--data-dir=" + dataDir, "--log-level=debug"}
 	if !slices.ContainsFunc(args, func(a string) bool {
 		return strings.HasPrefix(a, "--browser-endpoint") || strings.HasPrefix(a, "--cdp-endpoint")

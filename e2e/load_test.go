@@ -20,6 +20,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 )
 
@@ -58,14 +59,7 @@ func echoSite(t testing.TB) string {
 <button id="b" onclick="document.getElementById('out').textContent='clicked '+document.getElementById('tok').textContent.slice(6)">go</button>
 <p id="out">not clicked</p></body></html>`, tok)
 	})
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
+	return testkit.Serve(t, mux)
 }
 
 // loadClient is one HTTP MCP session of the load loop, on its own HTTP

@@ -15,13 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp"
 )
@@ -89,26 +89,9 @@ type server struct {
 	cmd     *exec.Cmd
 	session *sdk.ClientSession
 	mark    string // an environment marker inherited by every process it starts
-	log     *syncBuffer
+	log     *testkit.Buffer
 	dataDir string
 	called  map[string]bool // tools called successfully or not, by name
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // permissive are the flags that let the tests use every tool on 127.0.0.1.
@@ -128,7 +111,7 @@ func startServer(t testing.TB, args ...string) *server {
 func startServerWith(t testing.TB, copts *sdk.ClientOptions, args ...string) *server {
 	t.Helper()
 	needBrowser(t)
-	s := &server{t: t, log: &syncBuffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
+	s := &server{t: t, log: &testkit.Buffer{}, mark: fmt.Sprintf("e2e-%d-%d", os.Getpid(), time.Now().UnixNano()), dataDir: t.TempDir()}
 	persistent := slices.Contains(args, persistentProfile)
 	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == persistentProfile })
 	withExt := slices.Contains(args, "--with-extension") || (e2eBackend == "ext" && !slices.ContainsFunc(args, notWithExtension))

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // policySite serves pages that lead off the allowlist: a redirect, a script
@@ -49,14 +50,7 @@ func policySite(t *testing.T) (port string) {
 // serveMux serves mux on a loopback port and returns the port.
 func serveMux(t *testing.T, mux *http.ServeMux) string {
 	t.Helper()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	_, port, _ := strings.Cut(ln.Addr().String(), ":")
+	_, port, _ := strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
 	return port
 }
 

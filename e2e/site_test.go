@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // downloadBody is what /download serves; the test checks the bytes that land.
@@ -98,14 +100,7 @@ func site(t testing.TB) string {
 		http.Redirect(w, r, "/other", http.StatusFound)
 	})
 
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
+	return testkit.Serve(t, mux)
 }
 
 // listenLoopback listens on a free port of 127.0.0.1: tests talk only to

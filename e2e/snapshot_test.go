@@ -4,19 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/mcp"
 )
-
-// UPDATE_GOLDEN=1 rewrites the snapshot golden files on purpose.
-var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
 
 // snapshotSite serves the fixture pages of testdata/snapshot under
 // /snapshot/ and returns the port.
@@ -88,19 +85,7 @@ func TestSnapshotGolden(t *testing.T) {
 			s.call("navigate", map[string]any{"url": base + "/snapshot/" + page + ".html"})
 			_, outline := s.snapshotOf(nil)
 			got := goldenRefs(outline) + "\n"
-			golden := filepath.Join("testdata", "snapshot", page+".golden")
-			if updateGolden {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with UPDATE_GOLDEN=1 to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("snapshot of %s differs from %s (run with UPDATE_GOLDEN=1 if the change is meant):\n%s", page, golden, got)
-			}
+			testkit.Golden(t, filepath.Join("testdata", "snapshot", page+".golden"), []byte(got))
 			t.Logf("%s: %d characters", page, len([]rune(outline)))
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -80,15 +81,8 @@ func testHostilePageTools(t *testing.T, backend string, flags ...string) {
 		w.Header().Set("Content-Type", "text/javascript")
 		http.ServeFile(w, r, mcpbGlobal)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	_, port, _ := strings.Cut(ln.Addr().String(), ":")
-	base := "http://127.0.0.1:" + port
+	base := testkit.Serve(t, mux)
+	_, port, _ := strings.Cut(strings.TrimPrefix(base, "http://"), ":")
 	host := "127_0_0_1_" + port
 	const maxChars = 100_000
 	s := startServerWith(t, nil, append([]string{"--allow-domain=127.0.0.1", "--unsafe-no-egress-boundary",

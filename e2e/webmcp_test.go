@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -104,14 +105,7 @@ func webmcpSite(t testing.TB, other func(port string) string) (port string) {
 		w.Header().Set("Content-Type", "text/javascript")
 		http.ServeFile(w, r, mcpbGlobal)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	_, p, _ = strings.Cut(ln.Addr().String(), ":")
+	_, p, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
 	return p
 }
 

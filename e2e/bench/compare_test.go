@@ -27,6 +27,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 )
 
@@ -492,7 +493,7 @@ func serveEcho(t *testing.T) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/echo", echoHandler)
-	return serveLoopback(t, mux)
+	return testkit.Serve(t, mux)
 }
 
 func cpuModel() string {

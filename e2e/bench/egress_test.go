@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 )
 
@@ -258,5 +259,5 @@ func serveEgressPages(t *testing.T) string {
 		w.Header().Set("Cache-Control", "no-store")
 		mux.ServeHTTP(w, r)
 	})
-	return serveLoopback(t, noStore)
+	return testkit.Serve(t, noStore)
 }
