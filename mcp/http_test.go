@@ -21,6 +21,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 )
@@ -36,7 +37,7 @@ type httpEnv struct {
 	manager *executor.Manager
 	server  *Server
 	handler *HTTPHandler
-	log     *syncBuffer
+	log     *testkit.Buffer
 	stop    context.CancelFunc
 	served  chan error
 }

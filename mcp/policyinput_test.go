@@ -3,14 +3,12 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -106,7 +104,7 @@ func policyInputCases(t *testing.T) map[string]any {
 // The input a policy decides on, and what a log shows of a call's
 // arguments, for every tool: kept as a golden file so that a change to a
 // tool's class (its action, read-only hint, target, secrets) shows in
-// review. Rewrite it on purpose with UPDATE_SNAPSHOTS=1.
+// review. Rewrite it on purpose with UPDATE_GOLDEN=1.
 func TestPolicyInputsGolden(t *testing.T) {
 	t.Parallel()
 	cases := policyInputCases(t)
@@ -132,20 +130,5 @@ func TestPolicyInputsGolden(t *testing.T) {
 		buf.WriteString("\n")
 	}
 	buf.WriteString("}\n")
-	if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
-		if err := os.MkdirAll(filepath.Dir(policyInputsGolden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(policyInputsGolden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(policyInputsGolden)
-	if err != nil {
-		t.Fatalf("no golden file (run with UPDATE_SNAPSHOTS=1 to write it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("policy inputs differ from %s (-golden +now); if intended, rerun with UPDATE_SNAPSHOTS=1:\n%s", policyInputsGolden, diff)
-	}
+	testkit.Golden(t, policyInputsGolden, buf.Bytes())
 }

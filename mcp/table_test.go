@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // surface is the tool surface of this issue, in tools/list order.
@@ -97,14 +99,8 @@ const snapshotDir = "testdata/tools"
 // Every tool's definition, exactly as tools/list sends it, and its policy
 // classification are kept in a snapshot file, so a change to a name,
 // description, schema, hint, action or mutating flag shows in review.
-// Rewrite them on purpose with UPDATE_SNAPSHOTS=1.
+// Rewrite them on purpose with UPDATE_GOLDEN=1.
 func TestToolSnapshots(t *testing.T) {
-	update := os.Getenv("UPDATE_SNAPSHOTS") == "1"
-	if update {
-		if err := os.MkdirAll(snapshotDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, tool := range Tools() {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -118,21 +114,9 @@ func TestToolSnapshots(t *testing.T) {
 		if err := enc.Encode(snap); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}
-		path := filepath.Join(snapshotDir, tool.Name+".snap.json")
-		if update {
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Errorf("%s: no snapshot (run with UPDATE_SNAPSHOTS=1 to write it): %v", tool.Name, err)
-			continue
-		}
-		if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-			t.Errorf("%s: definition differs from %s (-snapshot +now); if intended, rerun with UPDATE_SNAPSHOTS=1:\n%s", tool.Name, path, diff)
-		}
+		t.Run(tool.Name, func(t *testing.T) {
+			testkit.Golden(t, filepath.Join(snapshotDir, tool.Name+".snap.json"), buf.Bytes())
+		})
 	}
 }
 
@@ -149,13 +133,13 @@ func TestNoStraySnapshots(t *testing.T) {
 		if known[filepath.Base(f)] {
 			continue
 		}
-		if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
+		if testkit.Updating(t) {
 			if err := os.Remove(f); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		t.Errorf("%s is not the snapshot of any tool; delete it (or run with UPDATE_SNAPSHOTS=1)", f)
+		t.Errorf("%s is not the snapshot of any tool; delete it (or run with UPDATE_GOLDEN=1)", f)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package testkit is the test support every package's tests share: golden
 // files rewritten on purpose by one variable (UPDATE_GOLDEN=1), a buffer many
-// goroutines may write, and an HTTP server on a loopback port that lives as
-// long as the test.
+// goroutines may write, and servers on a loopback port that live as long as
+// the test.
 //
 // It imports nothing of chromegate, so any package's tests, including a
 // package's own internal tests, can use it without an import cycle.
@@ -9,6 +9,7 @@ package testkit
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"os"
@@ -88,16 +89,41 @@ func (b *Buffer) String() string {
 	return b.b.String()
 }
 
+// Listen listens on a free port of 127.0.0.1 until the test ends: tests
+// talk only to loopback.
+func Listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// Run runs serve in a goroutine until the test ends; then it cancels serve's
+// context and waits for it to return, so nothing it started outlives the
+// test. An error serve returns fails the test.
+func Run(t testing.TB, serve func(ctx context.Context) error) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+}
+
 // Serve serves h on a free port of 127.0.0.1 until the test ends and returns
 // its base URL ("http://127.0.0.1:port"). Unlike httptest.Server it is a
 // plain http.Server with a header timeout, closed without waiting for
 // connections a browser may keep open.
 func Serve(t testing.TB, h http.Handler) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := Listen(t)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

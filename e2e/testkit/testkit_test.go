@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -45,5 +46,22 @@ func TestServe(t *testing.T) {
 	defer res.Body.Close()
 	if b, _ := io.ReadAll(res.Body); string(b) != "/hello" {
 		t.Errorf("got %q", b)
+	}
+}
+
+func TestRunStopsAtCleanup(t *testing.T) {
+	t.Parallel()
+	stopped := make(chan struct{})
+	t.Run("inner", func(t *testing.T) {
+		Run(t, func(ctx context.Context) error {
+			<-ctx.Done()
+			close(stopped)
+			return nil
+		})
+	})
+	select {
+	case <-stopped:
+	default:
+		t.Error("serve still running after the test ended")
 	}
 }

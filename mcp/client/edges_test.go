@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
@@ -51,22 +51,13 @@ func serveHTTP(t *testing.T, gate mcp.Gate) (string, *mcp.KeyStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { _ = mgr.Close() })
+	ln := testkit.Listen(t)
 	h, err := srv.NewHTTPHandler(mcp.HTTPOptions{Addr: ln.Addr().String(), Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln, 10*time.Second) }()
-	t.Cleanup(func() {
-		stop()
-		<-served
-		_ = mgr.Close()
-	})
+	testkit.Run(t, func(ctx context.Context) error { return h.Serve(ctx, ln, 10*time.Second) })
 	return "http://" + ln.Addr().String(), keys
 }
 
