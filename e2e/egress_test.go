@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // countingServer is a service a page must never reach: it counts every TCP
@@ -52,10 +54,7 @@ func (c *countingServer) seen() []string {
 
 func newCountingServer(t *testing.T, name string) *countingServer {
 	t.Helper()
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	c := &countingServer{paths: make(chan string, 100)}
 	_, c.port, _ = strings.Cut(ln.Addr().String(), ":")
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // The fault suite: each fault hits a call in flight, which must end with
@@ -100,14 +102,7 @@ func faultSite(t *testing.T) string {
 	mux.HandleFunc("/oom", page(oomPage))
 	mux.HandleFunc("/form", page(formPage))
 	mux.HandleFunc("/other", page(otherPage))
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return "http://" + ln.Addr().String()
+	return testkit.Serve(t, mux)
 }
 
 // TestFaultDriverKilled: the Playwright driver (node) dies under a call;
@@ -199,10 +194,7 @@ func TestFaultRendererCrash(t *testing.T) {
 // answers times out with TIMEOUT within timeout_ms; the next call works.
 func TestFaultBlackholePort(t *testing.T) {
 	base := faultSite(t)
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	held := make(chan net.Conn, 64)
 	go func() {
 		for {

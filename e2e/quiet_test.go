@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // recordingProxy is an HTTP proxy that forwards nothing: it writes down
@@ -21,10 +23,7 @@ type recordingProxy struct {
 
 func newRecordingProxy(t *testing.T) *recordingProxy {
 	t.Helper()
-	ln, err := listenLoopback()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := testkit.Listen(t)
 	p := &recordingProxy{addr: ln.Addr().String(), start: time.Now()}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		target := r.Host

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,7 +101,3 @@ func site(t testing.TB) string {
 
 	return testkit.Serve(t, mux)
 }
-
-// listenLoopback listens on a free port of 127.0.0.1: tests talk only to
-// this machine.
-func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
