@@ -1,8 +1,11 @@
 // Package mcp is chromegate's MCP server: the tool table, the dispatch
-// firewall every call goes through, the result envelope and the transports.
+// firewall every call goes through, the result envelope and the stdio
+// transport. Streamable HTTP, REST and their keys are package httpapi,
+// beside this one: it reaches the server through Server.Call, Server.SDK
+// and a Front, and nothing here imports it.
 //
-// Every tools/call, whatever the transport (stdio now, Streamable HTTP and
-// REST later, through Server.Call), goes through one dispatch function that
+// Every tools/call, whatever the transport (stdio, Streamable HTTP, REST
+// through Server.Call), goes through one dispatch function that
 // validates the arguments against the tool's schema, asks the Gate, runs the
 // handler on an executor from the Manager, and turns every outcome — an
 // error, a panic, an oversized result — into a well-formed MCP result. The
@@ -11,12 +14,8 @@
 //
 // # Hard edges
 //
-// Unauthenticated input is small: the HTTP transports read headers within
-// 10 s and at most 64 KiB of them, check the key before reading a body, and
-// cut off a body (with a key or without) that has not arrived within
-// HTTPOptions.BodyTimeout of its headers. Rights never grow through a key's
-// own actions: a key can only create a key whose roles, tool ACL, rate and
-// expiry are all within its own (CheckWithin). Every tool call is charged
+// The HTTP transports' own edges (unauthenticated input, keys that cannot
+// grow their rights) are package httpapi's. Every tool call is charged
 // to its key's rate limit, and so is every plugin step: a step the limit
 // refuses stops the plugin with RATE_LIMITED and its retry-after. Every
 // fetch the server makes for the model (download_file) is decided per hop
@@ -306,7 +305,56 @@ func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	return out
 }
 
-func (s *Server) sdkVersion() string { return cmp.Or(s.opts.Version, "dev") }
+// Version is the server's version as clients are told it.
+func (s *Server) Version() string { return cmp.Or(s.opts.Version, "dev") }
+
+// Status is what the server reports of itself to an entry point's status
+// page (REST's /api/v1/status): its name, version and backends, with
+// Options.Status's entries over them.
+func (s *Server) Status(ctx context.Context) map[string]any {
+	st := map[string]any{
+		"server":   "chromegate",
+		"version":  s.Version(),
+		"backends": s.opts.Manager.Backends(),
+	}
+	if s.opts.Status != nil {
+		maps.Copy(st, s.opts.Status(ctx))
+	}
+	return st
+}
+
+// CloseSession closes a Manager session's browser context and forgets the
+// tabs the server drove in it, for an entry point whose sessions end
+// (an MCP session over HTTP, an idle named context).
+func (s *Server) CloseSession(session string) error {
+	s.forgetSession(session)
+	return s.opts.Manager.CloseSession(session)
+}
+
+// A Front is an entry point that knows, for each request, who calls and
+// which browser session the call is in: Streamable HTTP with its keys and
+// named contexts (package httpapi). Its methods are called concurrently,
+// once or more per request, and must not block for long.
+type Front interface {
+	// Identify is Options.Identify.
+	Identify(ctx context.Context, extra *sdk.RequestExtra) Principal
+	// SessionOf is Options.SessionOf.
+	SessionOf(ctx context.Context, mcpSession string, extra *sdk.RequestExtra, p Principal) (string, error)
+}
+
+// Attach makes f the server's Identify and SessionOf, where Options did
+// not set them, so f's principals and sessions are those of every MCP
+// request. Call it once, before the server serves: it is not safe
+// concurrently with calls, and a server with a Front must not serve stdio
+// as well.
+func (s *Server) Attach(f Front) {
+	if s.opts.Identify == nil {
+		s.opts.Identify = f.Identify
+	}
+	if s.opts.SessionOf == nil {
+		s.opts.SessionOf = f.SessionOf
+	}
+}
 
 // Tool returns the registered tool called name.
 func (s *Server) Tool(name string) (*Tool, bool) {
