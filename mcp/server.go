@@ -116,10 +116,10 @@ type Server struct {
 	log  *slog.Logger
 	sdk  *sdk.Server
 
-	mu    sync.RWMutex
-	tools map[string]*entry // the table's tools, and the live page tools
-	live  liveTools         // pagetools.go
-	resMu sync.Mutex        // serialises syncPageResources
+	// tools is the tool table, built tools and plugins, fixed when
+	// NewServer returns; the live page tools are the bridge's.
+	tools map[string]*entry
+	pages *pageBridge // pagetools.go
 
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
 }
@@ -183,16 +183,17 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	// Always: a principal's tool ACL filters the list even without a
 	// ListFilter.
 	s.sdk.AddReceivingMiddleware(s.filterList)
-	s.watchPageTools()
+	s.pages = &pageBridge{core: s, table: s.tools, sdk: s.sdk, manager: opts.Manager, log: s.log, maxResultChars: opts.MaxResultChars}
+	s.pages.watchPageTools()
 	return s, nil
 }
 
 // entry returns the tool called name, from the table or live.
 func (s *Server) entry(name string) (*entry, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, ok := s.tools[name]
-	return e, ok
+	if e, ok := s.tools[name]; ok {
+		return e, true
+	}
+	return s.pages.entry(name)
 }
 
 // addPlugins registers opts.Plugins as tools and adds their report to
@@ -289,12 +290,10 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 // VisibleTools returns the definitions of the tools p may see, by name: the
 // entries tools/list gives p, for REST and clients that are not MCP.
 func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
-	s.mu.RLock()
-	tools := make([]*Tool, 0, len(s.tools))
+	tools := s.pages.tools()
 	for _, e := range s.tools {
 		tools = append(tools, e.tool)
 	}
-	s.mu.RUnlock()
 	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	out := make([]*sdk.Tool, 0, len(tools))
 	for _, t := range tools {
