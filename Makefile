@@ -81,12 +81,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
 	$(GO) test -run '^$$' -fuzz '^FuzzResultData$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzErrorJSON$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalOrigin$$' -fuzztime $(FUZZTIME) ./mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzNormalOrigin$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzPolicyInput$$' -fuzztime $(FUZZTIME) ./policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzRESTCommand$$' -fuzztime $(FUZZTIME) ./mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzRESTCommand$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzPageToolPath$$' -fuzztime $(FUZZTIME) ./mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckSelector$$' -fuzztime $(FUZZTIME) ./executor/
 
 # The fault and load suite at length: every fault, and the soak of
 # LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the

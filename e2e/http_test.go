@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 	"github.com/chromegate/chromegate/policy"
 )
 
@@ -297,7 +298,7 @@ func TestHTTPSecurity(t *testing.T) {
 		t.Fatalf("the access log is missing; nothing was checked:\n%s", tail(log, 2000))
 	}
 	for name, k := range map[string]string{"ci": good, "reader": reader, "slow": slow, "doomed": doomed} {
-		if strings.Contains(log, k) || strings.Contains(log, strings.TrimPrefix(k, mcp.KeyPrefix)) {
+		if strings.Contains(log, k) || strings.Contains(log, strings.TrimPrefix(k, httpapi.KeyPrefix)) {
 			t.Errorf("the key of %s appears in the server's log", name)
 		}
 	}
@@ -407,7 +408,7 @@ func TestHTTPRESTMatchesMCP(t *testing.T) {
 	key := createKey(t, dir, "agent", "--role", "ci")
 	dlog := dir + "/decisions.jsonl"
 	h := startHTTP(t, dir, append([]string{"--decision-log", dlog}, permissive...)...)
-	cs := h.connect(key, map[string]string{mcp.SessionHeader: "shared"})
+	cs := h.connect(key, map[string]string{httpapi.SessionHeader: "shared"})
 	mustOK(t, "navigate", mcpCall(t, cs, "navigate", map[string]any{"url": base + "/form"}))
 
 	calls := []struct {

@@ -232,3 +232,67 @@ func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: &ErrorContent{Error: &shown}}
 }
+
+// Data is a tool result as REST returns it: the very MCP result of the same
+// call, with the framing for a model taken off. Value ("data" in the
+// answer) is the JSON the result's text starts with — the tool's structured
+// result; every tool returns one. Text is the page text that follows it
+// (get_text, snapshot, …); Untrusted says the result was fenced as page
+// content; Truncated is the server's note when the result was cut to
+// --max-result-chars; Image is a screenshot.
+type Data struct {
+	Value     json.RawMessage `json:"data,omitempty"`
+	Text      string          `json:"text,omitempty"`
+	Untrusted bool            `json:"untrusted,omitempty"`
+	Truncated string          `json:"truncated,omitempty"`
+	Image     *ImageData      `json:"image,omitempty"`
+	// Blocked is the server's note on the requests of the page that the
+	// policy blocked while the call ran, if any.
+	Blocked string `json:"blocked,omitempty"`
+}
+
+// ImageData is the image of a result; Data is base64 in JSON.
+type ImageData struct {
+	Data     []byte `json:"data"`
+	MIMEType string `json:"mime_type"`
+}
+
+// ResultData turns a successful MCP tool result into REST's Data. REST
+// builds its answers with it from the result dispatch returned, so REST and
+// MCP carry the same data by construction.
+func ResultData(res *sdk.CallToolResult) Data {
+	var d Data
+	var text strings.Builder
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			if strings.HasPrefix(c.Text, BlockedNotePrefix) {
+				d.Blocked = c.Text
+				continue
+			}
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c.Text)
+		case *sdk.ImageContent:
+			if d.Image == nil {
+				d.Image = &ImageData{MIMEType: c.MIMEType, Data: c.Data}
+			}
+		}
+	}
+	content := text.String()
+	if inner, after, ok := Unfence(content); ok {
+		content, d.Truncated, d.Untrusted = inner, after, true
+	} else if i := strings.LastIndex(content, "\n…[truncated: "); i >= 0 {
+		content, d.Truncated = content[:i], content[i+1:]
+	}
+	if strings.HasPrefix(content, "{") || strings.HasPrefix(content, "[") {
+		line, rest, _ := strings.Cut(content, "\n")
+		if json.Valid([]byte(line)) {
+			d.Value = json.RawMessage(line)
+			content = rest
+		}
+	}
+	d.Text = content
+	return d
+}

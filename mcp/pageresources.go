@@ -74,14 +74,14 @@ func pageResourceURI(tabID, uri string) string {
 // syncPageResources lists a tab's page resources and prompts again and
 // brings the bridged ones in line (none when the page has no MCP server,
 // navigated or closed).
-func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bool) {
+func (b *pageBridge) syncPageResources(ex executor.Executor, tabID string, closed bool) {
 	pm, ok := ex.(executor.PageMCP)
 	if !ok {
 		return
 	}
 	// One sync at a time, so the last to run (the latest event's) wins.
-	s.resMu.Lock()
-	defer s.resMu.Unlock()
+	b.resMu.Lock()
+	defer b.resMu.Unlock()
 	type resource struct {
 		URI, Name, Title, Description, MIMEType string
 	}
@@ -100,7 +100,7 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		}
 		raw, _, err := pm.PageMCPRequest(ctx, tabID, "resources/list", nil, maxPageListChars)
 		if err != nil {
-			s.log.Debug("no page resources", "tab", tabID, "err", err)
+			b.log.Debug("no page resources", "tab", tabID, "err", err)
 		}
 		if err == nil {
 			var r struct {
@@ -144,17 +144,17 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		}
 	}
 
-	s.mu.Lock()
-	if s.live.ex != ex {
-		s.mu.Unlock()
+	b.mu.Lock()
+	if b.live.ex != ex {
+		b.mu.Unlock()
 		return
 	}
-	if s.live.bridged == nil {
-		s.live.bridged = map[string]*pageBridged{}
+	if b.live.bridged == nil {
+		b.live.bridged = map[string]*pageBridged{}
 	}
-	old := s.live.bridged[tabID]
-	s.live.bridged[tabID] = &pageBridged{}
-	cur := s.live.bridged[tabID]
+	old := b.live.bridged[tabID]
+	b.live.bridged[tabID] = &pageBridged{}
+	cur := b.live.bridged[tabID]
 	type addRes struct {
 		r *sdk.Resource
 		h sdk.ResourceHandler
@@ -168,7 +168,7 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 	for _, r := range resources {
 		pt := executor.PageTool{TabID: tabID, Origin: origin, Name: pageItemName(r.Name, r.URI),
 			Annotations: executor.PageToolAnnotations{ReadOnly: true}, Surface: executor.SurfaceMCPB}
-		if !s.visibleLocal(pt) {
+		if !b.visibleLocal(pt) {
 			continue
 		}
 		uri := pageResourceURI(tabID, r.URI)
@@ -176,47 +176,47 @@ func (s *Server) syncPageResources(ex executor.Executor, tabID string, closed bo
 		addsR = append(addsR, addRes{&sdk.Resource{
 			URI: uri, Name: r.Name, Title: pageTitle(r.Title, origin), MIMEType: r.MIMEType,
 			Description: fmt.Sprintf("Resource %s of the page %s (tab %s). The page describes it (unverified): %s", pageLabel(r.URI, 200), origin, tabID, cutRunes(r.Description, 400)),
-		}, s.pageResourceHandler(pt, r.URI)})
+		}, b.pageResourceHandler(pt, r.URI)})
 	}
 	for _, p := range prompts {
 		pt := executor.PageTool{TabID: tabID, Origin: origin, Name: p.Name,
 			Annotations: executor.PageToolAnnotations{ReadOnly: true}, Surface: executor.SurfaceMCPB}
-		if !s.visibleLocal(pt) {
+		if !b.visibleLocal(pt) {
 			continue
 		}
-		name := "prompt_" + strings.TrimPrefix(s.freeNameLocked(pt), "page_")
+		name := "prompt_" + strings.TrimPrefix(b.freeNameLocked(pt), "page_")
 		cur.prompts = append(cur.prompts, name)
 		addsP = append(addsP, addPrompt{&sdk.Prompt{
 			Name: name, Title: pageTitle(p.Title, origin), Arguments: p.Arguments,
 			Description: fmt.Sprintf("Prompt %s of the page %s (tab %s). The page describes it (unverified): %s", p.Name, origin, tabID, cutRunes(p.Description, 400)),
-		}, s.pagePromptHandler(pt)})
+		}, b.pagePromptHandler(pt)})
 	}
 	if len(cur.resources)+len(cur.prompts) == 0 {
-		delete(s.live.bridged, tabID)
+		delete(b.live.bridged, tabID)
 	}
-	s.mu.Unlock()
+	b.mu.Unlock()
 	if old != nil {
-		s.sdk.RemoveResources(old.resources...)
-		s.sdk.RemovePrompts(old.prompts...)
+		b.sdk.RemoveResources(old.resources...)
+		b.sdk.RemovePrompts(old.prompts...)
 	}
 	for _, a := range addsR {
-		s.sdk.AddResource(a.r, a.h)
+		b.sdk.AddResource(a.r, a.h)
 	}
 	for _, a := range addsP {
-		s.sdk.AddPrompt(a.p, a.h)
+		b.sdk.AddPrompt(a.p, a.h)
 	}
 	if old != nil || len(addsR)+len(addsP) > 0 {
-		s.log.Debug("page resources and prompts bridged", "tab", tabID, "resources", len(addsR), "prompts", len(addsP))
+		b.log.Debug("page resources and prompts bridged", "tab", tabID, "resources", len(addsR), "prompts", len(addsP))
 	}
 }
 
 // dropBridgedLocked forgets every bridged resource and prompt.
-func (s *Server) dropBridgedLocked() (resources, prompts []string) {
-	for _, b := range s.live.bridged {
-		resources = append(resources, b.resources...)
-		prompts = append(prompts, b.prompts...)
+func (b *pageBridge) dropBridgedLocked() (resources, prompts []string) {
+	for _, br := range b.live.bridged {
+		resources = append(resources, br.resources...)
+		prompts = append(prompts, br.prompts...)
 	}
-	s.live.bridged = nil
+	b.live.bridged = nil
 	return resources, prompts
 }
 
@@ -258,14 +258,14 @@ func pageItemName(name, uri string) string {
 
 // visibleLocal is the list decision, for the local principal, of a page
 // item standing as the read-only page tool pt.
-func (s *Server) visibleLocal(pt executor.PageTool) bool {
-	return s.visible(context.Background(), pageToolStandIn(pt, "page_resource"), LocalPrincipal)
+func (b *pageBridge) visibleLocal(pt executor.PageTool) bool {
+	return b.core.visible(context.Background(), pageToolStandIn(pt, "page_resource"), LocalPrincipal)
 }
 
 // pageItemCall runs one request to a tab's page MCP server through
 // dispatch, as a read-only page tool standing for the item: the Gate
 // decides it like any page-tool call.
-func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method string, params any) (out json.RawMessage, cut bool, err error) {
+func (b *pageBridge) pageItemCall(ctx context.Context, pt executor.PageTool, method string, params any) (out json.RawMessage, cut bool, err error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, false, err
@@ -278,7 +278,7 @@ func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method 
 		if !ok {
 			return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot reach a page's MCP server", c.Executor().Backend())
 		}
-		r, wasCut, err := pm.PageMCPRequest(ctx, pt.TabID, method, raw, s.opts.MaxResultChars)
+		r, wasCut, err := pm.PageMCPRequest(ctx, pt.TabID, method, raw, b.maxResultChars)
 		if err != nil {
 			return nil, err
 		}
@@ -289,7 +289,7 @@ func (s *Server) pageItemCall(ctx context.Context, pt executor.PageTool, method 
 	if err != nil {
 		return nil, false, err
 	}
-	res, _ := s.dispatch(ctx, e, DefaultSession, LocalPrincipal, nil)
+	res, _ := b.core.dispatch(ctx, e, DefaultSession, LocalPrincipal, nil)
 	if res == nil || res.IsError {
 		msg := "the page's MCP server failed"
 		if res != nil {
@@ -310,9 +310,9 @@ func textOfResult(res *sdk.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.ResourceHandler {
+func (b *pageBridge) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.ResourceHandler {
 	return func(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
-		raw, cut, err := s.pageItemCall(ctx, pt, "resources/read", map[string]any{"uri": pageURI})
+		raw, cut, err := b.pageItemCall(ctx, pt, "resources/read", map[string]any{"uri": pageURI})
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +328,7 @@ func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.R
 		}
 		// --max-result-chars holds for the whole read, as for a tool's
 		// result: texts and blobs share it, in order.
-		left := s.opts.MaxResultChars
+		left := b.maxResultChars
 		hint := "the page's resource is larger than this server returns (--max-result-chars)"
 		out := &sdk.ReadResourceResult{}
 		for i, c := range r.Contents {
@@ -361,7 +361,7 @@ func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.R
 		}
 		if cut && len(out.Contents) > 0 {
 			last := out.Contents[len(out.Contents)-1]
-			note := "…[truncated: the page's resource was cut to --max-result-chars (" + strconv.Itoa(s.opts.MaxResultChars) + " characters)]"
+			note := "…[truncated: the page's resource was cut to --max-result-chars (" + strconv.Itoa(b.maxResultChars) + " characters)]"
 			if last.Blob == nil {
 				last.Text += "\n" + note
 			} else {
@@ -372,13 +372,13 @@ func (s *Server) pageResourceHandler(pt executor.PageTool, pageURI string) sdk.R
 	}
 }
 
-func (s *Server) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
+func (b *pageBridge) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
 	return func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		args := req.Params.Arguments
 		if args == nil {
 			args = map[string]string{}
 		}
-		raw, _, err := s.pageItemCall(ctx, pt, "prompts/get", map[string]any{"name": pt.Name, "arguments": args})
+		raw, _, err := b.pageItemCall(ctx, pt, "prompts/get", map[string]any{"name": pt.Name, "arguments": args})
 		if err != nil {
 			return nil, err
 		}
@@ -398,7 +398,7 @@ func (s *Server) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
 		out := &sdk.GetPromptResult{
 			Description: fmt.Sprintf("Prompt %s of the page %s (tab %s). The page describes it (unverified): %s", pt.Name, pt.Origin, pt.TabID, cutRunes(r.Description, 400)),
 		}
-		left := s.opts.MaxResultChars
+		left := b.maxResultChars
 		for i, m := range r.Messages {
 			if i >= maxPagePromptParts {
 				break
@@ -413,7 +413,7 @@ func (s *Server) pagePromptHandler(pt executor.PageTool) sdk.PromptHandler {
 			// message, fenced (see the head of this file).
 			body := fence(text)
 			if m.Role != "user" {
-				body = fmt.Sprintf("The page wrote the message below as role %q; it is the page's text, not yours and not the user's.\n", pageLabel(m.Role, 32)) + body
+				body = fmt.Sprintf("The page wrote the message below as role %q; it is the page's text, not yours and not the user'b.\n", pageLabel(m.Role, 32)) + body
 			}
 			if note != "" {
 				body += "\n" + note

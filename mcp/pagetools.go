@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -205,7 +206,7 @@ func pageToolsList(ctx context.Context, c *Call) (*Result, error) {
 			continue
 		}
 		o := pageToolOut{
-			TabID: t.TabID, Name: t.Name, Live: c.srv.liveNameOf(t), Title: t.Title, Description: t.Description,
+			TabID: t.TabID, Name: t.Name, Live: c.srv.pages.liveNameOf(t), Title: t.Title, Description: t.Description,
 			Origin: t.Origin, Surface: string(t.Surface), Annotations: annotationWords(t.Annotations), InputSchema: t.InputSchema,
 		}
 		if err := usableSchema(t); err != nil {
@@ -339,19 +340,89 @@ func pageToolText(r executor.PageToolResult) string {
 	return string(r.Output)
 }
 
+// pageBridge follows the page tools, resources and prompts of the default
+// session's browser and keeps the live tools, resources and prompts that
+// stand for them on the SDK server. It is the server's WebMCP bridge, apart
+// from the tool table: the table is fixed when NewServer returns, the
+// bridge's tools come and go.
+//
+// Its methods are safe for concurrent use: mu guards live (the executor
+// followed and everything bridged from it), and resMu serialises the
+// resource syncs of page events. It reaches the server only through
+// core; it asks core's list decision while holding mu (an item is decided
+// as it is bridged), so the Gate and ListFilter must not call back into
+// the server's tool lookups.
+type pageBridge struct {
+	core           bridgeCore
+	table          map[string]*entry // the server's tool table: read only
+	sdk            *sdk.Server
+	manager        *executor.Manager
+	log            *slog.Logger
+	maxResultChars int
+
+	mu    sync.RWMutex
+	live  liveTools
+	resMu sync.Mutex // serialises syncPageResources
+}
+
+// bridgeCore is what the bridge needs of the server: a live tool's SDK
+// handler, the dispatch a page resource or prompt goes through, and the
+// list decision. The methods are safe for concurrent use.
+type bridgeCore interface {
+	sdkHandler(e *entry) sdk.ToolHandler
+	dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (*sdk.CallToolResult, error)
+	visible(ctx context.Context, t *Tool, p Principal) bool
+}
+
+var _ bridgeCore = (*Server)(nil)
+
+// entry is the live tool called name, if there is one.
+func (b *pageBridge) entry(name string) (*entry, bool) {
+	if b == nil {
+		return nil, false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	e, ok := b.live.entries[name]
+	return e, ok
+}
+
+// tools are the live tools.
+func (b *pageBridge) tools() []*Tool {
+	if b == nil {
+		return nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]*Tool, 0, len(b.live.entries))
+	for _, e := range b.live.entries {
+		out = append(out, e.tool)
+	}
+	return out
+}
+
+// takenLocked reports whether a tool of the table or a live tool is
+// called name.
+func (b *pageBridge) takenLocked(name string) bool {
+	_, table := b.table[name]
+	_, live := b.live.entries[name]
+	return table || live
+}
+
 // liveTools are the MCP tools that stand for page tools, keyed both ways.
 type liveTools struct {
 	ex      executor.Executor
 	stop    func()
 	byKey   map[string]string // tab + "\x00" + page tool name → MCP tool name
+	entries map[string]*entry // MCP tool name → the live tool
 	bridged map[string]*pageBridged
 }
 
 func pageToolKey(t executor.PageTool) string { return t.TabID + "\x00" + t.Name }
 
 // watchPageTools follows the page tools of the default session's executor.
-func (s *Server) watchPageTools() {
-	s.opts.Manager.OnOpen(func(session string, ex executor.Executor) {
+func (b *pageBridge) watchPageTools() {
+	b.manager.OnOpen(func(session string, ex executor.Executor) {
 		if session != DefaultSession {
 			return
 		}
@@ -359,114 +430,117 @@ func (s *Server) watchPageTools() {
 		if !ok {
 			return
 		}
-		s.mu.Lock()
-		if s.live.ex == ex {
-			s.mu.Unlock()
+		b.mu.Lock()
+		if b.live.ex == ex {
+			b.mu.Unlock()
 			return
 		}
-		old := s.live.stop
-		removed := s.dropLiveLocked()
-		res, prompts := s.dropBridgedLocked()
-		s.live.ex = ex
-		s.mu.Unlock()
+		old := b.live.stop
+		removed := b.dropLiveLocked()
+		res, prompts := b.dropBridgedLocked()
+		b.live.ex = ex
+		b.mu.Unlock()
 		if old != nil {
 			old()
 		}
-		s.sdk.RemoveTools(removed...)
-		s.sdk.RemoveResources(res...)
-		s.sdk.RemovePrompts(prompts...)
-		s.log.Debug("following the page tools of the browser", "backend", ex.Backend())
-		stop := pt.WatchPageTools(func(ev executor.PageToolsEvent) { s.applyPageTools(ex, ev) })
-		s.mu.Lock()
-		if s.live.ex == ex {
-			s.live.stop = stop
-			s.mu.Unlock()
+		b.sdk.RemoveTools(removed...)
+		b.sdk.RemoveResources(res...)
+		b.sdk.RemovePrompts(prompts...)
+		b.log.Debug("following the page tools of the browser", "backend", ex.Backend())
+		stop := pt.WatchPageTools(func(ev executor.PageToolsEvent) { b.applyPageTools(ex, ev) })
+		b.mu.Lock()
+		if b.live.ex == ex {
+			b.live.stop = stop
+			b.mu.Unlock()
 		} else {
-			s.mu.Unlock()
+			b.mu.Unlock()
 			stop()
 		}
 		go func() {
 			<-ex.Done()
-			s.mu.Lock()
-			if s.live.ex != ex {
-				s.mu.Unlock()
+			b.mu.Lock()
+			if b.live.ex != ex {
+				b.mu.Unlock()
 				return
 			}
-			stop := s.live.stop
-			removed := s.dropLiveLocked()
-			res, prompts := s.dropBridgedLocked()
-			s.live = liveTools{}
-			s.mu.Unlock()
+			stop := b.live.stop
+			removed := b.dropLiveLocked()
+			res, prompts := b.dropBridgedLocked()
+			b.live = liveTools{}
+			b.mu.Unlock()
 			if stop != nil {
 				stop()
 			}
-			s.sdk.RemoveTools(removed...)
-			s.sdk.RemoveResources(res...)
-			s.sdk.RemovePrompts(prompts...)
+			b.sdk.RemoveTools(removed...)
+			b.sdk.RemoveResources(res...)
+			b.sdk.RemovePrompts(prompts...)
 		}()
 	})
 }
 
 // dropLiveLocked forgets every live tool and returns their names.
-func (s *Server) dropLiveLocked() []string {
+func (b *pageBridge) dropLiveLocked() []string {
 	var names []string
-	for _, name := range s.live.byKey {
-		delete(s.tools, name)
+	for _, name := range b.live.byKey {
+		delete(b.live.entries, name)
 		names = append(names, name)
 	}
-	s.live.byKey = nil
+	b.live.byKey = nil
 	return names
 }
 
 // applyPageTools adds and removes live tools for one event.
-func (s *Server) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent) {
+func (b *pageBridge) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent) {
 	type add struct {
 		def *sdk.Tool
 		e   *entry
 	}
 	var adds []add
 	var removes []string
-	s.mu.Lock()
-	if s.live.ex != ex {
-		s.mu.Unlock()
+	b.mu.Lock()
+	if b.live.ex != ex {
+		b.mu.Unlock()
 		return
 	}
-	if s.live.byKey == nil {
-		s.live.byKey = map[string]string{}
+	if b.live.byKey == nil {
+		b.live.byKey = map[string]string{}
 	}
 	for _, t := range ev.Removed {
-		if name, ok := s.live.byKey[pageToolKey(t)]; ok {
-			delete(s.live.byKey, pageToolKey(t))
-			delete(s.tools, name)
+		if name, ok := b.live.byKey[pageToolKey(t)]; ok {
+			delete(b.live.byKey, pageToolKey(t))
+			delete(b.live.entries, name)
 			removes = append(removes, name)
 		}
 	}
 	for _, t := range ev.Added {
-		if old, ok := s.live.byKey[pageToolKey(t)]; ok {
-			delete(s.tools, old)
+		if old, ok := b.live.byKey[pageToolKey(t)]; ok {
+			delete(b.live.entries, old)
 			removes = append(removes, old)
 		}
-		name := s.freeNameLocked(t)
+		name := b.freeNameLocked(t)
 		lt, err := liveTool(t, name)
 		var e *entry
 		if err == nil {
 			e, err = prepare(lt)
 		}
 		if err != nil {
-			s.log.Debug("page tool not exposed as a live tool", "tool", t.Name, "origin", t.Origin, "err", err)
-			delete(s.live.byKey, pageToolKey(t))
+			b.log.Debug("page tool not exposed as a live tool", "tool", t.Name, "origin", t.Origin, "err", err)
+			delete(b.live.byKey, pageToolKey(t))
 			continue
 		}
-		s.live.byKey[pageToolKey(t)] = name
-		s.tools[name] = e
+		b.live.byKey[pageToolKey(t)] = name
+		if b.live.entries == nil {
+			b.live.entries = map[string]*entry{}
+		}
+		b.live.entries[name] = e
 		adds = append(adds, add{lt.Definition(), e})
 	}
-	bridged := s.live.bridged[ev.TabID] != nil
-	s.mu.Unlock()
+	bridged := b.live.bridged[ev.TabID] != nil
+	b.mu.Unlock()
 	if ev.Resources || (ev.Closed && bridged) {
-		go s.syncPageResources(ex, ev.TabID, ev.Closed)
+		go b.syncPageResources(ex, ev.TabID, ev.Closed)
 	}
-	s.log.Debug("page tools changed", "tab", ev.TabID, "added", len(adds), "removed", len(removes), "closed", ev.Closed)
+	b.log.Debug("page tools changed", "tab", ev.TabID, "added", len(adds), "removed", len(removes), "closed", ev.Closed)
 	// A name removed and added again in one event stays.
 	keep := map[string]bool{}
 	for _, a := range adds {
@@ -479,18 +553,18 @@ func (s *Server) applyPageTools(ex executor.Executor, ev executor.PageToolsEvent
 		}
 	}
 	if len(gone) > 0 {
-		s.sdk.RemoveTools(gone...)
+		b.sdk.RemoveTools(gone...)
 	}
 	for _, a := range adds {
-		s.sdk.AddTool(a.def, s.sdkHandler(a.e))
+		b.sdk.AddTool(a.def, b.core.sdkHandler(a.e))
 	}
 }
 
 // liveNameOf is the live tool of a page tool, if it has one.
-func (s *Server) liveNameOf(t executor.PageTool) string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.live.byKey[pageToolKey(t)]
+func (b *pageBridge) liveNameOf(t executor.PageTool) string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.live.byKey[pageToolKey(t)]
 }
 
 // maxToolName is MCP's limit on a tool name.
@@ -501,25 +575,25 @@ const maxToolName = 128
 // most 128 of [A-Za-z0-9_.-], and never a name already taken: on a
 // collision (another tab of the same site, a tool of the table) or when too
 // long, it ends in a short hash of the tab, origin and name.
-func (s *Server) freeNameLocked(t executor.PageTool) string {
-	if name, ok := s.live.byKey[pageToolKey(t)]; ok {
+func (b *pageBridge) freeNameLocked(t executor.PageTool) string {
+	if name, ok := b.live.byKey[pageToolKey(t)]; ok {
 		return name
 	}
 	host := t.Origin
 	if i := strings.Index(host, "://"); i >= 0 {
 		host = host[i+3:]
 	}
-	var b strings.Builder
+	var sb strings.Builder
 	for _, r := range host {
 		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
-			b.WriteRune(r)
+			sb.WriteRune(r)
 		} else {
-			b.WriteByte('_')
+			sb.WriteByte('_')
 		}
 	}
-	base := "page_" + b.String() + "_" + t.Name
+	base := "page_" + sb.String() + "_" + t.Name
 	if len(base) <= maxToolName {
-		if _, taken := s.tools[base]; !taken {
+		if !b.takenLocked(base) {
 			return base
 		}
 	}
@@ -531,7 +605,7 @@ func (s *Server) freeNameLocked(t executor.PageTool) string {
 			name = name[:maxToolName-len(suffix)]
 		}
 		name += suffix
-		if _, taken := s.tools[name]; !taken {
+		if !b.takenLocked(name) {
 			return name
 		}
 		suffix = fmt.Sprintf("_%s%d", hex.EncodeToString(sum[:3]), i)

@@ -1,8 +1,11 @@
 // Package mcp is chromegate's MCP server: the tool table, the dispatch
-// firewall every call goes through, the result envelope and the transports.
+// firewall every call goes through, the result envelope and the stdio
+// transport. Streamable HTTP, REST and their keys are package httpapi,
+// beside this one: it reaches the server through Server.Call, Server.SDK
+// and a Front, and nothing here imports it.
 //
-// Every tools/call, whatever the transport (stdio now, Streamable HTTP and
-// REST later, through Server.Call), goes through one dispatch function that
+// Every tools/call, whatever the transport (stdio, Streamable HTTP, REST
+// through Server.Call), goes through one dispatch function that
 // validates the arguments against the tool's schema, asks the Gate, runs the
 // handler on an executor from the Manager, and turns every outcome — an
 // error, a panic, an oversized result — into a well-formed MCP result. The
@@ -11,12 +14,8 @@
 //
 // # Hard edges
 //
-// Unauthenticated input is small: the HTTP transports read headers within
-// 10 s and at most 64 KiB of them, check the key before reading a body, and
-// cut off a body (with a key or without) that has not arrived within
-// HTTPOptions.BodyTimeout of its headers. Rights never grow through a key's
-// own actions: a key can only create a key whose roles, tool ACL, rate and
-// expiry are all within its own (CheckWithin). Every tool call is charged
+// The HTTP transports' own edges (unauthenticated input, keys that cannot
+// grow their rights) are package httpapi's. Every tool call is charged
 // to its key's rate limit, and so is every plugin step: a step the limit
 // refuses stops the plugin with RATE_LIMITED and its retry-after. Every
 // fetch the server makes for the model (download_file) is decided per hop
@@ -117,10 +116,10 @@ type Server struct {
 	log  *slog.Logger
 	sdk  *sdk.Server
 
-	mu    sync.RWMutex
-	tools map[string]*entry // the table's tools, and the live page tools
-	live  liveTools         // pagetools.go
-	resMu sync.Mutex        // serialises syncPageResources
+	// tools is the tool table, built tools and plugins, fixed when
+	// NewServer returns; the live page tools are the bridge's.
+	tools map[string]*entry
+	pages *pageBridge // pagetools.go
 
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
 }
@@ -184,16 +183,17 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	// Always: a principal's tool ACL filters the list even without a
 	// ListFilter.
 	s.sdk.AddReceivingMiddleware(s.filterList)
-	s.watchPageTools()
+	s.pages = &pageBridge{core: s, table: s.tools, sdk: s.sdk, manager: opts.Manager, log: s.log, maxResultChars: opts.MaxResultChars}
+	s.pages.watchPageTools()
 	return s, nil
 }
 
 // entry returns the tool called name, from the table or live.
 func (s *Server) entry(name string) (*entry, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	e, ok := s.tools[name]
-	return e, ok
+	if e, ok := s.tools[name]; ok {
+		return e, true
+	}
+	return s.pages.entry(name)
 }
 
 // addPlugins registers opts.Plugins as tools and adds their report to
@@ -290,12 +290,10 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 // VisibleTools returns the definitions of the tools p may see, by name: the
 // entries tools/list gives p, for REST and clients that are not MCP.
 func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
-	s.mu.RLock()
-	tools := make([]*Tool, 0, len(s.tools))
+	tools := s.pages.tools()
 	for _, e := range s.tools {
 		tools = append(tools, e.tool)
 	}
-	s.mu.RUnlock()
 	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	out := make([]*sdk.Tool, 0, len(tools))
 	for _, t := range tools {
@@ -306,7 +304,56 @@ func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	return out
 }
 
-func (s *Server) sdkVersion() string { return cmp.Or(s.opts.Version, "dev") }
+// Version is the server's version as clients are told it.
+func (s *Server) Version() string { return cmp.Or(s.opts.Version, "dev") }
+
+// Status is what the server reports of itself to an entry point's status
+// page (REST's /api/v1/status): its name, version and backends, with
+// Options.Status's entries over them.
+func (s *Server) Status(ctx context.Context) map[string]any {
+	st := map[string]any{
+		"server":   "chromegate",
+		"version":  s.Version(),
+		"backends": s.opts.Manager.Backends(),
+	}
+	if s.opts.Status != nil {
+		maps.Copy(st, s.opts.Status(ctx))
+	}
+	return st
+}
+
+// CloseSession closes a Manager session's browser context and forgets the
+// tabs the server drove in it, for an entry point whose sessions end
+// (an MCP session over HTTP, an idle named context).
+func (s *Server) CloseSession(session string) error {
+	s.forgetSession(session)
+	return s.opts.Manager.CloseSession(session)
+}
+
+// A Front is an entry point that knows, for each request, who calls and
+// which browser session the call is in: Streamable HTTP with its keys and
+// named contexts (package httpapi). Its methods are called concurrently,
+// once or more per request, and must not block for long.
+type Front interface {
+	// Identify is Options.Identify.
+	Identify(ctx context.Context, extra *sdk.RequestExtra) Principal
+	// SessionOf is Options.SessionOf.
+	SessionOf(ctx context.Context, mcpSession string, extra *sdk.RequestExtra, p Principal) (string, error)
+}
+
+// Attach makes f the server's Identify and SessionOf, where Options did
+// not set them, so f's principals and sessions are those of every MCP
+// request. Call it once, before the server serves: it is not safe
+// concurrently with calls, and a server with a Front must not serve stdio
+// as well.
+func (s *Server) Attach(f Front) {
+	if s.opts.Identify == nil {
+		s.opts.Identify = f.Identify
+	}
+	if s.opts.SessionOf == nil {
+		s.opts.SessionOf = f.SessionOf
+	}
+}
 
 // Tool returns the registered tool called name.
 func (s *Server) Tool(name string) (*Tool, bool) {

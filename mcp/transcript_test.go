@@ -22,6 +22,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 // A transcript is a whole conversation kept as a golden file, as the MCP Go
@@ -225,11 +226,11 @@ func masked(b []byte) []byte {
 // the answers.
 func replayREST(t *testing.T, ar *txtar.Archive) *txtar.Archive {
 	s := transcriptServer(t, ar)
-	keys, err := mcp.OpenKeyStore(filepath.Join(t.TempDir(), "keys.json"))
+	keys, err := httpapi.OpenKeyStore(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	nk := mcp.NewKey{Name: "transcript"}
+	nk := httpapi.NewKey{Name: "transcript"}
 	if b := section(ar, "key"); len(bytes.TrimSpace(b)) > 0 {
 		var k struct{ Name, Rate string }
 		if err := json.Unmarshal(b, &k); err != nil {
@@ -242,7 +243,7 @@ func replayREST(t *testing.T, ar *txtar.Archive) *txtar.Archive {
 		t.Fatal(err)
 	}
 	ln := testkit.Listen(t)
-	h, err := s.NewHTTPHandler(mcp.HTTPOptions{Addr: ln.Addr().String(), Keys: keys})
+	h, err := httpapi.New(s, httpapi.Options{Addr: ln.Addr().String(), Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"net/http/pprof"
 	"time"
 
-	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 // startDebug serves Go's pprof handlers (/debug/pprof/: goroutines, heap,
@@ -25,7 +25,7 @@ func startDebug(ctx context.Context, addr string, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--debug-addr %q: %w", addr, err)
 	}
-	if !mcp.IsLoopback(host) {
+	if !httpapi.IsLoopback(host) {
 		return fmt.Errorf("--debug-addr %s: only a loopback address is allowed (the profiles show the server's memory)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -60,7 +60,7 @@ func loopbackOnly(next http.Handler) http.Handler {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if !mcp.IsLoopback(host) {
+		if !httpapi.IsLoopback(host) {
 			http.Error(w, "forbidden host", http.StatusForbidden)
 			return
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 // httpFlags configure `serve --http`.
@@ -30,17 +31,17 @@ type httpFlags struct {
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
-	fs.Var(&h.addr, "http", "serve Streamable HTTP MCP at /mcp and REST at /api/v1/ on this address instead of stdio; --http alone means "+mcp.DefaultHTTPAddr)
+	fs.Var(&h.addr, "http", "serve Streamable HTTP MCP at /mcp and REST at /api/v1/ on this address instead of stdio; --http alone means "+httpapi.DefaultAddr)
 	fs.Var(&h.hosts, "http-host", "a further name the Host header may carry (name or name:port; repeatable); localhost, 127.0.0.1, [::1] and the bound address are always allowed")
 	fs.Var(&h.origins, "allow-origin", "a browser origin (scheme://host[:port]) allowed to call the HTTP server (repeatable); any other Origin header is refused")
 	fs.BoolVar(&h.allowRemote, "allow-remote", false, "allow --http on a non-loopback address (needs at least one key)")
 	fs.BoolVar(&h.noMCP, "no-mcp-http", false, "with --http: do not serve MCP at /mcp")
 	fs.BoolVar(&h.noREST, "no-rest", false, "with --http: do not serve the REST API at /api/v1/")
-	fs.Int64Var(&h.maxBody, "max-body-bytes", mcp.DefaultMaxBodyBytes, "with --http: largest request body; larger ones get 413")
-	fs.DurationVar(&h.sessionTimeout, "session-timeout", mcp.DefaultSessionTimeout, "with --http: an MCP session idle this long is closed, with its browser context")
-	fs.DurationVar(&h.namedSessionIdle, "named-session-idle", mcp.DefaultNamedSessionIdle, "with --http: a named browser context ("+mcp.SessionHeader+", REST session) idle this long is closed")
-	fs.IntVar(&h.maxSessions, "max-sessions-per-key", mcp.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
-	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", mcp.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
+	fs.Int64Var(&h.maxBody, "max-body-bytes", httpapi.DefaultMaxBodyBytes, "with --http: largest request body; larger ones get 413")
+	fs.DurationVar(&h.sessionTimeout, "session-timeout", httpapi.DefaultSessionTimeout, "with --http: an MCP session idle this long is closed, with its browser context")
+	fs.DurationVar(&h.namedSessionIdle, "named-session-idle", httpapi.DefaultNamedSessionIdle, "with --http: a named browser context ("+httpapi.SessionHeader+", REST session) idle this long is closed")
+	fs.IntVar(&h.maxSessions, "max-sessions-per-key", httpapi.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
+	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", httpapi.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
 }
 
 // addrFlag is --http: a boolean-looking flag that also takes an address, so
@@ -52,12 +53,12 @@ func (a *addrFlag) IsBoolFlag() bool { return true }
 func (a *addrFlag) Set(v string) error {
 	switch v {
 	case "true":
-		a.v = mcp.DefaultHTTPAddr
+		a.v = httpapi.DefaultAddr
 	case "false", "":
 		a.v = ""
 	default:
 		if _, _, err := net.SplitHostPort(v); err != nil {
-			return fmt.Errorf("want host:port, e.g. %s", mcp.DefaultHTTPAddr)
+			return fmt.Errorf("want host:port, e.g. %s", httpapi.DefaultAddr)
 		}
 		a.v = v
 	}
@@ -96,7 +97,7 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if dataDir == "" {
 		dataDir = cdp.DefaultDataDir()
 	}
-	keys, err := mcp.OpenKeyStore(mcp.KeysPath(dataDir))
+	keys, err := httpapi.OpenKeyStore(httpapi.KeysPath(dataDir))
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if err != nil {
 		return fmt.Errorf("--http %q: %w", hf.addr.v, err)
 	}
-	local := mcp.IsLoopback(host)
+	local := httpapi.IsLoopback(host)
 	if !local {
 		if !hf.allowRemote {
 			return fmt.Errorf("--http %s is not a loopback address: pass --allow-remote as well (and create a key first)", hf.addr.v)
@@ -117,7 +118,7 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	h, err := srv.NewHTTPHandler(mcp.HTTPOptions{
+	h, err := httpapi.New(srv, httpapi.Options{
 		Addr:              ln.Addr().String(),
 		Hosts:             hf.hosts,
 		Origins:           hf.origins,

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 const keysUsage = `usage: chromegate keys <command> [flags]
@@ -70,7 +70,7 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if dataDir == "" {
 		dataDir = cdp.DefaultDataDir()
 	}
-	store, err := mcp.OpenKeyStore(mcp.KeysPath(dataDir))
+	store, err := httpapi.OpenKeyStore(httpapi.KeysPath(dataDir))
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		now := time.Now()
-		nk := mcp.NewKey{Name: pos[0], Roles: roles, AllowTools: globs, Rate: rateSpec}
+		nk := httpapi.NewKey{Name: pos[0], Roles: roles, AllowTools: globs, Rate: rateSpec}
 		if expires < 0 {
 			return fmt.Errorf("--expires %s: want a positive duration", expires)
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/client"
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 // denyText is a Gate that denies get_text with the page's words attached,
@@ -40,20 +41,20 @@ func (denyText) Landed(context.Context, *mcp.Call, executor.PageState) error { r
 
 // serveHTTP serves a Server with gate over a fake browser on a loopback
 // listener and returns its base URL and key store.
-func serveHTTP(t *testing.T, gate mcp.Gate) (string, *mcp.KeyStore) {
+func serveHTTP(t *testing.T, gate mcp.Gate) (string, *httpapi.KeyStore) {
 	t.Helper()
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	srv, err := mcp.NewServer(mcp.Options{Manager: mgr, Gate: gate})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := mcp.OpenKeyStore(filepath.Join(t.TempDir(), "keys.json"))
+	keys, err := httpapi.OpenKeyStore(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mgr.Close() })
 	ln := testkit.Listen(t)
-	h, err := srv.NewHTTPHandler(mcp.HTTPOptions{Addr: ln.Addr().String(), Keys: keys})
+	h, err := httpapi.New(srv, httpapi.Options{Addr: ln.Addr().String(), Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,15 +82,15 @@ type edges struct {
 func TestErrorsAgreeAcrossEdges(t *testing.T) {
 	t.Parallel()
 	base, keys := serveHTTP(t, denyText{})
-	newKey := func(nk mcp.NewKey) string {
+	newKey := func(nk httpapi.NewKey) string {
 		k, _, err := keys.Create(nk, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		return k
 	}
-	open := newKey(mcp.NewKey{Name: "open"})
-	slow := newKey(mcp.NewKey{Name: "slow", Rate: "1/h"})
+	open := newKey(httpapi.NewKey{Name: "open"})
+	slow := newKey(httpapi.NewKey{Name: "slow", Rate: "1/h"})
 
 	type edge struct {
 		cs      *sdk.ClientSession

@@ -1,4 +1,4 @@
-package mcp
+package httpapi
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // FuzzRESTCommand: POST /api/v1/command with any body never panics and
@@ -33,7 +34,7 @@ func FuzzRESTCommand(f *testing.F) {
 	backend := executortest.NewBackend("fake")
 	m := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{backend}})
 	f.Cleanup(func() { _ = m.Close() })
-	s, err := NewServer(Options{Manager: m, Gate: cheapOnly{}, Version: "test"})
+	s, err := mcp.NewServer(mcp.Options{Manager: m, Gate: cheapOnly{}, Version: "test"})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func FuzzRESTCommand(f *testing.F) {
 		f.Fatal(err)
 	}
 	const addr = "127.0.0.1:7777"
-	h, err := s.NewHTTPHandler(HTTPOptions{Addr: addr, Keys: keys, MaxBodyBytes: 4096})
+	h, err := New(s, Options{Addr: addr, Keys: keys, MaxBodyBytes: 4096})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -76,14 +77,14 @@ func FuzzRESTCommand(f *testing.F) {
 // the fuzzer spends its time on the decoder, not on waits in a fake page.
 type cheapOnly struct{}
 
-func (cheapOnly) Before(_ context.Context, c *Call) error {
+func (cheapOnly) Before(_ context.Context, c *mcp.Call) error {
 	if c.Tool.Name == "tabs_list" || c.Tool.Name == "chrome_status" {
 		return nil
 	}
 	return executor.Errorf(executor.CodePolicyDenied, "%s is not run by the fuzzer", c.Tool.Name)
 }
 
-func (cheapOnly) Landed(context.Context, *Call, executor.PageState) error { return nil }
+func (cheapOnly) Landed(context.Context, *mcp.Call, executor.PageState) error { return nil }
 
 func short(s string) string {
 	if len(s) > 200 {

@@ -1,4 +1,4 @@
-package mcp
+package httpapi
 
 import (
 	"cmp"
@@ -14,13 +14,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // Keys are bearer tokens for the HTTP transports. A key is shown once, when
@@ -68,8 +66,8 @@ type keysFile struct {
 type liveKey struct {
 	info  KeyInfo
 	hash  [sha256.Size]byte
-	acl   *ToolACL
-	limit *RateLimit
+	acl   *mcp.ToolACL
+	limit *mcp.RateLimit
 }
 
 // KeyStore is the keys file of a data dir. It re-reads the file when it
@@ -83,7 +81,7 @@ type KeyStore struct {
 	mu     sync.Mutex
 	stamp  fileStamp
 	keys   []*liveKey
-	limits map[string]*RateLimit // by key name and rate, kept across reloads
+	limits map[string]*mcp.RateLimit // by key name and rate, kept across reloads
 }
 
 type fileStamp struct {
@@ -100,7 +98,7 @@ var ErrNoKey = errors.New("no such key")
 // OpenKeyStore opens the keys file at path (it need not exist yet). It fails
 // when the file exists with a mode other than 0600, or does not parse.
 func OpenKeyStore(path string) (*KeyStore, error) {
-	s := &KeyStore{path: path, limits: map[string]*RateLimit{}}
+	s := &KeyStore{path: path, limits: map[string]*mcp.RateLimit{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.reloadLocked(); err != nil {
@@ -160,11 +158,11 @@ func (s *KeyStore) live(k storedKey) (*liveKey, error) {
 	if err != nil || len(h) != sha256.Size {
 		return nil, errors.New("sha256 is not a SHA-256 in hex")
 	}
-	acl, err := NewToolACL(k.AllowTools)
+	acl, err := mcp.NewToolACL(k.AllowTools)
 	if err != nil {
 		return nil, err
 	}
-	perMin, err := ParseRate(k.Rate)
+	perMin, err := mcp.ParseRate(k.Rate)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +171,7 @@ func (s *KeyStore) live(k storedKey) (*liveKey, error) {
 	if perMin > 0 {
 		id := k.Name + "\x00" + k.Rate + "\x00" + k.SHA256
 		if s.limits[id] == nil {
-			s.limits[id] = NewRateLimit(perMin)
+			s.limits[id] = mcp.NewRateLimit(perMin)
 		}
 		lk.limit = s.limits[id]
 	}
@@ -283,7 +281,7 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 	if !keyNameRE.MatchString(nk.Name) {
 		return "", KeyInfo{}, fmt.Errorf("key name %q: use 1-64 of a-z 0-9 _ . - (starting with a letter or digit)", nk.Name)
 	}
-	if nk.Name == anonymous || nk.Name == LocalPrincipal.Name {
+	if nk.Name == anonymous || nk.Name == mcp.LocalPrincipal.Name {
 		// Policies tell callers apart by name: a key must not pass for
 		// the keyless local caller.
 		return "", KeyInfo{}, fmt.Errorf("key name %q is reserved for callers without a key", nk.Name)
@@ -293,10 +291,10 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 			return "", KeyInfo{}, fmt.Errorf("role %q: use 1-64 of a-z 0-9 _ . -", r)
 		}
 	}
-	if _, err := NewToolACL(nk.AllowTools); err != nil {
+	if _, err := mcp.NewToolACL(nk.AllowTools); err != nil {
 		return "", KeyInfo{}, err
 	}
-	if _, err := ParseRate(nk.Rate); err != nil {
+	if _, err := mcp.ParseRate(nk.Rate); err != nil {
 		return "", KeyInfo{}, err
 	}
 	if !nk.Expires.IsZero() && !nk.Expires.After(now) {
@@ -388,14 +386,14 @@ func (s *KeyStore) Empty() bool {
 // Authenticate returns the principal of a presented key. Every stored hash
 // is compared, in constant time, so timing tells nothing about which key
 // came close. transport is "http" or "rest".
-func (s *KeyStore) Authenticate(presented, transport string) (Principal, error) {
+func (s *KeyStore) Authenticate(presented, transport string) (mcp.Principal, error) {
 	sum := sha256.Sum256([]byte(presented))
 	s.mu.Lock()
 	err := s.reloadLocked()
 	keys := s.keys
 	s.mu.Unlock()
 	if err != nil {
-		return Principal{}, err
+		return mcp.Principal{}, err
 	}
 	var found *liveKey
 	for _, k := range keys {
@@ -404,9 +402,9 @@ func (s *KeyStore) Authenticate(presented, transport string) (Principal, error) 
 		}
 	}
 	if found == nil || found.info.Expires != nil && !time.Now().Before(*found.info.Expires) {
-		return Principal{}, ErrNoKey
+		return mcp.Principal{}, ErrNoKey
 	}
-	p := Principal{
+	p := mcp.Principal{
 		Name:      found.info.Name,
 		Roles:     slices.Clone(found.info.Roles),
 		Transport: transport,
@@ -425,17 +423,17 @@ var ErrWiderKey = errors.New("a key can only create keys within its own rights")
 
 // CheckWithin reports whether p may create nk: rights never grow through a
 // key's own actions. Every role of nk must be p's; every tool nk's ACL
-// allows must be one p's allows (see ToolACL.Covers); its rate may not be
+// allows must be one p's allows (see mcp.ToolACL.Covers); its rate may not be
 // higher than p's, nor unlimited when p's is not; it must expire no later
 // than p, and not never when p expires. The error, wrapping ErrWiderKey,
 // names the first right that is wider.
-func CheckWithin(p Principal, nk NewKey) error {
+func CheckWithin(p mcp.Principal, nk NewKey) error {
 	for _, r := range nk.Roles {
 		if !slices.Contains(p.Roles, r) {
 			return fmt.Errorf("%w: role %q is not one of %s's", ErrWiderKey, r, p.Name)
 		}
 	}
-	acl, err := NewToolACL(nk.AllowTools)
+	acl, err := mcp.NewToolACL(nk.AllowTools)
 	if err != nil {
 		return err
 	}
@@ -443,11 +441,11 @@ func CheckWithin(p Principal, nk NewKey) error {
 		return fmt.Errorf("%w: tools %q allow more than %s's (%s)", ErrWiderKey, acl.String(), p.Name, p.Tools.String())
 	}
 	if p.Rate != nil {
-		perMin, err := ParseRate(nk.Rate)
+		perMin, err := mcp.ParseRate(nk.Rate)
 		if err != nil {
 			return err
 		}
-		if perMin == 0 || perMin > p.Rate.perMin {
+		if perMin == 0 || perMin > p.Rate.PerMinute() {
 			return fmt.Errorf("%w: rate %q is higher than %s's %s", ErrWiderKey, cmp.Or(nk.Rate, "unlimited"), p.Name, p.Rate)
 		}
 	}
@@ -462,60 +460,4 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// ParseRate reads "N/min", "N/s" or "N/h" as calls per minute; "" and "0"
-// are unlimited (0).
-func ParseRate(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "0" {
-		return 0, nil
-	}
-	num, unit, ok := strings.Cut(s, "/")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n < 0 {
-		return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
-	}
-	switch unit {
-	case "s", "sec":
-		return float64(n) * 60, nil
-	case "m", "min":
-		return float64(n), nil
-	case "h", "hour":
-		return float64(n) / 60, nil
-	}
-	return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
-}
-
-// RateLimit is one key's budget of tool calls: a token bucket that refills
-// at the key's rate and holds a minute's worth, so a key may spend its
-// minute in a burst but not more.
-type RateLimit struct {
-	perMin float64
-	lim    *rate.Limiter
-}
-
-// NewRateLimit returns a limit of perMin calls a minute.
-func NewRateLimit(perMin float64) *RateLimit {
-	burst := max(1, int(perMin))
-	return &RateLimit{perMin: perMin, lim: rate.NewLimiter(rate.Limit(perMin/60), burst)}
-}
-
-// Take spends one call. When the budget is spent it returns how long until
-// the next call is allowed, and spends nothing.
-func (r *RateLimit) Take(now time.Time) (wait time.Duration, ok bool) {
-	res := r.lim.ReserveN(now, 1)
-	if !res.OK() {
-		return time.Minute, false
-	}
-	if d := res.DelayFrom(now); d > 0 {
-		res.CancelAt(now)
-		return d, false
-	}
-	return 0, true
-}
-
-// String is the limit as a key shows it.
-func (r *RateLimit) String() string {
-	return strconv.FormatFloat(r.perMin, 'f', -1, 64) + "/min"
 }

@@ -1,4 +1,4 @@
-package mcp
+package httpapi
 
 import (
 	"bytes"
@@ -16,7 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,9 +23,10 @@ import (
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/mcp"
 )
 
-// httpEnv is a Server over a fake backend behind the HTTP handler, serving
+// httpEnv is a mcp.Server over a fake backend behind the HTTP handler, serving
 // on a real loopback listener.
 type httpEnv struct {
 	t       *testing.T
@@ -35,29 +35,29 @@ type httpEnv struct {
 	keys    *KeyStore
 	backend *executortest.Backend
 	manager *executor.Manager
-	server  *Server
-	handler *HTTPHandler
+	server  *mcp.Server
+	handler *Handler
 	log     *testkit.Buffer
 	stop    context.CancelFunc
 	served  chan error
 }
 
-func newHTTPEnv(t *testing.T, configure func(*HTTPOptions)) *httpEnv {
+func newHTTPEnv(t *testing.T, configure func(*Options)) *httpEnv {
 	t.Helper()
 	return newHTTPEnvWith(t, nil, configure)
 }
 
-func newHTTPEnvWith(t *testing.T, server func(*Options), configure func(*HTTPOptions)) *httpEnv {
+func newHTTPEnvWith(t *testing.T, server func(*mcp.Options), configure func(*Options)) *httpEnv {
 	t.Helper()
 	e := &httpEnv{t: t, backend: executortest.NewBackend("fake")}
 	log, buf := bufLogger()
 	e.log = buf
 	e.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{e.backend}})
-	so := Options{Manager: e.manager, Gate: AllowAll, Version: "test", Logger: log}
+	so := mcp.Options{Manager: e.manager, Gate: mcp.AllowAll, Version: "test", Logger: log}
 	if server != nil {
 		server(&so)
 	}
-	s, err := NewServer(so)
+	s, err := mcp.NewServer(so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +72,11 @@ func newHTTPEnvWith(t *testing.T, server func(*Options), configure func(*HTTPOpt
 	}
 	e.addr = ln.Addr().String()
 	e.url = "http://" + e.addr
-	opts := HTTPOptions{Addr: e.addr, Keys: e.keys, Logger: log, MaxBodyBytes: 64 << 10}
+	opts := Options{Addr: e.addr, Keys: e.keys, Logger: log, MaxBodyBytes: 64 << 10}
 	if configure != nil {
 		configure(&opts)
 	}
-	e.handler, err = s.NewHTTPHandler(opts)
+	e.handler, err = New(s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func with(h map[string]string, kv ...string) map[string]string {
 // TestHTTPSecurityTable: the hardening and authentication of every route,
 // over a real listener.
 func TestHTTPSecurityTable(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) {
+	e := newHTTPEnv(t, func(o *Options) {
 		o.Origins = []string{"https://app.example.com"}
 		o.Hosts = []string{"chromegate.internal"}
 	})
@@ -321,7 +321,7 @@ func assertNoKeys(t *testing.T, log string, keys ...string) {
 // TestHTTPPreflight: an allowed origin's preflight is answered without
 // credentials; a foreign one's is refused.
 func TestHTTPPreflight(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.Origins = []string{"https://app.example.com"} })
+	e := newHTTPEnv(t, func(o *Options) { o.Origins = []string{"https://app.example.com"} })
 	e.key(NewKey{Name: "ci"})
 	status, hdr, _ := e.do("OPTIONS", "/mcp", "", "", map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST"})
 	if status != 204 || hdr.Get("Access-Control-Allow-Origin") != "https://app.example.com" || !strings.Contains(hdr.Get("Access-Control-Allow-Headers"), "Authorization") {
@@ -394,17 +394,17 @@ func TestHTTPToolACL(t *testing.T) {
 		t.Errorf("REST click with a get_* key: %d %s", status, body)
 	}
 	names := toolNames(t, e.mustConnect(all, nil))
-	if len(names) != len(Tools())-1 || strings.Contains(strings.Join(names, " "), "eval") {
+	if len(names) != len(mcp.Tools())-1 || strings.Contains(strings.Join(names, " "), "eval") {
 		t.Errorf("* with !eval: %v", names)
 	}
 }
 
-// allowSteps is a ListFilter and StepFilter that shows every tool and step,
+// allowSteps is a mcp.ListFilter and StepFilter that shows every tool and step,
 // so that only a key's ACL can hide one.
 type allowSteps struct{}
 
-func (allowSteps) Visible(context.Context, *Tool, Principal) bool { return true }
-func (allowSteps) VisibleStep(context.Context, *Tool, Principal, *PluginStep) bool {
+func (allowSteps) Visible(context.Context, *mcp.Tool, mcp.Principal) bool { return true }
+func (allowSteps) VisibleStep(context.Context, *mcp.Tool, mcp.Principal, *mcp.PluginStep) bool {
 	return true
 }
 
@@ -412,7 +412,7 @@ func (allowSteps) VisibleStep(context.Context, *Tool, Principal, *PluginStep) bo
 // key allowed read_page and navigate, but not get_text, is stopped at the
 // step that reads.
 func TestHTTPToolACLPluginSteps(t *testing.T) {
-	e := newHTTPEnvWith(t, func(o *Options) {
+	e := newHTTPEnvWith(t, func(o *mcp.Options) {
 		o.List = allowSteps{}
 		o.Plugins = loadPlugins(t, map[string]string{"read.json": readPlugin})
 	}, nil)
@@ -465,7 +465,7 @@ func TestHTTPRateLimit(t *testing.T) {
 // connections closed, so they hold nothing for longer; a whole request
 // still works afterwards.
 func TestHTTPSlowBody(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.BodyTimeout = 300 * time.Millisecond })
+	e := newHTTPEnv(t, func(o *Options) { o.BodyTimeout = 300 * time.Millisecond })
 	k := e.key(NewKey{Name: "k"})
 	const conns = 30
 	type outcome struct {
@@ -528,7 +528,7 @@ const eightReads = `{
 // read never reaches the browser; and the key's budget is spent, over MCP
 // and REST alike.
 func TestHTTPRateLimitPluginSteps(t *testing.T) {
-	e := newHTTPEnvWith(t, func(o *Options) {
+	e := newHTTPEnvWith(t, func(o *mcp.Options) {
 		o.List = allowSteps{}
 		o.Plugins = loadPlugins(t, map[string]string{"eight.json": eightReads})
 	}, nil)
@@ -579,7 +579,7 @@ func TestHTTPSessionBoundToKey(t *testing.T) {
 // own, closed when the MCP session ends; a named session outlives it and
 // belongs to its key.
 func TestHTTPSessionContexts(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.NamedSessionIdle = 200 * time.Millisecond })
+	e := newHTTPEnv(t, func(o *Options) { o.NamedSessionIdle = 200 * time.Millisecond })
 	k := e.key(NewKey{Name: "k"})
 	k2 := e.key(NewKey{Name: "k2"})
 	one := e.mustConnect(k, nil)
@@ -634,7 +634,7 @@ func TestHTTPSessionContexts(t *testing.T) {
 // TestHTTPSessionTimeout: an MCP session idle for SessionTimeout is closed
 // by the server, and its browser context with it.
 func TestHTTPSessionTimeout(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.SessionTimeout = 300 * time.Millisecond })
+	e := newHTTPEnv(t, func(o *Options) { o.SessionTimeout = 300 * time.Millisecond })
 	k := e.key(NewKey{Name: "k"})
 	cs := e.mustConnect(k, nil)
 	callTool(t, cs, "get_text", nil)
@@ -658,7 +658,7 @@ func TestHTTPSessionTimeout(t *testing.T) {
 // contexts) than its limit; closing one makes room; other keys are not
 // affected.
 func TestHTTPMaxSessionsPerKey(t *testing.T) {
-	e := newHTTPEnv(t, func(o *HTTPOptions) { o.MaxSessionsPerKey = 2 })
+	e := newHTTPEnv(t, func(o *Options) { o.MaxSessionsPerKey = 2 })
 	k := e.key(NewKey{Name: "k"})
 	other := e.key(NewKey{Name: "other"})
 	first := e.mustConnect(k, nil)
@@ -748,12 +748,12 @@ func TestRESTMatchesMCP(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("%s: %s", call.tool, textOf(res))
 		}
-		mcpData := ResultData(res)
+		mcpData := mcp.ResultData(res)
 		body, _ := json.Marshal(map[string]any{"command": call.tool, "params": call.args, "session": "same"})
 		status, _, rb := e.do("POST", "/api/v1/command", k, string(body), nil)
 		var ans struct {
 			OK bool `json:"ok"`
-			Data
+			mcp.Data
 		}
 		if err := json.Unmarshal([]byte(rb), &ans); err != nil || status != 200 || !ans.OK {
 			t.Fatalf("REST %s: %d %s", call.tool, status, rb)
@@ -764,27 +764,6 @@ func TestRESTMatchesMCP(t *testing.T) {
 		if len(mcpData.Value) == 0 {
 			t.Errorf("%s: no value: %+v", call.tool, mcpData)
 		}
-	}
-}
-
-func TestResultData(t *testing.T) {
-	s := &Server{opts: Options{MaxResultChars: 40}}
-	res, err := s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Text: "line one\nline two", Untrusted: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Data{Value: json.RawMessage(`{"a":1}`), Text: "line one\nline two", Untrusted: true}
-	if diff := gocmp.Diff(want, ResultData(res)); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	res, _ = s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Text: strings.Repeat("x", 100)})
-	d := ResultData(res)
-	if string(d.Value) != `{"a":1}` || !strings.HasPrefix(d.Truncated, "…[truncated: showed 40 of 108") || len(d.Text) != 40-8 {
-		t.Errorf("cut result: %+v", d)
-	}
-	res, _ = s.envelope(&Tool{}, &Result{Value: map[string]any{"a": 1}, Image: &Image{Data: []byte{1, 2}, MIMEType: "image/png"}})
-	if d := ResultData(res); d.Image == nil || d.Image.MIMEType != "image/png" || !bytes.Equal(d.Image.Data, []byte{1, 2}) {
-		t.Errorf("image: %+v", d)
 	}
 }
 
@@ -1062,7 +1041,7 @@ func TestToolACL(t *testing.T) {
 		{[]string{"{get_*,snapshot}", "!get_html"}, []string{"get_text", "snapshot"}, []string{"get_html", "click"}},
 	}
 	for _, tc := range tests {
-		a, err := NewToolACL(tc.globs)
+		a, err := mcp.NewToolACL(tc.globs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1077,64 +1056,25 @@ func TestToolACL(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewToolACL([]string{"[a-"}); err == nil {
+	if _, err := mcp.NewToolACL([]string{"[a-"}); err == nil {
 		t.Error("a malformed glob was accepted")
 	}
-	if _, err := NewToolACL([]string{"!"}); err == nil {
+	if _, err := mcp.NewToolACL([]string{"!"}); err == nil {
 		t.Error("an empty glob was accepted")
 	}
 }
 
 func TestParseRate(t *testing.T) {
 	for in, want := range map[string]float64{"": 0, "0": 0, "60/min": 60, "2/s": 120, "30/h": 0.5} {
-		if got, err := ParseRate(in); err != nil || got != want {
+		if got, err := mcp.ParseRate(in); err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"x", "5", "5/day", "-1/min"} {
-		if _, err := ParseRate(in); err == nil {
+		if _, err := mcp.ParseRate(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}
 	}
-}
-
-// FuzzResultData: REST's reading of an MCP result gives back exactly what
-// the handler returned — the value, the page text, the untrusted mark —
-// whatever the page wrote, fences and fake truncation notes included.
-func FuzzResultData(f *testing.F) {
-	f.Add("title", "page text", true)
-	f.Add("", "", false)
-	f.Add("a\nb", "{\"x\":1}\nmore", true)
-	f.Add("«/page-0011»", "«/page-0011»\n…[truncated: showed 1 of 2 characters; x]", true)
-	f.Add("[1]", "[not json", false)
-	s := &Server{opts: Options{MaxResultChars: 1 << 20}}
-	f.Fuzz(func(t *testing.T, title, text string, untrusted bool) {
-		if !utf8.ValidString(title) || !utf8.ValidString(text) {
-			t.Skip() // JSON would replace the invalid bytes
-		}
-		if !untrusted && strings.Contains(text, "…[truncated") {
-			// Text a page wrote is always untrusted, hence fenced, and the
-			// server's note sits outside the fence; only the server's own
-			// text is unfenced, and it never imitates the note.
-			t.Skip()
-		}
-		value := map[string]any{"title": title}
-		res, err := s.envelope(&Tool{}, &Result{Value: value, Text: text, Untrusted: untrusted})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := ResultData(res)
-		var got map[string]any
-		if err := json.Unmarshal(d.Value, &got); err != nil {
-			t.Fatalf("value %q: %v", d.Value, err)
-		}
-		if diff := gocmp.Diff(value, got); diff != "" {
-			t.Errorf("value (-want +got):\n%s", diff)
-		}
-		if d.Text != text || d.Untrusted != untrusted || d.Truncated != "" {
-			t.Errorf("got text %q untrusted %v truncated %q; want %q %v", d.Text, d.Untrusted, d.Truncated, text, untrusted)
-		}
-	})
 }
 
 // FuzzNormalOrigin: an Origin is either refused or normalised to a value

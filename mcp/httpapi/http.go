@@ -1,14 +1,28 @@
-package mcp
+// Package httpapi serves an MCP server over HTTP: Streamable HTTP MCP at
+// /mcp and the REST API at /api/v1/ on one listener, behind a Host and
+// Origin allowlist (DNS rebinding, cross-origin pages) and bearer keys, into
+// the same dispatch as stdio.
+//
+// Unauthenticated input is small: the transports read headers within 10 s
+// and at most 64 KiB of them, check the key before reading a body, and cut
+// off a body (with a key or without) that has not arrived within
+// Options.BodyTimeout of its headers. Rights never grow through a key's own
+// actions: a key can only create a key whose roles, tool ACL, rate and
+// expiry are all within its own (CheckWithin).
+//
+// It sits beside package mcp, not inside it: mcp knows nothing of HTTP, and
+// this package reaches the server only through Core.
+package httpapi
 
 import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,14 +37,15 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // Defaults of the HTTP transport.
 const (
-	DefaultHTTPAddr     = "127.0.0.1:7890"
+	DefaultAddr         = "127.0.0.1:7890"
 	DefaultMaxBodyBytes = 1 << 20
 	// DefaultBodyTimeout bounds reading a request's headers' sequel: the
-	// key check and the whole body (see HTTPOptions.BodyTimeout).
+	// key check and the whole body (see Options.BodyTimeout).
 	DefaultBodyTimeout      = 30 * time.Second
 	DefaultSessionTimeout   = 30 * time.Minute
 	DefaultNamedSessionIdle = time.Hour
@@ -43,25 +58,12 @@ const (
 	MaxNamedSessions = 16
 
 	// SessionHeader names a persistent browser context a client can come
-	// back to (see HTTPOptions.NamedSessionIdle).
+	// back to (see Options.NamedSessionIdle).
 	SessionHeader = "X-Chromegate-Session"
 )
 
-// CodeRateLimited is the error of a call over its key's rate limit.
-const CodeRateLimited executor.Code = "RATE_LIMITED"
-
-// rateLimited is the error of a call over p's rate. Its RetryAfter is the
-// whole seconds its hint tells the model, so the hint, REST's Retry-After
-// and the field agree.
-func rateLimited(p Principal, wait time.Duration) *executor.Error {
-	secs := max(1, int(math.Ceil(wait.Seconds())))
-	return executor.Errorf(CodeRateLimited, "key %s is over its limit of %s tool calls", p.Name, p.Rate).
-		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs)).
-		WithRetryAfter(time.Duration(secs) * time.Second)
-}
-
-// HTTPOptions configures the HTTP transports of a Server.
-type HTTPOptions struct {
+// Options configures the HTTP transports of a Server.
+type Options struct {
 	// Addr is the address the listener is bound to (host:port, after
 	// listening, so a :0 port is resolved). Its port names the default
 	// allowed Hosts.
@@ -99,7 +101,7 @@ type HTTPOptions struct {
 	Logger            *slog.Logger
 }
 
-// HTTPHandler serves Streamable HTTP MCP at /mcp and the REST API at
+// Handler serves Streamable HTTP MCP at /mcp and the REST API at
 // /api/v1/ on one listener, behind the same hardening and authentication,
 // into the same dispatch as stdio.
 //
@@ -109,9 +111,9 @@ type HTTPOptions struct {
 // which outlives MCP sessions until it has been idle for NamedSessionIdle.
 // Named contexts belong to the principal (the key) that made them: two keys
 // using the same name get two contexts.
-type HTTPHandler struct {
-	s     *Server
-	opts  HTTPOptions
+type Handler struct {
+	core  Core
+	opts  Options
 	log   *slog.Logger
 	hosts map[string]bool
 	orig  map[string]bool
@@ -142,26 +144,53 @@ type namedSession struct {
 	last     time.Time
 }
 
-// NewHTTPHandler builds the HTTP transports of s. It installs the HTTP
-// principal and session mapping on s (Options.Identify, Options.SessionOf)
-// unless they are set, so s must not serve stdio as well.
-func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
+// Core is what the HTTP front needs of the MCP server: an *mcp.Server.
+// Its methods are safe for concurrent use, except Attach, which New calls
+// once, before anything is served.
+type Core interface {
+	// SDK is the SDK server Streamable HTTP serves.
+	SDK() *sdk.Server
+	// Attach makes the Handler the server's mcp.Front.
+	Attach(f mcp.Front)
+	// Call runs a REST command through the server's dispatch.
+	Call(ctx context.Context, session string, p mcp.Principal, name string, args json.RawMessage) (*sdk.CallToolResult, error)
+	// VisibleTools lists the tools p may see, for GET /api/v1/tools.
+	VisibleTools(ctx context.Context, p mcp.Principal) []*sdk.Tool
+	// Status is the server's part of GET /api/v1/status.
+	Status(ctx context.Context) map[string]any
+	// CloseSession closes an ended session's browser context.
+	CloseSession(session string) error
+}
+
+var (
+	_ Core      = (*mcp.Server)(nil)
+	_ mcp.Front = (*Handler)(nil)
+)
+
+// New builds the HTTP transports of core. It attaches the Handler to core
+// as its mcp.Front (the HTTP principal and session of each request), so
+// core must not serve stdio as well.
+func New(core Core, opts Options) (*Handler, error) {
 	if opts.Keys == nil {
-		return nil, errors.New("mcp: HTTPOptions.Keys is required")
+		return nil, errors.New("httpapi: Options.Keys is required")
 	}
 	host, port, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: HTTPOptions.Addr %q: %w", opts.Addr, err)
+		return nil, fmt.Errorf("httpapi: Options.Addr %q: %w", opts.Addr, err)
 	}
 	opts.MaxBodyBytes = cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes)
 	opts.BodyTimeout = cmp.Or(opts.BodyTimeout, DefaultBodyTimeout)
 	opts.SessionTimeout = cmp.Or(opts.SessionTimeout, DefaultSessionTimeout)
 	opts.NamedSessionIdle = cmp.Or(opts.NamedSessionIdle, DefaultNamedSessionIdle)
 	opts.MaxSessionsPerKey = cmp.Or(opts.MaxSessionsPerKey, DefaultMaxSessionsPerKey)
-	h := &HTTPHandler{
-		s:     s,
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{
+		core:  core,
 		opts:  opts,
-		log:   cmp.Or(opts.Logger, s.log),
+		log:   log,
 		hosts: map[string]bool{},
 		orig:  map[string]bool{},
 		local: IsLoopback(host),
@@ -194,17 +223,13 @@ func (s *Server) NewHTTPHandler(opts HTTPOptions) (*HTTPHandler, error) {
 		h.orig[n] = true
 	}
 
-	if s.opts.Identify == nil {
-		s.opts.Identify = h.identify
-	}
-	if s.opts.SessionOf == nil {
-		s.opts.SessionOf = h.sessionOf
-	}
-	s.sdk.AddReceivingMiddleware(h.track)
+	core.Attach(h)
+	srv := core.SDK()
+	srv.AddReceivingMiddleware(h.track)
 
 	h.mux = http.NewServeMux()
 	if !opts.NoMCP {
-		stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
+		stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 			SessionTimeout:      opts.SessionTimeout,
 			MaxRequestBodyBytes: opts.MaxBodyBytes,
 			Logger:              h.log,
@@ -255,28 +280,29 @@ func isAnonymous(ctx context.Context) bool {
 	return anon
 }
 
-func principalFrom(ctx context.Context) (Principal, bool) {
-	p, ok := ctx.Value(principalCtxKey{}).(Principal)
+func principalFrom(ctx context.Context) (mcp.Principal, bool) {
+	p, ok := ctx.Value(principalCtxKey{}).(mcp.Principal)
 	return p, ok
 }
 
-// identify is Options.Identify for MCP over HTTP: the principal the
+// Identify implements mcp.Front for MCP over HTTP: the principal the
 // authentication middleware found, carried by the SDK's TokenInfo.
-func (h *HTTPHandler) identify(_ context.Context, extra *sdk.RequestExtra) Principal {
+func (h *Handler) Identify(_ context.Context, extra *sdk.RequestExtra) mcp.Principal {
 	if extra != nil && extra.TokenInfo != nil {
-		if p, ok := extra.TokenInfo.Extra[principalKey].(Principal); ok {
+		if p, ok := extra.TokenInfo.Extra[principalKey].(mcp.Principal); ok {
 			return p
 		}
 	}
 	// Only the anonymous route leaves TokenInfo unset, and it exists only
 	// when no key does.
-	return Principal{Name: anonymous, Roles: []string{}, Transport: "http"}
+	return mcp.Principal{Name: anonymous, Roles: []string{}, Transport: "http"}
 }
 
 var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// sessionOf is Options.SessionOf for MCP over HTTP.
-func (h *HTTPHandler) sessionOf(_ context.Context, mcpID string, extra *sdk.RequestExtra, p Principal) (string, error) {
+// SessionOf implements mcp.Front for MCP over HTTP: the MCP session's own
+// browser context, or the caller's named one (SessionHeader).
+func (h *Handler) SessionOf(_ context.Context, mcpID string, extra *sdk.RequestExtra, p mcp.Principal) (string, error) {
 	if extra != nil {
 		if name := extra.Header.Get(SessionHeader); name != "" {
 			return h.namedKey(p, name)
@@ -295,7 +321,7 @@ func (h *HTTPHandler) sessionOf(_ context.Context, mcpID string, extra *sdk.Requ
 }
 
 // namedKey is the Manager session of the principal's named context.
-func (h *HTTPHandler) namedKey(p Principal, name string) (string, error) {
+func (h *Handler) namedKey(p mcp.Principal, name string) (string, error) {
 	if !sessionNameRE.MatchString(name) {
 		return "", executor.Errorf(executor.CodeBadArgs, "session name %q: use 1-64 of A-Z a-z 0-9 _ . - (starting with a letter or digit)", name)
 	}
@@ -321,7 +347,7 @@ func (h *HTTPHandler) namedKey(p Principal, name string) (string, error) {
 // track is an SDK middleware: it notices MCP sessions as they start (to
 // close their browser context when they end) and counts calls in flight
 // (for shutdown and for closing contexts only when no call uses them).
-func (h *HTTPHandler) track(next sdk.MethodHandler) sdk.MethodHandler {
+func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		ss, _ := req.GetSession().(*sdk.ServerSession)
 		if ss == nil || ss.ID() == "" {
@@ -330,7 +356,7 @@ func (h *HTTPHandler) track(next sdk.MethodHandler) sdk.MethodHandler {
 		id := ss.ID()
 		switch method {
 		case "initialize":
-			owner := h.identify(ctx, req.GetExtra()).Name
+			owner := h.Identify(ctx, req.GetExtra()).Name
 			h.mu.Lock()
 			if h.mcp[id] == nil {
 				n := 0
@@ -356,7 +382,7 @@ func (h *HTTPHandler) track(next sdk.MethodHandler) sdk.MethodHandler {
 			var named string
 			if extra := req.GetExtra(); extra != nil {
 				if name := extra.Header.Get(SessionHeader); name != "" {
-					named, _ = h.namedKey(h.identify(ctx, extra), name)
+					named, _ = h.namedKey(h.Identify(ctx, extra), name)
 				}
 			}
 			if !h.begin(id, named) {
@@ -372,7 +398,7 @@ var errShuttingDown = errors.New("the server is shutting down")
 
 // begin counts a call in flight on an MCP session (id) and/or a named
 // context (named); it refuses new calls while the server drains.
-func (h *HTTPHandler) begin(id, named string) bool {
+func (h *Handler) begin(id, named string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
@@ -389,7 +415,7 @@ func (h *HTTPHandler) begin(id, named string) bool {
 	return true
 }
 
-func (h *HTTPHandler) end(id, named string) {
+func (h *Handler) end(id, named string) {
 	h.mu.Lock()
 	h.inflight--
 	closeMCP := false
@@ -412,7 +438,7 @@ func (h *HTTPHandler) end(id, named string) {
 
 // endMCP closes an MCP session's browser context once its last call is
 // done.
-func (h *HTTPHandler) endMCP(id string) {
+func (h *Handler) endMCP(id string) {
 	h.mu.Lock()
 	ms := h.mcp[id]
 	closeNow := ms != nil && ms.inflight == 0
@@ -428,9 +454,8 @@ func (h *HTTPHandler) endMCP(id string) {
 	}
 }
 
-func (h *HTTPHandler) closeContext(key string) {
-	h.s.forgetSession(key)
-	if err := h.s.opts.Manager.CloseSession(key); err != nil {
+func (h *Handler) closeContext(key string) {
+	if err := h.core.CloseSession(key); err != nil {
 		h.log.Warn("closing a session's browser context", "session", key, "err", err)
 	} else {
 		h.log.Debug("closed a session's browser context", "session", key)
@@ -438,7 +463,7 @@ func (h *HTTPHandler) closeContext(key string) {
 }
 
 // reap closes named contexts that have been idle for NamedSessionIdle.
-func (h *HTTPHandler) reap() {
+func (h *Handler) reap() {
 	every := min(h.opts.NamedSessionIdle/4, time.Minute)
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
@@ -464,7 +489,7 @@ func (h *HTTPHandler) reap() {
 }
 
 // Sessions counts the live MCP sessions and named contexts.
-func (h *HTTPHandler) Sessions() (mcpSessions, named int) {
+func (h *Handler) Sessions() (mcpSessions, named int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, ms := range h.mcp {
@@ -477,7 +502,7 @@ func (h *HTTPHandler) Sessions() (mcpSessions, named int) {
 
 // ServeHTTP applies the hardening and authentication to every request, then
 // routes it.
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusWriter{ResponseWriter: w}
 	p, who := h.serve(rec, r)
@@ -485,7 +510,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rec.status(), "principal", cmp.Or(p.Name, who), "ms", time.Since(start).Milliseconds())
 }
 
-func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, string) {
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, string) {
 	api := strings.HasPrefix(r.URL.Path, "/api/")
 	// The body must arrive by the deadline, whoever sends it; a refused
 	// request keeps it, so the server's discarding of an unread body is
@@ -498,7 +523,7 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 	if !h.hosts[strings.ToLower(r.Host)] {
 		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "the Host header is not one this server answers to",
 			"use http://"+h.opts.Addr+", or start the server with --http-host NAME")
-		return Principal{}, "bad-host"
+		return mcp.Principal{}, "bad-host"
 	}
 	origin, hasOrigin := r.Header["Origin"]
 	if hasOrigin {
@@ -509,14 +534,14 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 		if o == "" || !h.orig[o] {
 			h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-origin requests are refused",
 				"call from a program, not a web page, or start the server with --allow-origin ORIGIN")
-			return Principal{}, "bad-origin"
+			return mcp.Principal{}, "bad-origin"
 		}
 		w.Header().Set("Access-Control-Allow-Origin", o)
 		w.Header().Add("Vary", "Origin")
 		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After")
 	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-site requests are refused", "call from a program, not a web page")
-		return Principal{}, "cross-site"
+		return mcp.Principal{}, "cross-site"
 	}
 	if r.Method == http.MethodOptions && hasOrigin {
 		// A preflight from an allowed origin; it carries no credentials.
@@ -524,18 +549,18 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, "+SessionHeader)
 		w.Header().Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
-		return Principal{}, "preflight"
+		return mcp.Principal{}, "preflight"
 	}
 	if r.ContentLength > h.opts.MaxBodyBytes {
 		h.refuse(w, api, http.StatusRequestEntityTooLarge, "BAD_ARGS", fmt.Sprintf("the request body is larger than %d bytes", h.opts.MaxBodyBytes), "send a smaller request")
-		return Principal{}, "too-large"
+		return mcp.Principal{}, "too-large"
 	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
 	}
 	if name := r.Header.Get(SessionHeader); name != "" && !sessionNameRE.MatchString(name) {
 		h.refuse(w, api, http.StatusBadRequest, "BAD_ARGS", SessionHeader+" must be 1-64 of A-Z a-z 0-9 _ . -", "fix the session name")
-		return Principal{}, "bad-session"
+		return mcp.Principal{}, "bad-session"
 	}
 	transport := "http"
 	if api {
@@ -545,7 +570,7 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="chromegate"`)
 		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
-		return Principal{}, "unauthenticated"
+		return mcp.Principal{}, "unauthenticated"
 	}
 	if !h.readBody(w, r, rc, api) {
 		return p, "slow-body"
@@ -577,7 +602,7 @@ func (h *HTTPHandler) serve(w http.ResponseWriter, r *http.Request) (Principal, 
 // readBody reads an authenticated request's body (at most MaxBodyBytes,
 // within the deadline serve set) and lifts the deadline. It answers 413
 // or 408 itself and returns false when the body is too large or too slow.
-func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, api bool) bool {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, api bool) bool {
 	if r.Body != nil && r.Body != http.NoBody {
 		body, err := io.ReadAll(r.Body)
 		_ = r.Body.Close()
@@ -604,17 +629,17 @@ var (
 
 // authenticate finds the principal of a request: its bearer key's, or the
 // anonymous local one when the server is on loopback and has no keys.
-func (h *HTTPHandler) authenticate(r *http.Request, transport string) (p Principal, anon bool, err error) {
+func (h *Handler) authenticate(r *http.Request, transport string) (p mcp.Principal, anon bool, err error) {
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
 		if h.local && h.opts.Keys.Empty() {
-			return Principal{Name: anonymous, Roles: []string{}, Transport: transport}, true, nil
+			return mcp.Principal{Name: anonymous, Roles: []string{}, Transport: transport}, true, nil
 		}
-		return Principal{}, false, errNoKey
+		return mcp.Principal{}, false, errNoKey
 	}
 	scheme, key, ok := strings.Cut(authz, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return Principal{}, false, errNoKey
+		return mcp.Principal{}, false, errNoKey
 	}
 	p, err = h.opts.Keys.Authenticate(strings.TrimSpace(key), transport)
 	if err != nil {
@@ -623,14 +648,14 @@ func (h *HTTPHandler) authenticate(r *http.Request, transport string) (p Princip
 			// log (the error names the file, never a key).
 			h.log.Error("the key store cannot be read; refusing every key", "err", err)
 		}
-		return Principal{}, false, errBadKey
+		return mcp.Principal{}, false, errBadKey
 	}
 	return p, false, nil
 }
 
 // refuse answers a request the hardening or authentication stopped: JSON
 // for the REST API, plain text elsewhere. Nothing of the request is echoed.
-func (h *HTTPHandler) refuse(w http.ResponseWriter, api bool, status int, code, msg, hint string) {
+func (h *Handler) refuse(w http.ResponseWriter, api bool, status int, code, msg, hint string) {
 	if api {
 		writeJSON(w, status, restError(code, msg, hint))
 		return
@@ -666,7 +691,7 @@ func IsLoopback(host string) bool {
 // Serve serves on ln until ctx is done, then shuts down gracefully: the
 // listener closes, calls in flight finish (new ones are refused), MCP
 // sessions are closed, and whatever is still running after timeout is cut.
-func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener, timeout time.Duration) error {
+func (h *Handler) Serve(ctx context.Context, ln net.Listener, timeout time.Duration) error {
 	timeout = cmp.Or(timeout, DefaultShutdownTimeout)
 	srv := &http.Server{
 		Handler:           h,
@@ -701,7 +726,7 @@ func (h *HTTPHandler) Serve(ctx context.Context, ln net.Listener, timeout time.D
 	return err
 }
 
-func (h *HTTPHandler) inFlight() int {
+func (h *Handler) inFlight() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.inflight
@@ -710,7 +735,7 @@ func (h *HTTPHandler) inFlight() int {
 // drain refuses new calls, waits until the requests carrying calls in
 // flight have been answered (or ctx ends), then closes every MCP session,
 // which ends their event streams.
-func (h *HTTPHandler) drain(ctx context.Context) {
+func (h *Handler) drain(ctx context.Context) {
 	h.mu.Lock()
 	h.draining = true
 	var idle chan struct{}
@@ -725,14 +750,14 @@ func (h *HTTPHandler) drain(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
-	for ss := range h.s.sdk.Sessions() {
+	for ss := range h.core.SDK().Sessions() {
 		_ = ss.Close()
 	}
 }
 
 // Close stops the reaper. Browser contexts are closed with the Manager.
 // Close may be called more than once.
-func (h *HTTPHandler) Close() {
+func (h *Handler) Close() {
 	h.stopOnce.Do(func() { close(h.stop) })
 }
 

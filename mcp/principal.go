@@ -2,11 +2,21 @@ package mcp
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gobwas/glob"
+	"golang.org/x/time/rate"
+
+	"github.com/chromegate/chromegate/executor"
 )
+
+// A principal's limits — its tool ACL and its rate — are checked by the
+// dispatch at every call (and every plugin step), so they live here with
+// Principal; package httpapi only builds them from a key.
 
 // ToolACL is a key's list of tool globs: a tool is allowed when it matches
 // at least one plain glob (or there is none) and no "!" glob. "get_*" allows
@@ -121,4 +131,76 @@ func (a *ToolACL) String() string {
 		return "*"
 	}
 	return strings.Join(a.src, " ")
+}
+
+// ParseRate reads "N/min", "N/s" or "N/h" as calls per minute; "" and "0"
+// are unlimited (0).
+func ParseRate(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	num, unit, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n < 0 {
+		return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
+	}
+	switch unit {
+	case "s", "sec":
+		return float64(n) * 60, nil
+	case "m", "min":
+		return float64(n), nil
+	case "h", "hour":
+		return float64(n) / 60, nil
+	}
+	return 0, fmt.Errorf("rate %q: want N/min, N/s or N/h", s)
+}
+
+// RateLimit is one key's budget of tool calls: a token bucket that refills
+// at the key's rate and holds a minute's worth, so a key may spend its
+// minute in a burst but not more.
+type RateLimit struct {
+	perMin float64
+	lim    *rate.Limiter
+}
+
+// NewRateLimit returns a limit of perMin calls a minute.
+func NewRateLimit(perMin float64) *RateLimit {
+	burst := max(1, int(perMin))
+	return &RateLimit{perMin: perMin, lim: rate.NewLimiter(rate.Limit(perMin/60), burst)}
+}
+
+// Take spends one call. When the budget is spent it returns how long until
+// the next call is allowed, and spends nothing.
+func (r *RateLimit) Take(now time.Time) (wait time.Duration, ok bool) {
+	res := r.lim.ReserveN(now, 1)
+	if !res.OK() {
+		return time.Minute, false
+	}
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
+
+// PerMinute is the limit's rate, in calls a minute.
+func (r *RateLimit) PerMinute() float64 { return r.perMin }
+
+// String is the limit as a key shows it.
+func (r *RateLimit) String() string {
+	return strconv.FormatFloat(r.perMin, 'f', -1, 64) + "/min"
+}
+
+// CodeRateLimited is the error of a call over its key's rate limit.
+const CodeRateLimited executor.Code = "RATE_LIMITED"
+
+// rateLimited is the error of a call over p's rate. Its RetryAfter is the
+// whole seconds its hint tells the model, so the hint, REST's Retry-After
+// and the field agree.
+func rateLimited(p Principal, wait time.Duration) *executor.Error {
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	return executor.Errorf(CodeRateLimited, "key %s is over its limit of %s tool calls", p.Name, p.Rate).
+		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs)).
+		WithRetryAfter(time.Duration(secs) * time.Second)
 }

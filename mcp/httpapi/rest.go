@@ -1,4 +1,4 @@
-package mcp
+package httpapi
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // The REST API (seed 002's interface) runs the same tool table through the
@@ -30,70 +31,6 @@ import (
 //	GET  /api/v1/tools    → {"ok": true, "data": {"tools": [MCP tool definitions]}}
 //	GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}   (role "admin")
 
-// Data is a tool result as REST returns it: the very MCP result of the same
-// call, with the framing for a model taken off. Value ("data" in the
-// answer) is the JSON the result's text starts with — the tool's structured
-// result; every tool returns one. Text is the page text that follows it
-// (get_text, snapshot, …); Untrusted says the result was fenced as page
-// content; Truncated is the server's note when the result was cut to
-// --max-result-chars; Image is a screenshot.
-type Data struct {
-	Value     json.RawMessage `json:"data,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Untrusted bool            `json:"untrusted,omitempty"`
-	Truncated string          `json:"truncated,omitempty"`
-	Image     *ImageData      `json:"image,omitempty"`
-	// Blocked is the server's note on the requests of the page that the
-	// policy blocked while the call ran, if any.
-	Blocked string `json:"blocked,omitempty"`
-}
-
-// ImageData is the image of a result; Data is base64 in JSON.
-type ImageData struct {
-	Data     []byte `json:"data"`
-	MIMEType string `json:"mime_type"`
-}
-
-// ResultData turns a successful MCP tool result into REST's Data. REST
-// builds its answers with it from the result dispatch returned, so REST and
-// MCP carry the same data by construction.
-func ResultData(res *sdk.CallToolResult) Data {
-	var d Data
-	var text strings.Builder
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			if strings.HasPrefix(c.Text, BlockedNotePrefix) {
-				d.Blocked = c.Text
-				continue
-			}
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.Text)
-		case *sdk.ImageContent:
-			if d.Image == nil {
-				d.Image = &ImageData{MIMEType: c.MIMEType, Data: c.Data}
-			}
-		}
-	}
-	content := text.String()
-	if inner, after, ok := Unfence(content); ok {
-		content, d.Truncated, d.Untrusted = inner, after, true
-	} else if i := strings.LastIndex(content, "\n…[truncated: "); i >= 0 {
-		content, d.Truncated = content[:i], content[i+1:]
-	}
-	if strings.HasPrefix(content, "{") || strings.HasPrefix(content, "[") {
-		line, rest, _ := strings.Cut(content, "\n")
-		if json.Valid([]byte(line)) {
-			d.Value = json.RawMessage(line)
-			content = rest
-		}
-	}
-	d.Text = content
-	return d
-}
-
 // RESTError is the error object of a REST answer: for a tool call, the
 // very executor.Error dispatch rendered the MCP result from, in its JSON
 // form (code, message, hint, retry_after_ms, page; page is what a page
@@ -103,14 +40,14 @@ type RESTError = executor.Error
 // restAnswer is every REST answer: ok, then data (and for a command the
 // rest of its Data), or error.
 type restAnswer struct {
-	OK        bool       `json:"ok"`
-	Data      any        `json:"data,omitempty"`
-	Text      string     `json:"text,omitempty"`
-	Untrusted bool       `json:"untrusted,omitempty"`
-	Truncated string     `json:"truncated,omitempty"`
-	Image     *ImageData `json:"image,omitempty"`
-	Blocked   string     `json:"blocked,omitempty"`
-	Error     *RESTError `json:"error,omitempty"`
+	OK        bool           `json:"ok"`
+	Data      any            `json:"data,omitempty"`
+	Text      string         `json:"text,omitempty"`
+	Untrusted bool           `json:"untrusted,omitempty"`
+	Truncated string         `json:"truncated,omitempty"`
+	Image     *mcp.ImageData `json:"image,omitempty"`
+	Blocked   string         `json:"blocked,omitempty"`
+	Error     *RESTError     `json:"error,omitempty"`
 }
 
 func restError(code, msg, hint string) restAnswer {
@@ -133,7 +70,7 @@ func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
 // rendered it from. A page tool's own failure carries none; it is
 // answered, as ever, as INTERNAL with the result's text.
 func toolError(res *sdk.CallToolResult) *RESTError {
-	if e := ResultError(res); e != nil {
+	if e := mcp.ResultError(res); e != nil {
 		return e
 	}
 	var text string
@@ -153,7 +90,7 @@ func StatusOf(code string) int {
 		return http.StatusBadRequest
 	case executor.CodePolicyDenied:
 		return http.StatusForbidden
-	case CodeRateLimited:
+	case mcp.CodeRateLimited:
 		return http.StatusTooManyRequests
 	case executor.CodeTimeout:
 		return http.StatusGatewayTimeout
@@ -170,7 +107,7 @@ func StatusOf(code string) int {
 	return http.StatusInternalServerError
 }
 
-func (h *HTTPHandler) routeREST() {
+func (h *Handler) routeREST() {
 	h.mux.HandleFunc("POST /api/v1/command", h.restCommand)
 	h.mux.HandleFunc("GET /api/v1/status", h.restStatus)
 	h.mux.HandleFunc("GET /api/v1/tools", h.restTools)
@@ -222,7 +159,7 @@ func stringField(m map[string]json.RawMessage, name string) (string, bool) {
 	return s, json.Unmarshal(raw, &s) == nil
 }
 
-func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
 	m, rerr, status := decodeObject(r, "command", "params", "session")
 	if rerr != nil {
@@ -256,10 +193,10 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.end("", session)
-	res, err := h.s.Call(r.Context(), session, p, command, m["params"])
+	res, err := h.core.Call(r.Context(), session, p, command, m["params"])
 	var rpc *jsonrpc.Error
 	switch {
-	case errors.Is(err, ErrUnknownTool):
+	case errors.Is(err, mcp.ErrUnknownTool):
 		writeJSON(w, http.StatusNotFound, restError("UNKNOWN_COMMAND", fmt.Sprintf("there is no command %q", command), "GET /api/v1/tools lists the commands"))
 	case errors.As(err, &rpc):
 		writeJSON(w, http.StatusBadRequest, restError("BAD_ARGS", `"params" must be a JSON object`, "send the tool's arguments as an object"))
@@ -273,7 +210,7 @@ func (h *HTTPHandler) restCommand(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 	default:
-		d := ResultData(res)
+		d := mcp.ResultData(res)
 		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked}
 		if d.Value != nil {
 			ans.Data = d.Value
@@ -289,34 +226,32 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-func (h *HTTPHandler) restStatus(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) restStatus(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
 	mcpN, namedN := h.Sessions()
-	st := map[string]any{
-		"server":    "chromegate",
-		"version":   h.s.sdkVersion(),
+	// The server's own entries (Options.Status's among them) win, as ever.
+	st := h.core.Status(r.Context())
+	for k, v := range map[string]any{
 		"principal": p,
-		"backends":  h.s.opts.Manager.Backends(),
 		"mcp":       !h.opts.NoMCP,
 		"rest":      !h.opts.NoREST,
 		"sessions":  map[string]int{"mcp": mcpN, "named": namedN},
 		"uptime_s":  int(time.Since(h.start).Seconds()),
-	}
-	if h.s.opts.Status != nil {
-		for k, v := range h.s.opts.Status(r.Context()) {
+	} {
+		if _, taken := st[k]; !taken {
 			st[k] = v
 		}
 	}
 	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: st})
 }
 
-func (h *HTTPHandler) restTools(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) restTools(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]any{"tools": h.s.VisibleTools(r.Context(), p)}})
+	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]any{"tools": h.core.VisibleTools(r.Context(), p)}})
 }
 
 // admin lets only principals with the admin role through.
-func (h *HTTPHandler) admin(next http.HandlerFunc) http.HandlerFunc {
+func (h *Handler) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, _ := principalFrom(r.Context())
 		if isAnonymous(r.Context()) || !slices.Contains(p.Roles, "admin") {
@@ -328,7 +263,7 @@ func (h *HTTPHandler) admin(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (h *HTTPHandler) restKeysList(w http.ResponseWriter, _ *http.Request) {
+func (h *Handler) restKeysList(w http.ResponseWriter, _ *http.Request) {
 	keys, err := h.opts.Keys.List()
 	if err != nil {
 		h.log.Error("listing keys", "err", err)
@@ -338,7 +273,7 @@ func (h *HTTPHandler) restKeysList(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: map[string]any{"keys": keys}})
 }
 
-func (h *HTTPHandler) restKeysCreate(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) restKeysCreate(w http.ResponseWriter, r *http.Request) {
 	m, rerr, status := decodeObject(r, "name", "roles", "allow_tools", "rate", "expires")
 	if rerr != nil {
 		writeJSON(w, status, restAnswer{Error: rerr})
@@ -373,7 +308,7 @@ func (h *HTTPHandler) restKeysCreate(w http.ResponseWriter, r *http.Request) {
 	}{info, key}})
 }
 
-func (h *HTTPHandler) restKeysRevoke(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) restKeysRevoke(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := h.opts.Keys.Revoke(name); err != nil {
 		if errors.Is(err, ErrNoKey) {
