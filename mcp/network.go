@@ -47,6 +47,7 @@ func networkTools() []*Tool {
 	return []*Tool{
 		{
 			Name: "network_requests", Title: "Network requests",
+			Output:      &Output{Value: networkRequestsOut{}},
 			Description: "A tab's requests since its last navigation: id, method, url, type, status, size, duration_ms, outcome (allowed|denied|failed|pending), the policy's reason if denied. Filter by url substring, types, outcome; page by offset/limit.",
 			InputSchema: object(nil,
 				prop{"url", str("")},
@@ -61,6 +62,7 @@ func networkTools() []*Tool {
 		},
 		{
 			Name: "network_request", Title: "Network request",
+			Output:      &Output{Value: networkRequestOut{}, Text: true},
 			Description: "One request by id from network_requests: headers, credentials redacted; include_body adds the response text (max 64 KiB), never for denied or failed ones.",
 			InputSchema: object([]string{"id"},
 				prop{"id", str("")},

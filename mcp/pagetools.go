@@ -57,6 +57,7 @@ func pageToolTools() []*Tool {
 	return []*Tool{
 		{
 			Name: "page_tools_list", Title: "List page tools",
+			Output:      &Output{Value: pageToolsOut{}},
 			Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
 			InputSchema: object(nil, tabIDProp()),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
@@ -72,6 +73,7 @@ func pageToolTools() []*Tool {
 func pageToolCallTool() *Tool {
 	return &Tool{
 		Name: "page_tool_call", Title: "Call page tool",
+		Output:      &Output{Value: pageToolCallOut{}, Text: true},
 		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
 		InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
 			tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},

@@ -53,6 +53,17 @@ func TestEveryToolSetsReadOnly(t *testing.T) {
 	}
 }
 
+// What a tool returns is declared with it: the typed client is generated
+// from Output, so a tool without one would be missing from the client.
+func TestEveryToolDeclaresItsOutput(t *testing.T) {
+	t.Parallel()
+	for _, tool := range Tools() {
+		if tool.Output == nil || tool.Output.Value == nil {
+			t.Errorf("%s: Output is not declared", tool.Name)
+		}
+	}
+}
+
 // The rest of a definition a model relies on, checked for every tool.
 func TestToolDefinitions(t *testing.T) {
 	t.Parallel()

@@ -95,8 +95,9 @@ type Tool struct {
 	Timeout time.Duration
 	// Output says what the tool returns: the Go type of its JSON result
 	// and whether page text or an image follow it. The typed client
-	// (package client) is generated from it; Tools sets it on every
-	// built-in tool (see outputs).
+	// (package client) is generated from it. Every built-in tool declares
+	// it (TestEveryToolThroughTheClient decodes every result into it,
+	// refusing unknown fields).
 	Output *Output
 
 	// PluginTools is set on a plugin tool: the tools its steps call, in

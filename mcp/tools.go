@@ -31,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withOutputs(withTimeouts(slices.Concat(toolTable(), networkTools(), helperTools(), pageToolTools())))
+	return withTimeouts(slices.Concat(toolTable(), networkTools(), helperTools(), pageToolTools()))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -64,6 +64,7 @@ func toolTable() []*Tool {
 		// tabs
 		{
 			Name: "tabs_list", Title: "List tabs",
+			Output:      &Output{Value: tabsOut{}},
 			Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
 			InputSchema: object(nil),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
@@ -71,6 +72,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "tab_select", Title: "Select tab",
+			Output:      &Output{Value: tabOut{}},
 			Description: "Select a tab; calls without tab_id then act on it.",
 			InputSchema: object([]string{"tab_id"}, tabIDProp()),
 			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionTabs,
@@ -78,6 +80,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "tab_new", Title: "New tab",
+			Output:      &Output{Value: tabOut{}},
 			Description: "Open a tab (at url if given) and select it.",
 			InputSchema: object(nil, prop{"url", str("")}),
 			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
@@ -86,6 +89,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "tab_close", Title: "Close tab",
+			Output:      &Output{Value: tabCloseOut{}},
 			Description: "Close a tab (default: selected). Returns the tabs left.",
 			InputSchema: object(nil, tabIDProp()),
 			// Mutating: closing a tab can lose the user's unsaved work in
@@ -97,6 +101,7 @@ func toolTable() []*Tool {
 		// navigation
 		{
 			Name: "navigate", Title: "Navigate",
+			Output:      &Output{Value: pageOut{}},
 			Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
 			InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp(), waitUntilProp(), timeoutProp()),
 			ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
@@ -109,6 +114,7 @@ func toolTable() []*Tool {
 		// interaction
 		{
 			Name: "click", Title: "Click",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Click an element. Returns the page and any dialogs it opened.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"button", enum("", "left", "right", "middle")},
@@ -121,6 +127,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "type", Title: "Type text",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Type text into an element key by key (fill sets it at once).",
 			InputSchema: object([]string{"text"}, props(targetProps(""), []prop{
 				{"text", str("")}, {"clear", boolean("")}, {"press_enter", boolean("")},
@@ -132,6 +139,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "fill", Title: "Fill input",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Set an input's value at once, replacing it.",
 			InputSchema: object([]string{"value"}, props(targetProps(""), []prop{
 				{"value", str("")}, tabIDProp(),
@@ -142,6 +150,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "press", Title: "Press key",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Press a key (Enter, Tab, ArrowDown, a) on an element or the focused one.",
 			InputSchema: object([]string{"key"}, props([]prop{{"key", str("")}},
 				[]prop{{"modifiers", array("", enum("", "Alt", "Control", "Meta", "Shift"), 0)}},
@@ -152,6 +161,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "hover", Title: "Hover",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Hover over an element, e.g. to open a menu.",
 			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
 			// Not Mutating, nor is scroll: they change nothing the user keeps.
@@ -161,6 +171,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "scroll", Title: "Scroll",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Scroll an element into view, or the page by dx/dy pixels.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"dx", integer("")}, {"dy", integer("")},
@@ -173,6 +184,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "select_option", Title: "Select option",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Choose options of a select element by value or label.",
 			InputSchema: object([]string{"values"}, props(targetProps(""), []prop{
 				{"values", strList("", 0)}, tabIDProp(),
@@ -183,6 +195,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "set_files", Title: "Set files",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Set a file input's files (paths on the server).",
 			InputSchema: object([]string{"paths"}, props(targetProps(""), []prop{
 				{"paths", strList("", 0)}, tabIDProp(),
@@ -193,6 +206,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "drag", Title: "Drag and drop",
+			Output:      &Output{Value: actionOut{}},
 			Description: "Drag one element onto another.",
 			InputSchema: object(nil, props(targetProps("from_"), targetProps("to_"), []prop{tabIDProp()})...),
 			ReadOnly:    no(), Action: ActionInteract, Mutating: true,
@@ -203,6 +217,7 @@ func toolTable() []*Tool {
 		// reading
 		{
 			Name: "snapshot", Title: "Snapshot",
+			Output:      &Output{Value: snapshotOut{}, Text: true},
 			Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N lines not shown). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"interactive_only", boolean("")},
@@ -216,6 +231,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "query", Title: "Query elements",
+			Output:      &Output{Value: queryOut{}},
 			Description: "Elements matching a CSS selector: tag, role, name, text, attributes, ref.",
 			InputSchema: object([]string{"selector"}, prop{"selector", str("")},
 				prop{"limit", intRange("", 1, 500)}, tabIDProp()),
@@ -224,6 +240,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "get_text", Title: "Get text",
+			Output:      &Output{Value: textOut{}, Text: true},
 			Description: "Visible text of an element, or of the whole page.",
 			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -232,6 +249,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "get_html", Title: "Get HTML",
+			Output:      &Output{Value: textOut{}, Text: true},
 			Description: "HTML of an element or the document; prefer get_text for reading.",
 			InputSchema: object(nil, props(targetProps(""), []prop{{"outer", boolean("")}, tabIDProp()})...),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -240,6 +258,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "screenshot", Title: "Screenshot",
+			Output:      &Output{Value: shotOut{}, Image: true},
 			Description: "Image of the viewport, full page (cut at max_height) or an element.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"full_page", boolean("")},
@@ -255,6 +274,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "wait_for", Title: "Wait for",
+			Output:      &Output{Value: waitOut{}},
 			Description: "Wait until an element appears (gone: disappears) or text appears. Use before reading late content.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"text", str("")}, {"gone", boolean("")}, {"visible", boolean("")},
@@ -269,6 +289,7 @@ func toolTable() []*Tool {
 		// scripts
 		{
 			Name: "eval", Title: "Evaluate JavaScript",
+			Output:      &Output{Value: evalOut{}},
 			Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
 			InputSchema: object([]string{"expression"}, prop{"expression", str("")},
 				prop{"await_promise", boolDefault("", true)}, tabIDProp(), timeoutProp()),
@@ -282,6 +303,7 @@ func toolTable() []*Tool {
 		// state
 		{
 			Name: "cookies_get", Title: "Get cookies",
+			Output:      &Output{Value: cookiesOut{}},
 			Description: "Cookies of the session, or only those sent to urls.",
 			InputSchema: object(nil, prop{"urls", strList("", 0)}),
 			ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -289,6 +311,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "cookies_set", Title: "Set cookies",
+			Output:      &Output{Value: setOut{}},
 			Description: "Add cookies; each needs url, or domain and path.",
 			InputSchema: object([]string{"cookies"}, prop{"cookies", array("", object([]string{"name", "value"},
 				prop{"name", str("")}, prop{"value", str("")},
@@ -303,6 +326,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "clipboard_write", Title: "Write clipboard",
+			Output:      &Output{Value: writtenOut{}},
 			Description: "Put text on the clipboard (paste with press Control+V).",
 			InputSchema: object([]string{"text"}, prop{"text", str("")}, tabIDProp()),
 			ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
@@ -310,6 +334,7 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "download_file", Title: "Download file",
+			Output:      &Output{Value: downloadOut{}},
 			Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
 			InputSchema: object(nil, props([]prop{{"url", str("")}}, targetProps(""),
 				[]prop{{"filename", str("")}, tabIDProp(), timeoutProp()})...),
@@ -322,6 +347,7 @@ func toolTable() []*Tool {
 		// status
 		{
 			Name: "chrome_status", Title: "Status",
+			Output:      &Output{Value: map[string]any{}},
 			Description: "Server and browser state; never starts a browser. Use when calls fail.",
 			InputSchema: object(nil),
 			ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,
@@ -518,6 +544,7 @@ func navigate(ctx context.Context, c *Call) (*Result, error) {
 func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
 	return &Tool{
 		Name: name, Title: title,
+		Output:      &Output{Value: pageOut{}},
 		Description: desc,
 		InputSchema: object(nil, tabIDProp()),
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,

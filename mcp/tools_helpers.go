@@ -19,6 +19,7 @@ func helperTools() []*Tool {
 	return []*Tool{
 		{
 			Name: "extract_links", Title: "Extract links",
+			Output:      &Output{Value: linksOut{}, Text: true},
 			Description: "Page links (or in selector/ref): absolute url, text, deduped. include/exclude: host patterns (*.example.com). limit: 200.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"same_origin_only", boolean("")},
@@ -34,6 +35,7 @@ func helperTools() []*Tool {
 		},
 		{
 			Name: "read_as_markdown", Title: "Read as Markdown",
+			Output:      &Output{Value: markdownOut{}, Text: true},
 			Description: "Main content (or selector/ref) as Markdown, without menus, ads, banners. Long pages: call again with offset=next.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"max_chars", integer("")},
@@ -46,6 +48,7 @@ func helperTools() []*Tool {
 		},
 		{
 			Name: "fill_form", Title: "Fill form",
+			Output: &Output{Value: formOut{}},
 			Description: "Fill many fields. value: text, option or radio value/label, true/false (checkbox), list (multi-select). " +
 				"submit: send the form. Each field: filled, not_found or rejected.",
 			InputSchema: object([]string{"fields"}, props([]prop{
