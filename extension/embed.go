@@ -34,6 +34,7 @@ var manifest struct {
 var (
 	id      string
 	methods []string
+	events  []string
 )
 
 func init() {
@@ -51,9 +52,10 @@ func init() {
 	if err != nil {
 		panic("extension: methods.js is not embedded")
 	}
-	methods = parseMethods(string(src))
-	if len(methods) == 0 {
-		panic("extension: methods.js lists no methods")
+	methods = parseList(methodsList, string(src))
+	events = parseList(eventsList, string(src))
+	if len(methods) == 0 || len(events) == 0 {
+		panic("extension: methods.js lists no methods or no events")
 	}
 }
 
@@ -79,12 +81,13 @@ func idFromKey(key string) (string, error) {
 
 var (
 	methodsList = regexp.MustCompile(`(?s)METHODS\s*=\s*Object\.freeze\(\[(.*?)\]\)`)
+	eventsList  = regexp.MustCompile(`(?s)EVENTS\s*=\s*Object\.freeze\(\[(.*?)\]\)`)
 	quoted      = regexp.MustCompile(`'([A-Za-z]+)'`)
 )
 
-// parseMethods reads the method names of methods.js, in order.
-func parseMethods(src string) []string {
-	m := methodsList.FindStringSubmatch(src)
+// parseList reads the names of one frozen list of methods.js, in order.
+func parseList(list *regexp.Regexp, src string) []string {
+	m := list.FindStringSubmatch(src)
 	if m == nil {
 		return nil
 	}
@@ -109,6 +112,10 @@ func Version() string { return manifest.Version }
 // listed in methods.js, which the extension's router checks its handlers
 // against at start-up.
 func Methods() []string { return append([]string(nil), methods...) }
+
+// Events returns the events the extension sends the server (a copy), as
+// listed in methods.js.
+func Events() []string { return append([]string(nil), events...) }
 
 // FS returns the extension's files, rooted at the extension directory.
 func FS() fs.FS { return files }

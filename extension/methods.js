@@ -36,3 +36,14 @@ export const METHODS = Object.freeze([
   'network',
   'networkEntry',
 ]);
+
+// The events of protocol v1 the extension sends the server (an event
+// frame's "event"). Nothing else is emitted: methods.test.js checks every
+// emit of the extension's sources against this list, and the Go side's own
+// list (executor/ext/wire, methods.go) is tested against it.
+export const EVENTS = Object.freeze([
+  'attached',
+  'detached',
+  'tabClosed',
+  'webmcp',
+]);

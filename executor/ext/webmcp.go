@@ -96,7 +96,7 @@ func (x *extTools) onEvent(name string, data json.RawMessage) {
 		return
 	}
 	switch name {
-	case "webmcp":
+	case wire.EventWebMCP:
 		t := x.existing(d.TabID)
 		if t == nil {
 			return
@@ -106,13 +106,13 @@ func (x *extTools) onEvent(name string, data json.RawMessage) {
 		} else {
 			t.Event(d.Method, d.Params)
 		}
-	case "attached":
+	case wire.EventAttached:
 		if x.hub.Watched() {
 			x.tab(d.TabID).Watch()
 		}
-	case "tabClosed":
+	case wire.EventTabClosed:
 		x.drop(d.TabID)
-	case "detached":
+	case wire.EventDetached:
 		// The domain went with the debugger: the next use sets it up again.
 		x.drop(d.TabID)
 	}

@@ -195,9 +195,9 @@ func (c *Conn) event(name string, data json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch name {
-	case "attached":
+	case wire.EventAttached:
 		c.attached[d.TabID] = true
-	case "detached", "tabClosed":
+	case wire.EventDetached, wire.EventTabClosed:
 		delete(c.attached, d.TabID)
 	}
 }

@@ -51,3 +51,17 @@ func Methods() []string {
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
 	}
 }
+
+// The events of protocol v1: what an event frame's "event" may name, the
+// extension's EVENTS in extension/methods.js (TestEventsMatchTheExtension).
+const (
+	EventAttached  = "attached"  // the debugger attached to a tab
+	EventDetached  = "detached"  // the debugger left a tab
+	EventTabClosed = "tabClosed" // a driven tab closed
+	EventWebMCP    = "webmcp"    // a WebMCP event of a tab
+)
+
+// Events returns every event, in the order of methods.js.
+func Events() []string {
+	return []string{EventAttached, EventDetached, EventTabClosed, EventWebMCP}
+}

@@ -18,3 +18,12 @@ func TestMethodsMatchTheExtension(t *testing.T) {
 		t.Fatalf("wire.Methods differs from extension/methods.js (-js +go):\n%s", diff)
 	}
 }
+
+// TestEventsMatchTheExtension: the events the server handles are exactly
+// those the extension may send (extension/methods.js EVENTS).
+func TestEventsMatchTheExtension(t *testing.T) {
+	t.Parallel()
+	if diff := cmp.Diff(extension.Events(), Events()); diff != "" {
+		t.Fatalf("wire.Events differs from extension/methods.js (-js +go):\n%s", diff)
+	}
+}
