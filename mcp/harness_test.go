@@ -91,15 +91,7 @@ func (h *harness) fake() *executortest.Fake {
 }
 
 // textOf joins the text contents of a result.
-func textOf(res *sdk.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*sdk.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
-}
+func textOf(res *sdk.CallToolResult) string { return testkit.TextOf(res) }
 
 // fenced reports whether text is one page-content block (see fence).
 func fenced(text string) bool {

@@ -16,26 +16,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
 )
 
-// readPlugin is a small valid plugin: it opens a page and reads it.
-const readPlugin = `{
-  "name": "read_page",
-  "description": "Open a page and return its text.",
-  "read_only": false,
-  "params": {"type": "object", "required": ["url"], "properties": {
-    "url": {"type": "string"},
-    "selector": {"type": "string"},
-    "count": {"type": "integer", "minimum": 1, "default": 2}
-  }},
-  "steps": [
-    {"name": "open", "tool": "navigate", "args": {"url": "{{params.url}}"}},
-    {"name": "read", "tool": "get_text", "args": {"selector": "{{params.selector}}"}}
-  ],
-  "result": {"text": "{{steps.read.text}}", "title": "{{steps.open.title}}", "count": "{{params.count}}", "where": "{{steps.open.url}}#{{params.count}}"}
-}`
+// readPlugin is a small valid plugin: it opens a page and reads it. The
+// file is shared with mcp/httpapi's tests.
+var readPlugin = testkit.ReadFile("testdata/plugins/read_page.json")
 
 func writePlugins(t *testing.T, files map[string]string) string {
 	t.Helper()

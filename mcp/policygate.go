@@ -29,14 +29,9 @@ var (
 // Before decides a call. The page input is read from the browser at call
 // time (the tab the call touches), never taken from the model.
 func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
-	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	in, err := g.callInput(c)
 	if err != nil {
 		return err
-	}
-	in.Plugin = stepOf(c.Plugin)
-	in.Session = c.Session
-	if c.Executor() != nil {
-		in.Backend = c.Executor().Backend()
 	}
 	if needsPage(c) && c.Page != nil {
 		tab, err := c.Page(ctx)
@@ -66,6 +61,22 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	return decided(g.Engine.Decide(ctx, in), in)
 }
 
+// callInput is the call phase's input for c before the page is read: the
+// tool, its arguments, the principal, the plugin step, the session and the
+// backend. Before, Landed and Hop each add what they decide on.
+func (g *PolicyGate) callInput(c *Call) (policy.Input, error) {
+	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	if err != nil {
+		return in, err
+	}
+	in.Plugin = stepOf(c.Plugin)
+	in.Session = c.Session
+	if c.Executor() != nil {
+		in.Backend = c.Executor().Backend()
+	}
+	return in, nil
+}
+
 // policyPageTool describes a page tool to the policy: its origin, name and
 // the page's annotations under their WebMCP names.
 func policyPageTool(t executor.PageTool) *policy.PageTool {
@@ -79,14 +90,9 @@ func policyPageTool(t executor.PageTool) *policy.PageTool {
 // Landed decides where a navigation actually arrived, after redirects and
 // client-side navigation: the same decision with the landed URL as target.
 func (g *PolicyGate) Landed(ctx context.Context, c *Call, page executor.PageState) error {
-	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	in, err := g.callInput(c)
 	if err != nil {
 		return err
-	}
-	in.Plugin = stepOf(c.Plugin)
-	in.Session = c.Session
-	if c.Executor() != nil {
-		in.Backend = c.Executor().Backend()
 	}
 	// A navigation's check on arrival is a navigation decision, whatever
 	// started it (a click on a link, a redirect, a script): Input.Landed
@@ -126,14 +132,9 @@ func where(t *policy.Target) string {
 // never names it, so a hostile server cannot write into what the model is
 // told to do next.
 func (g *PolicyGate) Hop(ctx context.Context, c *Call, rawURL string) error {
-	in, err := g.input(policy.PhaseCall, c.Tool, c.Args, c.Principal)
+	in, err := g.callInput(c)
 	if err != nil {
 		return err
-	}
-	in.Plugin = stepOf(c.Plugin)
-	in.Session = c.Session
-	if c.Executor() != nil {
-		in.Backend = c.Executor().Backend()
 	}
 	hint := fmt.Sprintf("%s only from allowed hosts: the server of the URL sent it on to a host outside the policy; nothing was stored", c.Tool.Name)
 	if in, err = in.Redirected(rawURL); err != nil {

@@ -3,7 +3,7 @@
 // goroutines may write, and servers on a loopback port that live as long as
 // the test.
 //
-// It imports nothing of chromegate, so any package's tests, including a
+// It imports nothing of chromegate (only the MCP Go SDK's types), so any package's tests, including a
 // package's own internal tests, can use it without an import cycle.
 package testkit
 
@@ -14,11 +14,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // UpdateVar is the environment variable that, set to 1, makes Golden write
@@ -128,4 +130,25 @@ func Serve(t testing.TB, h http.Handler) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// TextOf joins the text contents of an MCP tool result, one per line.
+func TextOf(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ReadFile returns a fixture file's contents; it panics when the file is
+// missing, which every test of the package then reports.
+func ReadFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic("testkit: " + err.Error())
+	}
+	return string(b)
 }
