@@ -128,8 +128,8 @@ func where(t *policy.Target) string {
 // redirect hop, the URL a click led to) as c itself was decided, with
 // rawURL as its url (Input.Redirected): the tool's action, not a
 // navigation's. The URL is the remote server's (or the page's) choice: the
-// denial names its host only when it is a plain host name, and its hint
-// never names it, so a hostile server cannot write into what the model is
+// denial names its host only inside the page fence, and its message and
+// hint never do, so a hostile server cannot write into what the model is
 // told to do next.
 func (g *PolicyGate) Hop(ctx context.Context, c *Call, rawURL string) error {
 	in, err := g.callInput(c)

@@ -111,9 +111,6 @@ func originURL(t Target) string {
 	return t.Scheme + "://" + t.Host + ":" + strconv.Itoa(t.Port) + "/"
 }
 
-// ClassOf is the IP class of an address (IPClassLoopback, ...).
-func ClassOf(a netip.Addr) string { return classifyIP(a) }
-
 func requestTerm(r *Request) *ast.Term {
 	if r == nil {
 		return ast.InternedNullTerm

@@ -92,11 +92,6 @@ func (c *call) refClick(ref string, button *playwright.MouseButton, count int) e
 	return c.page.Mouse().Click(p.X, p.Y, opts)
 }
 
-// refFocus scrolls the ref's element into view and focuses it.
-func (c *call) refFocus(what, ref string) error {
-	return c.refOp(what, ref, "focus", nil, nil)
-}
-
 // refFocusField focuses the ref's element for keys, failing (BAD_ARGS)
 // when it is a disabled field, or a read-only one and the keys would type
 // (text); see fieldCheck.

@@ -102,22 +102,7 @@ func TestProxyDecidesEveryPlainRequest(t *testing.T) {
 func TestProxyTunnelDeniedBeforeDialling(t *testing.T) {
 	// A listener that counts connections: a denied CONNECT must never
 	// reach it.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	ln, conns := countingListener(t)
 	d := &recorder{allow: func(*Request) bool { return false }}
 	p := NewProxy(NewBoundary(d), nil, nil)
 	defer p.Close()
@@ -395,22 +380,7 @@ func TestProxyPoolsConnectionsByDecidedAddress(t *testing.T) {
 // refused without asking the policy, even one that would allow them, and
 // nothing is dialled.
 func TestProxyBrowserListenerRefusesAll(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var conns atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns.Add(1)
-			c.Close()
-		}
-	}()
+	ln, conns := countingListener(t)
 	d := &recorder{allow: func(*Request) bool { return true }}
 	p := NewProxy(NewBoundary(d), nil, nil)
 	defer p.Close()
@@ -441,4 +411,27 @@ func TestProxyBrowserListenerRefusesAll(t *testing.T) {
 	if n := len(d.requests()); n != 0 {
 		t.Errorf("the policy was asked %d times about the browser's own requests", n)
 	}
+}
+
+// countingListener is a loopback listener that counts the connections it
+// accepts (and closes them): what a refusal must never reach.
+func countingListener(t *testing.T) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns := new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	return ln, conns
 }
