@@ -31,6 +31,8 @@ const blankTimeout = 5 * time.Second
 func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (res *sdk.CallToolResult, rpcErr error) {
 	t := e.tool
 	start := time.Now()
+	// Last, on every way out: no result carries a secret's value.
+	defer func() { s.redactResult(res) }()
 	defer func() {
 		if r := recover(); r != nil {
 			res, rpcErr = s.recovered(t.Name, r), nil
@@ -111,6 +113,9 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	case t.Action == ActionPageTool && t.Name != "page_tools_list":
 		c.PageTool = c.pageToolFunc(ex)
 	}
+	if err := s.secretRefs(c); err != nil {
+		return nil, err
+	}
 	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
 		if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
 			// The tab shows a page outside the policy (it navigated
@@ -123,7 +128,7 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	if c.before != nil {
 		s.drove(c.Session, c.before.ID)
 	}
-	r, err := t.Handler(ctx, c)
+	r, err := s.handle(ctx, c)
 	if err != nil {
 		if d := s.blockedLoad(c, err.Error()); d != nil {
 			s.blank(ctx, ex, c.TabID())
@@ -153,6 +158,23 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 		}
 	}
 	return r, nil
+}
+
+// handle runs the tool's handler, with the values of the secrets the Gate
+// allowed in its arguments; the call keeps the references for everything
+// after it (the landing check).
+func (s *Server) handle(ctx context.Context, c *Call) (*Result, error) {
+	if len(c.SecretNames) == 0 {
+		return c.Tool.Handler(ctx, c)
+	}
+	args, err := s.expandSecrets(c)
+	if err != nil {
+		return nil, err
+	}
+	refs := c.Args
+	c.Args = args
+	defer func() { c.Args = refs }()
+	return c.Tool.Handler(ctx, c)
 }
 
 // finish logs the call and builds its MCP result.

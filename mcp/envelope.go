@@ -126,9 +126,16 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(r.Text)
+		// Page text may be a window of a longer text (an offset, a cut
+		// the page made): a value cut at its edge is redacted too.
+		b.WriteString(s.opts.Secrets.RedactEdges(s.opts.Secrets.Redact(r.Text)))
 	}
-	text, cut := capText(b.String(), s.opts.MaxResultChars, truncationHint(t))
+	// Redacted before it is cut, and its end again after: the cap must not
+	// split a value into a part Redact no longer knows.
+	text, cut := capText(s.opts.Secrets.Redact(b.String()), s.opts.MaxResultChars, truncationHint(t))
+	if cut != "" {
+		text = s.opts.Secrets.RedactEdges(text)
+	}
 	if r.TotalChars > 0 {
 		// Cut before it got here: the note gives the whole's length.
 		cut = fmt.Sprintf("…[truncated: showed %d of about %d characters; %s]", min(utf8.RuneCountInString(text), s.opts.MaxResultChars), r.TotalChars, truncationHint(t))
@@ -213,7 +220,9 @@ func ResultError(res *sdk.CallToolResult) *executor.Error {
 func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
 	shown := *e
 	shown.Hint = cmp.Or(e.Hint, executor.DefaultHint(e.Code))
-	shown.Page, _ = capText(e.Page, maxErrorPage, "")
+	shown.Message, shown.Hint = s.opts.Secrets.Redact(shown.Message), s.opts.Secrets.Redact(shown.Hint)
+	shown.Page, _ = capText(s.opts.Secrets.Redact(e.Page), maxErrorPage, "")
+	shown.Page = s.opts.Secrets.RedactEdges(shown.Page)
 	shown.Err = nil
 	text := fmt.Sprintf("%s: %s\nNext: %s", shown.Code, shown.Message, shown.Hint)
 	if cut, note := capText(text, s.opts.MaxResultChars, "the error message was cut"); note != "" {

@@ -71,6 +71,7 @@ func (g *PolicyGate) callInput(c *Call) (policy.Input, error) {
 	}
 	in.Plugin = stepOf(c.Plugin)
 	in.Session = c.Session
+	in.Secrets = c.SecretNames
 	if c.Executor() != nil {
 		in.Backend = c.Executor().Backend()
 	}

@@ -53,6 +53,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/executor/egress"
 )
 
@@ -106,6 +107,10 @@ type Options struct {
 	// session id, or DefaultSession without one. An error is reported to
 	// the caller as the call's result.
 	SessionOf func(ctx context.Context, mcpSession string, extra *sdk.RequestExtra, p Principal) (string, error)
+	// Secrets are the operator's secrets (nil: none): substituted for
+	// <secret:NAME> where a tool takes them, once the policy allowed it,
+	// and redacted from every answer (see secrets.go).
+	Secrets *vault.Vault
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -182,7 +187,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	}
 	// Always: a principal's tool ACL filters the list even without a
 	// ListFilter.
-	s.sdk.AddReceivingMiddleware(s.filterList)
+	s.sdk.AddReceivingMiddleware(s.filterList, s.redactAnswers)
 	s.pages = &pageBridge{core: s, table: s.tools, sdk: s.sdk, manager: opts.Manager, log: s.log, maxResultChars: opts.MaxResultChars}
 	s.pages.watchPageTools()
 	return s, nil
@@ -298,7 +303,18 @@ func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	out := make([]*sdk.Tool, 0, len(tools))
 	for _, t := range tools {
 		if s.visible(ctx, t, p) {
-			out = append(out, t.Definition())
+			d := t.Definition()
+			if t.PageTool != nil && s.opts.Secrets.Len() > 0 {
+				// A page wrote this definition: it may have put what
+				// was typed into it in.
+				if red, ok := s.redactJSON(d).(json.RawMessage); ok {
+					var rd sdk.Tool
+					if json.Unmarshal(red, &rd) == nil {
+						d = &rd
+					}
+				}
+			}
+			out = append(out, d)
 		}
 	}
 	return out

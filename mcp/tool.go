@@ -72,6 +72,12 @@ type Tool struct {
 	// see (typed text, fill values, cookies): see policy.PolicyArgs.
 	// Arguments named like a password or token are redacted in every tool.
 	Secrets []string
+	// SecretRefs are the arguments in which the model may refer to an
+	// operator's secret as <secret:NAME> (type's text, fill's value):
+	// the server substitutes the value after the policy allowed that
+	// secret on the page's origin (see secrets.go). "fields[].value" is
+	// the value of each item of the array fields.
+	SecretRefs []string
 	// Hashed are the arguments a log shows only as the hash of their text
 	// (eval's expression); see policy.RedactArgs.
 	Hashed []string
@@ -221,6 +227,11 @@ type Call struct {
 	// read from the executor once per call when first asked, for the
 	// policy's page_tool input and for the handler. Nil for other tools.
 	PageTool func(ctx context.Context) (executor.PageTool, error)
+
+	// SecretNames are the operator's secrets the call refers to
+	// (<secret:NAME> in its Tool.SecretRefs), each once, read before the
+	// Gate: the policy decides on them with the page's origin.
+	SecretNames []string
 
 	ex     executor.Executor
 	srv    *Server

@@ -128,23 +128,23 @@ func toolTable() []*Tool {
 		{
 			Name: "type", Title: "Type text",
 			Output:      &Output{Value: actionOut{}},
-			Description: "Type text into an element key by key (fill sets it at once).",
+			Description: "Type text into an element key by key (fill sets it at once). secret:NAME in angle brackets types a secret.",
 			InputSchema: object([]string{"text"}, props(targetProps(""), []prop{
 				{"text", str("")}, {"clear", boolean("")}, {"press_enter", boolean("")},
 				tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"}, SecretRefs: []string{"text"},
 			Targets: []TargetArg{{Required: true}},
 			Handler: typeText,
 		},
 		{
 			Name: "fill", Title: "Fill input",
 			Output:      &Output{Value: actionOut{}},
-			Description: "Set an input's value at once, replacing it.",
+			Description: "Set an input's value at once, replacing it. secret:NAME in angle brackets: a secret.",
 			InputSchema: object([]string{"value"}, props(targetProps(""), []prop{
 				{"value", str("")}, tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"},
+			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"}, SecretRefs: []string{"value"},
 			Targets: []TargetArg{{Required: true}},
 			Handler: fill,
 		},

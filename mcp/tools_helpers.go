@@ -60,7 +60,7 @@ func helperTools() []*Tool {
 				{"stop_on_error", boolean("")},
 				tabIDProp(),
 			})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"},
+			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"}, SecretRefs: []string{"fields[].value"},
 			Targets: []TargetArg{{Prefix: "submit_"}},
 			Check:   checkFillForm,
 			Handler: fillForm,

@@ -57,6 +57,9 @@ type LogEntry struct {
 	EvalMicros int64     `json:"eval_us"`
 	// Session is the executor session, when not the default one.
 	Session string `json:"session,omitempty"`
+	// Secrets names the operator's secrets the call referred to (names
+	// only: the values never reach the policy).
+	Secrets []string `json:"secrets,omitempty"`
 	// Request-phase entries (only denials are logged) say which hook saw
 	// the request, what it was, and the address it would have gone to.
 	Via          string `json:"via,omitempty"`
@@ -92,6 +95,7 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
 		e.PageHost = in.Page.Host
 	}
 	e.Session = in.Session
+	e.Secrets = in.Secrets
 	if r := in.Request; r != nil {
 		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}

@@ -95,6 +95,11 @@ type Input struct {
 	// request belongs to: "" for the default session, the MCP session id
 	// over HTTP, or a named session.
 	Session string `json:"session"`
+	// Secrets are the names of the operator's secrets the call refers to
+	// (<secret:NAME> in typed text or a filled value), each once; empty
+	// when it refers to none. The values never reach the policy: the
+	// server substitutes them after the policy allowed the call.
+	Secrets []string `json:"secrets"`
 
 	// mutating is the tool's Class.Mutating, for Hint; not part of the
 	// document.
@@ -567,6 +572,14 @@ func (in Input) astValue() (ast.Value, error) {
 			ast.Item(ast.InternedTerm("tools"), ast.ArrayTerm(tools...)),
 		)
 	}
+	secrets := ast.InternedNullTerm
+	if in.Secrets != nil {
+		names := make([]*ast.Term, len(in.Secrets))
+		for i, n := range in.Secrets {
+			names[i] = ast.StringTerm(n)
+		}
+		secrets = ast.ArrayTerm(names...)
+	}
 	return ast.NewObject(
 		ast.Item(ast.InternedTerm("version"), ast.InternedTerm(in.Version)),
 		ast.Item(ast.InternedTerm("phase"), strTerm(in.Phase)),
@@ -586,5 +599,6 @@ func (in Input) astValue() (ast.Value, error) {
 		ast.Item(ast.InternedTerm("plugin"), plugin),
 		ast.Item(ast.InternedTerm("request"), requestTerm(in.Request)),
 		ast.Item(ast.InternedTerm("session"), strTerm(in.Session)),
+		ast.Item(ast.InternedTerm("secrets"), secrets),
 	), nil
 }

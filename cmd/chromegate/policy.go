@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/policy"
 )
 
@@ -26,6 +27,9 @@ type policyFlags struct {
 	dataFile        string
 	decisionLog     string
 	timeout         time.Duration
+	// vault holds the declared secrets: their origins are data, and the
+	// decision log is written through its redaction.
+	vault *vault.Vault
 }
 
 func (p *policyFlags) register(fs *flag.FlagSet) {
@@ -70,6 +74,9 @@ func (p *policyFlags) data() map[string]any {
 	if len(p.assetDomains) > 0 {
 		d["asset_domains"] = []string(p.assetDomains)
 	}
+	if p.vault.Len() > 0 {
+		d["secret_origins"] = p.vault.Origins()
+	}
 	return d
 }
 
@@ -90,7 +97,7 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGa
 			return nil, nil, err
 		}
 		dlog = w
-		opts = append(opts, policy.WithDecisionLog(w))
+		opts = append(opts, policy.WithDecisionLog(p.vault.Writer(w)))
 	}
 	eng, err := policy.New(ctx, opts...)
 	if err != nil {

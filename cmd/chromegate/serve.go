@@ -14,6 +14,7 @@ import (
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/vault"
 )
 
 // browserFlags are the flags that say which browser to drive and how.
@@ -81,6 +82,8 @@ type serveConfig struct {
 	debugAddr      string
 	noEgress       bool
 	egressVia      string
+	secrets        secretFlags
+	vault          *vault.Vault
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -92,6 +95,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.policy.register(fs)
 	cfg.http.register(fs)
 	cfg.ext.register(fs)
+	cfg.secrets.register(fs)
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug | info | warn | error (logs go to stderr)")
 	fs.IntVar(&cfg.maxResultChars, "max-result-chars", 100_000, "cap on the text of one tool result; longer results end with a truncation marker")
 	fs.BoolVar(&cfg.lazy, "lazy", false, "start the browser on the first call instead of at once (saves resources when the client may never call)")
@@ -110,12 +114,21 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.vault, err = cfg.secrets.load(); err != nil {
+		return err
+	}
 	return serve(ctx, cfg, log, &sdk.StdioTransport{})
 }
 
 // serve runs the MCP server on transport until ctx is done or the client
 // goes away, then closes everything it launched.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
+	// No log line, at any level, carries a secret's value.
+	log = slog.New(cfg.vault.Handler(log.Handler()))
+	if n := cfg.vault.Len(); n > 0 {
+		log.Info("secrets declared", "names", cfg.vault.Names(), "origins", cfg.vault.Origins())
+	}
+	cfg.policy.vault = cfg.vault
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
@@ -164,6 +177,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Version:        chromegateVersion(),
 		Status:         mergeStatus(gate.Status, backends.status),
 		Plugins:        plugins,
+		Secrets:        cfg.vault,
 	})
 	if err != nil {
 		return err

@@ -71,6 +71,7 @@ allow if {
 	input.version == 1
 	input.phase == "call"
 	call_allowed
+	secrets_allowed
 }
 
 allow if {
@@ -765,4 +766,70 @@ hints contains sprintf("to let pages load from %s without navigating there, star
 	target.scheme in request_schemes
 	not target.ip_class in local_classes
 	not subresource_ok(target)
+}
+
+# ---------------------------------------------------------------------------
+# Secrets. A call that refers to an operator's secret (<secret:NAME> in
+# typed text or a filled value; input.secrets names them) runs only on a
+# page of an origin the operator bound that secret to (--secret-origins,
+# data: secret_origins, {"NAME": ["https://login.example.com"]}). A secret
+# bound to no origin goes nowhere. The server substitutes the value only
+# after this allowed the call; the policy never sees it.
+
+default secret_origins := {}
+
+secret_origins := d if {
+	d := data.secret_origins
+	is_object(d)
+}
+
+call_secrets := s if {
+	s := input.secrets
+	is_array(s)
+} else := []
+
+secret_bound_to(name) := o if {
+	o := secret_origins[name]
+	is_array(o)
+} else := []
+
+page_origin := o if {
+	o := input.page.origin
+	is_string(o)
+} else := "an unknown page"
+
+secret_ok(name) if input.page.origin in secret_bound_to(name)
+
+secrets_allowed if {
+	every name in call_secrets {
+		secret_ok(name)
+	}
+}
+
+deny contains sprintf("secret %v may not be typed on %v; it is bound to %v", [name, page_origin, concat(", ", secret_bound_to(name))]) if {
+	input.phase == "call"
+	some name in call_secrets
+	not secret_ok(name)
+	count(secret_bound_to(name)) > 0
+}
+
+deny contains sprintf("secret %v may not be typed on %v; it is bound to no origin", [name, page_origin]) if {
+	input.phase == "call"
+	some name in call_secrets
+	count(secret_bound_to(name)) == 0
+}
+
+# Binding a secret to another origin is the operator's decision, never the
+# page's: the hint names the secret's own origins, not the page's.
+hints contains sprintf("type %v only on a page of %v; to bind it to other origins the operator starts chromegate with --secret-origins %v=ORIGIN,… (data: secret_origins)", [name, concat(", ", secret_bound_to(name)), name]) if {
+	input.phase == "call"
+	some name in call_secrets
+	not secret_ok(name)
+	count(secret_bound_to(name)) > 0
+}
+
+hints contains sprintf("the operator binds %v to the origins it may be typed on with --secret-origins %v=ORIGIN,… (data: secret_origins)", [name, name]) if {
+	input.phase == "call"
+	some name in call_secrets
+	count(secret_bound_to(name)) == 0
 }

@@ -762,3 +762,73 @@ test_request_phase_needs_request_action if {
 	not allowed(misspelt)
 	"unknown phase requests" in reasons(misspelt)
 }
+
+# ---------------------------------------------------------------------------
+# Secrets bound to origins.
+
+typing(tool, url, origin, names) := call(tool, {
+	"page": object.union(chromegate.parse_url(url), {"origin": origin}),
+	"secrets": names,
+})
+
+secret_data := {"PASSWORD": ["https://login.test"], "TOKEN": ["https://api.test", "https://login.test"], "LOOSE": []}
+
+test_secret_allowed_on_its_origin if {
+	every tool in ["type", "fill", "fill_form"] {
+		allowed(typing(tool, "https://login.test/signin", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	}
+	allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD", "TOKEN"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+}
+
+test_secret_denied_on_another_origin if {
+	inp := typing("type", "https://other.test/form", "https://other.test", ["PASSWORD"])
+	not allowed(inp) with data.allow_domains as ["login.test", "other.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	reasons(inp) == ["secret PASSWORD may not be typed on https://other.test; it is bound to https://login.test"] with data.allow_domains as ["login.test", "other.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	h := hints(inp) with data.allow_domains as ["login.test", "other.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	count(h) == 1
+	not contains(h[0], "other.test")
+}
+
+test_secret_origin_is_exact if {
+	# Another scheme, port or a subdomain of the origin is another origin.
+	every origin in ["http://login.test", "https://login.test:8443", "https://www.login.test"] {
+		not allowed(typing("fill", sprintf("%s/", [origin]), origin, ["PASSWORD"])) with data.all_domains as true with data.enable_mutations as true with data.secret_origins as secret_data
+	}
+}
+
+test_every_secret_of_a_call_must_be_allowed if {
+	inp := typing("type", "https://api.test/", "https://api.test", ["TOKEN", "PASSWORD"])
+	not allowed(inp) with data.allow_domains as ["api.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+}
+
+test_unbound_and_undeclared_secrets_go_nowhere if {
+	every name in ["LOOSE", "NOT_IN_DATA"] {
+		inp := typing("type", "https://login.test/", "https://login.test", [name])
+		not allowed(inp) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+		reasons(inp) == [sprintf("secret %s may not be typed on https://login.test; it is bound to no origin", [name])] with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	}
+}
+
+test_secret_needs_a_known_page if {
+	inp := call("type", {"secrets": ["PASSWORD"]})
+	not allowed(inp) with data.all_domains as true with data.enable_mutations as true with data.secret_origins as secret_data
+}
+
+test_secrets_do_not_lift_other_rules if {
+	# The page's origin is bound, but mutations are off.
+	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.secret_origins as secret_data
+	# Bound, mutations on, but the host is not allowed.
+	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.enable_mutations as true with data.secret_origins as secret_data
+}
+
+test_calls_without_secrets_are_unchanged if {
+	allowed(typing("type", "https://other.test/", "https://other.test", [])) with data.allow_domains as ["other.test"] with data.enable_mutations as true with data.secret_origins as secret_data
+	allowed(on("type", "https://other.test/")) with data.allow_domains as ["other.test"] with data.enable_mutations as true
+	inp := object.union(on("type", "https://other.test/"), {"secrets": null})
+	allowed(inp) with data.allow_domains as ["other.test"] with data.enable_mutations as true
+}
+
+test_malformed_secret_data_binds_nothing if {
+	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as ["https://login.test"]
+	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as {"PASSWORD": "https://login.test"}
+}

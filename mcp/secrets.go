@@ -1,0 +1,238 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp/vault"
+)
+
+// Secrets (package vault) on the one gated path. A call refers to an
+// operator's secret as <secret:NAME> in the arguments its tool declares
+// (Tool.SecretRefs: type's text, fill's value, fill_form's field values; a
+// plugin's steps are such calls too). Then:
+//
+//  1. Before the Gate, secretRefs reads the references: a malformed one,
+//     or a name that is not declared, is BAD_ARGS naming names only.
+//  2. The Gate tells the policy the names (input.secrets) with the page's
+//     origin and the tool; the default policy allows a secret only on the
+//     origins the operator bound it to. A Gate that does not decide
+//     secrets (SecretGate) refuses every call that has one.
+//  3. Only after the Gate allowed the call, expandSecrets gives the
+//     handler a copy of the arguments with the values in; the Gate, the
+//     landing check and anything logged keep the references.
+//  4. Every value is redacted, as <secret:NAME>, on each way out of the
+//     server, in one place each: dispatch's result (MCP tools/call and
+//     REST commands: redactResult), every other MCP answer (redactAnswers:
+//     resources and prompts of pages, tools/list with page tools),
+//     VisibleTools (REST's tool list), the server's log (the slog handler
+//     cmd wraps with vault.Handler) and the decision log (vault.Writer).
+
+// SecretGate is a Gate that decides calls referring to secrets: it gives
+// the policy Call.SecretNames. A call with secrets through any other Gate
+// is denied.
+type SecretGate interface {
+	Gate
+	DecidesSecrets() bool
+}
+
+// DecidesSecrets says the policy decides secrets: the call input carries
+// their names.
+func (g *PolicyGate) DecidesSecrets() bool { return true }
+
+// secretRefs reads the secret references of c's arguments into
+// c.SecretNames.
+func (s *Server) secretRefs(c *Call) error {
+	c.SecretNames = nil
+	for _, path := range c.Tool.SecretRefs {
+		err := eachString(c.Args, path, func(v string) (string, error) {
+			if !vault.HasRefs(v) {
+				return v, nil
+			}
+			names, err := s.opts.Secrets.Refs(v)
+			for _, n := range names {
+				if !slices.Contains(c.SecretNames, n) {
+					c.SecretNames = append(c.SecretNames, n)
+				}
+			}
+			return v, err
+		})
+		if err != nil {
+			return secretArgErr(c.Tool.Name, path, err)
+		}
+	}
+	if len(c.SecretNames) > 0 {
+		if g, ok := s.opts.Gate.(SecretGate); !ok || !g.DecidesSecrets() {
+			return executor.Errorf(executor.CodePolicyDenied, "%s refers to a secret, and this server's gate cannot decide secrets", c.Tool.Name).
+				WithHint("nothing was typed; the operator runs chromegate with its policy to use secrets")
+		}
+	}
+	return nil
+}
+
+// expandSecrets returns c's arguments with each reference replaced by its
+// value: a copy, the parts it changes copied too.
+func (s *Server) expandSecrets(c *Call) (map[string]any, error) {
+	args := c.Args
+	for _, path := range c.Tool.SecretRefs {
+		var err error
+		args, err = replaceStrings(args, path, func(v string) (string, error) {
+			if !vault.HasRefs(v) {
+				return v, nil
+			}
+			out, _, err := s.opts.Secrets.Expand(v)
+			return out, err
+		})
+		if err != nil {
+			return nil, secretArgErr(c.Tool.Name, path, err)
+		}
+	}
+	return args, nil
+}
+
+func secretArgErr(tool, path string, err error) error {
+	var unknown *vault.UnknownError
+	if errors.As(err, &unknown) {
+		hint := "refer to a declared secret as <secret:NAME>; the operator declares secrets (see the README)"
+		if len(unknown.Declared) > 0 {
+			hint = "refer to one of the declared secrets: <secret:" + strings.Join(unknown.Declared, ">, <secret:") + ">"
+		}
+		return badArgs("%s: %s: %v", tool, path, err).WithHint(hint)
+	}
+	return badArgs("%s: %s: %v", tool, path, err).WithHint(`write <secret:NAME> for a secret, and <secret:> for the literal text "<secret:"`)
+}
+
+// eachString calls fn on every string at path in args ("name", or
+// "list[].name" for a field of each object of an array).
+func eachString(args map[string]any, path string, fn func(string) (string, error)) error {
+	_, err := replaceStrings(args, path, fn)
+	return err
+}
+
+// replaceStrings returns args with every string at path replaced by fn's
+// result. What it changes is copied; args itself is never written.
+func replaceStrings(args map[string]any, path string, fn func(string) (string, error)) (map[string]any, error) {
+	if list, field, ok := strings.Cut(path, "[]."); ok {
+		items, _ := args[list].([]any)
+		if items == nil {
+			return args, nil
+		}
+		newItems := make([]any, len(items))
+		changed := false
+		for i, it := range items {
+			newItems[i] = it
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			nm, err := replaceStrings(m, field, fn)
+			if err != nil {
+				return nil, err
+			}
+			if reflect.ValueOf(nm).UnsafePointer() != reflect.ValueOf(m).UnsafePointer() {
+				newItems[i], changed = nm, true
+			}
+		}
+		if !changed {
+			return args, nil
+		}
+		out := copyMap(args)
+		out[list] = newItems
+		return out, nil
+	}
+	v, ok := args[path].(string)
+	if !ok {
+		return args, nil
+	}
+	nv, err := fn(v)
+	if err != nil {
+		return nil, err
+	}
+	if nv == v {
+		return args, nil
+	}
+	out := copyMap(args)
+	out[path] = nv
+	return out, nil
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// redactResult takes every secret's value out of a tool call's result:
+// its text, and the error of an isError result.
+func (s *Server) redactResult(res *sdk.CallToolResult) {
+	v := s.opts.Secrets
+	if v.Len() == 0 || res == nil {
+		return
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			t.Text = v.Redact(t.Text)
+		}
+	}
+	if ec, ok := res.StructuredContent.(*ErrorContent); ok && ec.Error != nil {
+		e := *ec.Error
+		e.Message, e.Hint, e.Page = v.Redact(e.Message), v.Redact(e.Hint), v.Redact(e.Page)
+		ec.Error = &e
+	} else if res.StructuredContent != nil {
+		res.StructuredContent = s.redactJSON(res.StructuredContent)
+	}
+}
+
+// redactJSON redacts a value by its JSON form; the vault catches a value
+// in its JSON-escaped form too.
+func (s *Server) redactJSON(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	red := s.opts.Secrets.Redact(string(b))
+	if red == string(b) {
+		return v
+	}
+	return json.RawMessage(red)
+}
+
+// redactAnswers is the MCP middleware that redacts every answer other than
+// tools/call (which dispatch redacted): page resources and prompts, and
+// tools/list, whose page tools a page described.
+func (s *Server) redactAnswers(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil || method == "tools/call" || s.opts.Secrets.Len() == 0 {
+			if err != nil && s.opts.Secrets.Len() > 0 {
+				if red := s.opts.Secrets.Redact(err.Error()); red != err.Error() {
+					err = errors.New(red)
+				}
+			}
+			return res, err
+		}
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			return res, err
+		}
+		red := s.opts.Secrets.Redact(string(b))
+		if red == string(b) {
+			return res, nil
+		}
+		out := reflect.New(reflect.TypeOf(res).Elem()).Interface()
+		if uerr := json.Unmarshal([]byte(red), out); uerr != nil {
+			s.log.Error("a redacted answer could not be decoded; answering with an error", "method", method)
+			return nil, errors.New("the answer held a secret and could not be redacted")
+		}
+		return out.(sdk.Result), nil
+	}
+}
