@@ -85,6 +85,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/wire/
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzPolicyInput$$' -fuzztime $(FUZZTIME) ./policy/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRefs$$' -fuzztime $(FUZZTIME) ./mcp/vault/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTCommand$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzPageToolPath$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSelector$$' -fuzztime $(FUZZTIME) ./executor/

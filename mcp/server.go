@@ -53,8 +53,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/executor/egress"
+	"github.com/chromegate/chromegate/mcp/vault"
 )
 
 // Limits and defaults of dispatch.

@@ -503,6 +503,9 @@ func (v *Vault) RedactEdges(s string) string {
 	headName, tailName := "", ""
 	for name, sec := range v.secrets {
 		for _, e := range encodings(sec.value) {
+			if len(s) >= minEdge && strings.Contains(e, s) {
+				return Shown(name) // a window inside the value
+			}
 			for k := len(e) - 1; k >= minEdge; k-- {
 				if k <= len(s) && k > len(s)-tail && strings.HasSuffix(s, e[:k]) {
 					tail, tailName = len(s)-k, name
