@@ -268,6 +268,11 @@ type TypeParams struct {
 	Text       string `json:"text"`
 	Clear      bool   `json:"clear,omitempty"`
 	PressEnter bool   `json:"pressEnter,omitempty"`
+	// Insert puts the whole text in one input event (as a paste does)
+	// instead of key by key: the page never holds a part of it, and no
+	// page script runs between its characters. The server sets it for a
+	// text holding an operator's secret.
+	Insert bool `json:"insert,omitempty"`
 }
 
 // FillParams sets an input's value in one step.

@@ -235,7 +235,10 @@ export const handlers = {
     return onTab(ctx, 'type', async (c) => {
       if (p.clear) await fillTarget(c, 'type', p, '');
       else await targetOp(c, 'type', p, 'focus', { edit: 'text' });
-      if (text) await typeText(c, text);
+      // insert: the whole text in one input event (a text holding an
+      // operator's secret), never key by key.
+      if (text && p.insert) await csend(c, 'Input.insertText', { text });
+      else if (text) await typeText(c, text);
       if (p.pressEnter) await pressCombo(c, { modifiers: [], key: 'Enter' });
     });
   },

@@ -164,7 +164,7 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 // allowed in its arguments; the call keeps the references for everything
 // after it (the landing check).
 func (s *Server) handle(ctx context.Context, c *Call) (*Result, error) {
-	if len(c.SecretNames) == 0 {
+	if !c.refs {
 		return c.Tool.Handler(ctx, c)
 	}
 	args, err := s.expandSecrets(c)

@@ -50,12 +50,13 @@ func (g *PolicyGate) DecidesSecrets() bool { return true }
 // secretRefs reads the secret references of c's arguments into
 // c.SecretNames.
 func (s *Server) secretRefs(c *Call) error {
-	c.SecretNames = nil
+	c.SecretNames, c.refs = nil, false
 	for _, path := range c.Tool.SecretRefs {
 		err := eachString(c.Args, path, func(v string) (string, error) {
 			if !vault.HasRefs(v) {
 				return v, nil
 			}
+			c.refs = true
 			names, err := s.opts.Secrets.Refs(v)
 			for _, n := range names {
 				if !slices.Contains(c.SecretNames, n) {

@@ -232,6 +232,7 @@ type Call struct {
 	// (<secret:NAME> in its Tool.SecretRefs), each once, read before the
 	// Gate: the policy decides on them with the page's origin.
 	SecretNames []string
+	refs        bool // an argument holds <secret:…>: a reference or the escape
 
 	ex     executor.Executor
 	srv    *Server

@@ -602,7 +602,11 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ar, err := c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter})
+	// A text with a secret goes in at once: a page that echoes its field
+	// as it changes would otherwise hold, and show, every prefix of the
+	// value, and could move focus between two of its characters.
+	ar, err := c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter,
+		Insert: len(c.SecretNames) > 0})
 	return c.actionResult(ctx, ar, err)
 }
 

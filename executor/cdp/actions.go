@@ -77,7 +77,14 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 				return err
 			}
 		}
-		if p.Text != "" {
+		if p.Text != "" && p.Insert {
+			if err := loc.Focus(playwright.LocatorFocusOptions{Timeout: c.to()}); err != nil {
+				return err
+			}
+			if err := c.page.Keyboard().InsertText(p.Text); err != nil {
+				return err
+			}
+		} else if p.Text != "" {
 			if err := loc.PressSequentially(p.Text, playwright.LocatorPressSequentiallyOptions{Timeout: c.to()}); err != nil {
 				return err
 			}
@@ -96,7 +103,11 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 		}
 		kb := c.page.Keyboard()
 		if p.Text != "" {
-			if err := kb.Type(p.Text); err != nil {
+			typeText := func() error { return kb.Type(p.Text) }
+			if p.Insert {
+				typeText = func() error { return kb.InsertText(p.Text) }
+			}
+			if err := typeText(); err != nil {
 				return err
 			}
 		}

@@ -456,7 +456,7 @@ func newRedactor(secrets map[string]*secret) *strings.Replacer {
 // form); JSON-escaped (a JSON body or a log line), with and without
 // HTML-safe escapes; HTML-escaped (an attribute or markup); base64.
 func encodings(v string) []string {
-	jsonEsc := func(html bool) string {
+	jsonEsc := func(v string, html bool) string {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(html)
@@ -468,15 +468,26 @@ func encodings(v string) []string {
 		url.QueryEscape(v),
 		url.PathEscape(v),
 		strings.ReplaceAll(url.QueryEscape(v), "+", "%20"),
-		jsonEsc(false),
-		jsonEsc(true),
+		jsonEsc(v, false),
+		jsonEsc(v, true),
+		// JSON in a JSON string: a page's JSON.stringify in eval's value.
+		jsonEsc(jsonEsc(v, false), false),
 		html.EscapeString(v),
+		// As a browser serialises it (innerHTML, get_html): in text, &, <
+		// and > escaped; in an attribute, & and ".
+		textEscaper.Replace(v),
+		attrEscaper.Replace(v),
 		base64.StdEncoding.EncodeToString([]byte(v)),
 		base64.RawStdEncoding.EncodeToString([]byte(v)),
 		base64.URLEncoding.EncodeToString([]byte(v)),
 		base64.RawURLEncoding.EncodeToString([]byte(v)),
 	}
 }
+
+var (
+	textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\u00a0", "&nbsp;")
+	attrEscaper = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "\u00a0", "&nbsp;")
+)
 
 // Redact returns s with every secret's value, and each encoding of it,
 // replaced by <secret:NAME>.
