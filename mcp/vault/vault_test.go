@@ -194,7 +194,7 @@ func TestRedactEdges(t *testing.T) {
 	t.Parallel()
 	v := mustVault(t)
 	// A window of text that was cut inside the value, at either end.
-	for _, s := range []string{"text then " + pw[:6], pw[5:] + " then text", pw[2:len(pw)-2]} {
+	for _, s := range []string{"text then " + pw[:6], pw[5:] + " then text", pw[2 : len(pw)-2]} {
 		got := v.RedactEdges(s)
 		for i := minEdge; i <= len(pw); i++ {
 			for j := 0; j+i <= len(pw); j++ {
@@ -318,8 +318,12 @@ func TestHandlerRedactsEveryPart(t *testing.T) {
 	t.Parallel()
 	v := mustVault(t)
 	for _, h := range []func(*bytes.Buffer) slog.Handler{
-		func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}) },
-		func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}) },
+		func(b *bytes.Buffer) slog.Handler {
+			return slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})
+		},
+		func(b *bytes.Buffer) slog.Handler {
+			return slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})
+		},
 	} {
 		var buf bytes.Buffer
 		log := slog.New(v.Handler(h(&buf))).With("with", "w "+pw)
