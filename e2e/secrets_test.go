@@ -96,6 +96,28 @@ func newSecretSite(t *testing.T) *secretSite {
 		switch r.URL.Path {
 		case "/login":
 			fmt.Fprint(w, loginPage)
+		case "/steal":
+			// Moves focus into a frame of other.test as the field is
+			// focused, so that what is typed next lands there.
+			fmt.Fprintf(w, `<!doctype html><title>Steal</title>
+<input id="pw" type="password" aria-label="Password">
+<iframe id="f" src="http://other.test:%s/catch"></iframe>
+<script>pw.addEventListener('focus', () => f.focus());</script>`, s.port)
+		case "/catch":
+			fmt.Fprint(w, `<!doctype html><title>Catch</title><input id="c">
+<script>
+window.addEventListener('focus', () => c.focus());
+c.addEventListener('input', () => fetch('/key', {method: 'POST'}));
+</script>`)
+		case "/hop":
+			// Navigates to other.test as soon as the field takes focus
+			// or input: the rest of the text would go to the next page.
+			fmt.Fprintf(w, `<!doctype html><title>Hop</title><input id="pw" type="password" aria-label="Password">
+<script>
+const hop = () => { location.href = 'http://other.test:%s/login'; };
+pw.addEventListener('focus', hop);
+pw.addEventListener('input', () => { fetch('/key', {method: 'POST'}); hop(); });
+</script>`, s.port)
 		case "/key":
 			s.mu.Lock()
 			s.keys[host]++
@@ -191,6 +213,10 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 			t.Errorf("%s %v should show <secret:PASSWORD>: %s", read.tool, read.args, short(text))
 		}
 	}
+	// Filled again by ref, as a model that took the ref from a snapshot
+	// would: the guarded path of refs.
+	_, outline := s.snapshotOf(nil)
+	call("fill", map[string]any{"ref": refOf(t, outline, "Password"), "value": "<secret:PASSWORD>"})
 	// Sign in: the form posts the real value to login.test.
 	call("click", map[string]any{"selector": "#go"})
 	if got := site.posted("login.test"); len(got) != 1 || got[0] != secretValue {
@@ -310,4 +336,65 @@ func TestSecretOverREST(t *testing.T) {
 			t.Errorf("process %d inherited the secret's variable", pid)
 		}
 	}
+}
+
+// TestSecretStaysOnItsPage is the attacker's side: pages of the secret's
+// own origin that try to get the value onto another origin while it is
+// typed. A text with a secret is never typed key by key: it goes in whole,
+// into the named field only, in the same page script that checks the
+// field's document is of the allowed origin and that the field kept the
+// focus. So focus moved into a frame of other.test as the field is focused
+// fails the call with nothing typed anywhere; a page that navigates as the
+// field changes gets the whole value in the field the policy allowed, and
+// the next page none of it.
+func TestSecretStaysOnItsPage(t *testing.T) {
+	site := newSecretSite(t)
+	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
+	s := startServer(t, secretFlags(t, site, dlog)...)
+	login := "http://login.test:" + site.port
+
+	s.call("navigate", map[string]any{"url": login + "/steal"})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"type", map[string]any{"selector": "#pw", "text": "<secret:PASSWORD>"}},
+		{"type", map[string]any{"selector": "#pw", "text": "x<secret:PASSWORD>", "clear": true}},
+		{"fill", map[string]any{"selector": "#pw", "value": "<secret:PASSWORD>"}},
+	} {
+		txt := s.fail("POLICY_DENIED", c.tool, c.args)
+		if !strings.Contains(txt, "focus left the field") {
+			t.Errorf("%s: the denial should say focus moved: %s", c.tool, txt)
+		}
+		assertNoSecret(t, c.tool+"'s denial", txt)
+	}
+	// fill_form reports each field: this one is rejected, for that reason.
+	form := wholeResult(s.call("fill_form", map[string]any{"fields": []any{map[string]any{"selector": "#pw", "value": "<secret:PASSWORD>"}}, "submit": true}))
+	if !strings.Contains(form, `"status":"rejected"`) || !strings.Contains(form, "focus left the field") || !strings.Contains(form, `"filled":0`) {
+		t.Errorf("fill_form should reject the field: %s", form)
+	}
+	assertNoSecret(t, "fill_form's result", form)
+	_, outline := s.snapshotOf(nil)
+	s.fail("POLICY_DENIED", "type", map[string]any{"ref": refOf(t, outline, "Password"), "text": "<secret:PASSWORD>"})
+	if n := site.inputs("other.test"); n != 0 {
+		t.Errorf("the frame of other.test took %d inputs", n)
+	}
+	if got := s.evalString(`pw.value`); got != "" {
+		t.Errorf("the field holds %q", got)
+	}
+
+	s.call("navigate", map[string]any{"url": login + "/hop"})
+	res := s.try("type", map[string]any{"selector": "#pw", "text": "<secret:PASSWORD>"})
+	assertNoSecret(t, "type on the hopping page", wholeResult(res))
+	if n := site.inputs("login.test"); n > 1 {
+		t.Errorf("the hopping page saw %d input events; the secret should go in as one", n)
+	}
+	s.waitTabAt("http://other.test:" + site.port + "/login")
+	if n := site.inputs("other.test"); n != 0 {
+		t.Errorf("other.test's page took %d inputs", n)
+	}
+	if got := s.evalString(`[user.value, pw.value].join('|')`); got != "|" {
+		t.Errorf("other.test's fields hold %q", got)
+	}
+	assertNoSecret(t, "the server's debug log", s.log.String())
 }

@@ -268,17 +268,22 @@ type TypeParams struct {
 	Text       string `json:"text"`
 	Clear      bool   `json:"clear,omitempty"`
 	PressEnter bool   `json:"pressEnter,omitempty"`
-	// Insert puts the whole text in one input event (as a paste does)
-	// instead of key by key: the page never holds a part of it, and no
-	// page script runs between its characters. The server sets it for a
-	// text holding an operator's secret.
-	Insert bool `json:"insert,omitempty"`
+	// OnlyOrigin, when set, guards a text holding an operator's secret: it
+	// goes in whole, in one input event, never key by key (the page never
+	// holds a part of it), into the target only, and only while the
+	// target's document is of this origin (the one the policy allowed the
+	// secret on) and the target holds the focus; otherwise nothing is
+	// inserted and the call fails with POLICY_DENIED (InsertScript).
+	OnlyOrigin string `json:"onlyOrigin,omitempty"`
 }
 
 // FillParams sets an input's value in one step.
 type FillParams struct {
 	TargetParams
 	Value string `json:"value"`
+	// OnlyOrigin guards a value holding an operator's secret, as
+	// TypeParams.OnlyOrigin does.
+	OnlyOrigin string `json:"onlyOrigin,omitempty"`
 }
 
 // PressParams presses a key, optionally on a target (else the focused element).

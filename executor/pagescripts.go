@@ -24,6 +24,8 @@ var (
 	jsonSafeScript string
 	//go:embed scripts/select.js
 	selectScript string
+	//go:embed scripts/insert.js
+	insertScript string
 
 	// ClipboardScript is a function (text) that writes text to the
 	// clipboard from the page, falling back to execCommand('copy'); it
@@ -55,6 +57,11 @@ var (
 	// select_option before Playwright's selectOption (the CDP backend's
 	// own; the extension's element script selects itself).
 	SelectScript = stripComments(selectScript)
+	// InsertScript is a function (element, {text, origin, replace}) that
+	// inserts a text holding a secret into element in one step, only
+	// while its document is of origin and it holds the focus; see
+	// TypeParams.OnlyOrigin.
+	InsertScript = stripComments(insertScript)
 )
 
 // EvalSource is the function (opts) that evaluates expr for eval, opts
@@ -79,5 +86,6 @@ func ExtensionScripts() map[string]string {
 		"hastext":      HasTextScript,
 		"eval":         EvalScript,
 		"jsonsafe":     JSONSafeScript,
+		"insert":       InsertScript,
 	}
 }

@@ -14,7 +14,7 @@ import { POLL_MS, budget, bounded, sleep, aborted } from './deadline.js';
 import { csend } from './tabstate.js';
 import { inWorld, runSource, fnDecl } from './world.js';
 import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint } from './targets.js';
-import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints } from './input.js';
+import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints, insertGuarded } from './input.js';
 import { checkWaitUntil, checkURL, waitLoader, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
 import { evalSource, bareValue, pageError, isSyntaxError } from './evaluate.js';
 import { imageSize } from './image.js';
@@ -233,19 +233,23 @@ export const handlers = {
     validateTarget(p);
     const text = typeof p.text === 'string' ? p.text : '';
     return onTab(ctx, 'type', async (c) => {
-      if (p.clear) await fillTarget(c, 'type', p, '');
-      else await targetOp(c, 'type', p, 'focus', { edit: 'text' });
-      // insert: the whole text in one input event (a text holding an
-      // operator's secret), never key by key.
-      if (text && p.insert) await csend(c, 'Input.insertText', { text });
-      else if (text) await typeText(c, text);
+      if (p.onlyOrigin) {
+        // A text holding an operator's secret: whole, guarded.
+        await insertGuarded(c, 'type', p, text, String(p.onlyOrigin), !!p.clear);
+      } else {
+        if (p.clear) await fillTarget(c, 'type', p, '');
+        else await targetOp(c, 'type', p, 'focus', { edit: 'text' });
+        if (text) await typeText(c, text);
+      }
       if (p.pressEnter) await pressCombo(c, { modifiers: [], key: 'Enter' });
     });
   },
 
   async fill(p, ctx) {
     validateTarget(p);
-    return onTab(ctx, 'fill', (c) => fillTarget(c, 'fill', p, typeof p.value === 'string' ? p.value : ''));
+    const value = typeof p.value === 'string' ? p.value : '';
+    if (p.onlyOrigin) return onTab(ctx, 'fill', (c) => insertGuarded(c, 'fill', p, value, String(p.onlyOrigin), true));
+    return onTab(ctx, 'fill', (c) => fillTarget(c, 'fill', p, value));
   },
 
   async press(p, ctx) {

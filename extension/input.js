@@ -103,3 +103,32 @@ export async function dragPoints(c, from, to) {
     await csend(c, 'Input.setInterceptDrags', { enabled: false }).catch(() => {});
   }
 }
+
+// insertGuarded puts a text holding an operator's secret into the target
+// in one step, with the server's insert script run on the element itself:
+// only while the element's document is of origin (the one the policy
+// allowed) and the element holds the focus. Never key by key.
+export async function insertGuarded(c, what, target, text, origin, replace) {
+  const src = await c.st.store.serverScript('insert');
+  const obj = await targetOp(c, what, target, 'element', {}, { byValue: false });
+  let r;
+  try {
+    r = await csend(c, 'Runtime.callFunctionOn', {
+      functionDeclaration: `function (arg) { return (${src})(this, arg); }`,
+      objectId: obj.objectId,
+      arguments: [{ value: { text, origin, replace } }],
+      returnByValue: true,
+    });
+  } finally {
+    csend(c, 'Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
+  }
+  const v = (r && r.result && r.result.value) || {};
+  if (v.done) return;
+  const where = target.ref ? `ref ${target.ref}` : target.selector;
+  if (v.error === 'notfillable') throw fail('BAD_ARGS', `${what} on ${where}: ${v.why}`);
+  if (v.error === 'guard') {
+    throw fail('POLICY_DENIED', `${what} on ${where}: the secret was not typed: ${v.why}`,
+      'nothing was typed; look at the page (snapshot) and retry on the field of the page the secret is bound to');
+  }
+  throw fail('INTERNAL', `${what} on ${where}: the insert script gave no answer`);
+}

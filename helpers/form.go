@@ -83,6 +83,9 @@ type FormParams struct {
 	// StopOnError stops at the first field that is not filled; the rest
 	// are reported as skipped.
 	StopOnError bool `json:"stopOnError,omitempty"`
+	// OnlyOrigin guards every text fill of the call (a field value held an
+	// operator's secret): see executor.FillParams.OnlyOrigin.
+	OnlyOrigin string `json:"onlyOrigin,omitempty"`
 }
 
 // FieldOutcome is what happened to one field. Reason may quote the page
@@ -223,7 +226,7 @@ func FillForm(ctx context.Context, ex executor.Executor, p FormParams) (FormResu
 			lastFound = i
 		}
 		fctx, cancel := context.WithTimeout(ctx, fieldTimeout)
-		ps, status, reason := fillOne(fctx, ex, p.TabID, f, pf)
+		ps, status, reason := fillOne(fctx, ex, p.TabID, p.OnlyOrigin, f, pf)
 		cancel()
 		if ctx.Err() != nil {
 			return FormResult{}, executor.AsError(ctx.Err())
@@ -366,7 +369,7 @@ func probeMarkup(ctx context.Context, ex executor.Executor, tabID string, t exec
 }
 
 // fillOne acts on one field and reports the outcome.
-func fillOne(ctx context.Context, ex executor.Executor, tabID string, f FormField, pf probeField) (executor.PageState, string, string) {
+func fillOne(ctx context.Context, ex executor.Executor, tabID, only string, f FormField, pf probeField) (executor.PageState, string, string) {
 	tp := executor.TargetParams{TabID: tabID, Target: f.Target}
 	if !pf.Found {
 		reason := "no element matches " + f.Target.String()
@@ -387,7 +390,7 @@ func fillOne(ctx context.Context, ex executor.Executor, tabID string, f FormFiel
 		if !ok {
 			return executor.PageState{}, StatusRejected, fmt.Sprintf("a %s takes a string or a number, not %s", pf.Type, jsonType(f.Value))
 		}
-		ar, err := ex.Fill(ctx, executor.FillParams{TargetParams: tp, Value: s})
+		ar, err := ex.Fill(ctx, executor.FillParams{TargetParams: tp, Value: s, OnlyOrigin: only})
 		return outcome(ar.PageState, err)
 
 	case "select":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/vault"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // Secrets (package vault) on the one gated path. A call refers to an
@@ -236,4 +237,23 @@ func (s *Server) redactAnswers(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return out.(sdk.Result), nil
 	}
+}
+
+// secretOrigin is the origin the Gate allowed the call's secrets on: that
+// of the document it read for the decision. The executor inserts a secret
+// only while the target's document is of it (TypeParams.OnlyOrigin). It
+// is "" for a call without secrets.
+func (c *Call) secretOrigin() (string, error) {
+	if len(c.SecretNames) == 0 {
+		return "", nil
+	}
+	if c.before == nil {
+		return "", executor.Errorf(executor.CodePolicyDenied, "%s: the page the secret would go into was not read for the decision; nothing was typed", c.Tool.Name).
+			WithHint("the operator's gate must read the page to decide secrets")
+	}
+	o := policy.NewDocumentPage(c.before.URL, c.before.Origin).Origin
+	if o == "" || o == "null" {
+		return "", executor.Errorf(executor.CodePolicyDenied, "%s: the page has no origin a secret can be bound to; nothing was typed", c.Tool.Name)
+	}
+	return o, nil
 }

@@ -602,11 +602,16 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A text with a secret goes in at once: a page that echoes its field
-	// as it changes would otherwise hold, and show, every prefix of the
-	// value, and could move focus between two of its characters.
+	// A text with a secret goes in whole, guarded: a page that echoes its
+	// field as it changes would otherwise hold, and show, every prefix of
+	// the value, and could move focus, or navigate, between two of its
+	// characters.
+	only, err := c.secretOrigin()
+	if err != nil {
+		return nil, err
+	}
 	ar, err := c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter,
-		Insert: len(c.SecretNames) > 0})
+		OnlyOrigin: only})
 	return c.actionResult(ctx, ar, err)
 }
 
@@ -618,7 +623,11 @@ func fill(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ar, err := c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value})
+	only, err := c.secretOrigin()
+	if err != nil {
+		return nil, err
+	}
+	ar, err := c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value, OnlyOrigin: only})
 	return c.actionResult(ctx, ar, err)
 }
 

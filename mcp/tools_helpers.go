@@ -164,9 +164,14 @@ func fillForm(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	only, err := c.secretOrigin()
+	if err != nil {
+		return nil, err
+	}
 	p := helpers.FormParams{
 		TabID: a.TabID, Submit: a.Submit, StopOnError: a.StopOnError,
 		SubmitTarget: executor.Target{Selector: a.SubmitSel, Ref: a.SubmitRef},
+		OnlyOrigin:   only,
 	}
 	for _, f := range a.Fields {
 		var v any

@@ -66,27 +66,27 @@ func (s *Session) Click(ctx context.Context, p executor.ClickParams) (executor.A
 }
 
 // Type focuses the element and types text key by key, optionally clearing
-// it first and pressing Enter after.
+// it first and pressing Enter after. With OnlyOrigin, the text goes in
+// whole, guarded (insert.go).
 func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "type", func(c *call, loc playwright.Locator) error {
 		if err := c.fieldCheck(loc, p.Target, "type", true); err != nil {
 			return err
 		}
-		if p.Clear {
-			if err := loc.Clear(playwright.LocatorClearOptions{Timeout: c.to()}); err != nil {
+		if p.OnlyOrigin != "" {
+			if err := c.locInsert("type", loc, p.Target, p.Text, p.OnlyOrigin, p.Clear); err != nil {
 				return err
 			}
-		}
-		if p.Text != "" && p.Insert {
-			if err := loc.Focus(playwright.LocatorFocusOptions{Timeout: c.to()}); err != nil {
-				return err
+		} else {
+			if p.Clear {
+				if err := loc.Clear(playwright.LocatorClearOptions{Timeout: c.to()}); err != nil {
+					return err
+				}
 			}
-			if err := c.page.Keyboard().InsertText(p.Text); err != nil {
-				return err
-			}
-		} else if p.Text != "" {
-			if err := loc.PressSequentially(p.Text, playwright.LocatorPressSequentiallyOptions{Timeout: c.to()}); err != nil {
-				return err
+			if p.Text != "" {
+				if err := loc.PressSequentially(p.Text, playwright.LocatorPressSequentiallyOptions{Timeout: c.to()}); err != nil {
+					return err
+				}
 			}
 		}
 		if p.PressEnter {
@@ -94,21 +94,24 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 		}
 		return nil
 	}, func(c *call, ref string) error {
-		if p.Clear {
-			if err := c.refFill("type", ref, ""); err != nil {
-				return err
-			}
-		} else if err := c.refFocusField("type", ref, true); err != nil {
-			return err
-		}
 		kb := c.page.Keyboard()
-		if p.Text != "" {
-			typeText := func() error { return kb.Type(p.Text) }
-			if p.Insert {
-				typeText = func() error { return kb.InsertText(p.Text) }
-			}
-			if err := typeText(); err != nil {
+		switch {
+		case p.OnlyOrigin != "":
+			if err := c.refInsert("type", ref, p.Text, p.OnlyOrigin, p.Clear); err != nil {
 				return err
+			}
+		default:
+			if p.Clear {
+				if err := c.refFill("type", ref, ""); err != nil {
+					return err
+				}
+			} else if err := c.refFocusField("type", ref, true); err != nil {
+				return err
+			}
+			if p.Text != "" {
+				if err := kb.Type(p.Text); err != nil {
+					return err
+				}
 			}
 		}
 		if p.PressEnter {
@@ -118,14 +121,21 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 	})
 }
 
-// Fill sets an input's value in one step (input events included).
+// Fill sets an input's value in one step (input events included). With
+// OnlyOrigin, the value goes in guarded (insert.go).
 func (s *Session) Fill(ctx context.Context, p executor.FillParams) (executor.ActionResult, error) {
 	return s.act(ctx, p.TabID, p.Target, "fill", func(c *call, loc playwright.Locator) error {
 		if err := c.fieldCheck(loc, p.Target, "fill", true); err != nil {
 			return err
 		}
+		if p.OnlyOrigin != "" {
+			return c.locInsert("fill", loc, p.Target, p.Value, p.OnlyOrigin, true)
+		}
 		return loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()})
 	}, func(c *call, ref string) error {
+		if p.OnlyOrigin != "" {
+			return c.refInsert("fill", ref, p.Value, p.OnlyOrigin, true)
+		}
 		return c.refFill("fill", ref, p.Value)
 	})
 }
