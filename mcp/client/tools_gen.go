@@ -781,7 +781,7 @@ func (c *Client) ExtractLinks(ctx context.Context, p ExtractLinksParams) (*Extra
 	return out, nil
 }
 
-// Fill calls fill: Set an input's value at once, replacing it.
+// Fill calls fill: Set an input's value at once, replacing it. secret:NAME in angle brackets: a secret.
 func (c *Client) Fill(ctx context.Context, p FillParams) (*ActionResult, error) {
 	out, raw, err := call[ActionResult](ctx, c, "fill", p)
 	if err != nil {
@@ -1031,7 +1031,7 @@ func (c *Client) TabsList(ctx context.Context) (*TabsListResult, error) {
 	return out, nil
 }
 
-// Type calls type: Type text into an element key by key (fill sets it at once).
+// Type calls type: Type text into an element key by key (fill sets it at once). secret:NAME in angle brackets types a secret.
 func (c *Client) Type(ctx context.Context, p TypeParams) (*ActionResult, error) {
 	out, raw, err := call[ActionResult](ctx, c, "type", p)
 	if err != nil {
