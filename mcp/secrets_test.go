@@ -198,3 +198,39 @@ func TestSecretRedactedFromEverythingOut(t *testing.T) {
 		}
 	}
 }
+
+// A plugin recipe may carry a secret reference in a step; each step is a
+// call of its tool, decided (secret and origin included) and substituted
+// as if the model had made it.
+const loginPlugin = `{
+  "name": "log_in",
+  "description": "Log in.",
+  "read_only": false,
+  "params": {"type": "object", "required": ["url"], "properties": {"url": {"type": "string"}}},
+  "steps": [
+    {"name": "open", "tool": "navigate", "args": {"url": "{{params.url}}"}},
+    {"name": "password", "tool": "fill", "args": {"selector": "#pw", "value": "<secret:PASSWORD>"}}
+  ],
+  "result": {"url": "{{steps.password.url}}"}
+}`
+
+func TestSecretInAPluginStep(t *testing.T) {
+	t.Parallel()
+	h := secretHarness(t, "about:blank", func(o *Options) {
+		o.Plugins = loadPlugins(t, map[string]string{"log_in.json": loginPlugin})
+	})
+	if res := h.call("log_in", map[string]any{"url": "https://login.test/"}); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	got := typedParams(h)
+	if len(got) != 1 || got[0].(executor.FillParams).Value != testSecret || got[0].(executor.FillParams).OnlyOrigin != "https://login.test" {
+		t.Fatalf("the step filled %+v", got)
+	}
+	res := h.call("log_in", map[string]any{"url": "https://other.test/"})
+	if text := textOf(res); !res.IsError || !strings.Contains(text, "step 2 (password, fill): secret PASSWORD may not be typed on https://other.test") {
+		t.Errorf("the step on another origin: %s", text)
+	}
+	if got := typedParams(h); len(got) != 1 {
+		t.Errorf("the denied step filled: %+v", got)
+	}
+}
