@@ -59,7 +59,7 @@ test: deps vet
 
 # The e2e tool suite again, through chromegate's extension loaded into the
 # browser chromegate launches and paired over CDP (e2e/main_test.go).
-EXT_SUITE ?= ^(TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog)$$
+EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog)$$
 test-ext:
 	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
 
