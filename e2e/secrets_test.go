@@ -227,7 +227,25 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 		t.Errorf("the welcome page should show the name: %s", short(welcome))
 	}
 	call("eval", map[string]any{"expression": `window.pw + ' ' + window.b64`})
-	call("network_requests", map[string]any{})
+	// The POST's response, read back from the network log: the server
+	// echoed the password in it.
+	var list netListing
+	if err := json.Unmarshal([]byte(jsonPart(resultText(s.call("network_requests", map[string]any{})))), &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range list.Requests {
+		if strings.HasSuffix(e.URL, "/session") {
+			found = true
+			body := call("network_request", map[string]any{"id": e.ID, "include_body": true})
+			if !strings.Contains(body, "Signed in with <secret:PASSWORD>") {
+				t.Errorf("the POST's response body should show the name: %s", short(body))
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no /session request in the network log: %+v", list.Requests)
+	}
 
 	assertNoSecret(t, "the results", seen.String())
 	assertNoSecret(t, "the server's debug log", s.log.String())

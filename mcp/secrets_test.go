@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/vault"
@@ -232,5 +234,17 @@ func TestSecretInAPluginStep(t *testing.T) {
 	}
 	if got := typedParams(h); len(got) != 1 {
 		t.Errorf("the denied step filled: %+v", got)
+	}
+}
+
+// chrome_status tells the model which secrets it may refer to, and where
+// each may go: names and origins, never a value.
+func TestSecretNamesInStatus(t *testing.T) {
+	t.Parallel()
+	h := secretHarness(t, "about:blank")
+	got := jsonOf(t, h.call("chrome_status", nil))["secrets"]
+	want := map[string]any{"PASSWORD": []any{"https://login.test"}, "TOKEN": []any{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chrome_status secrets (-want +got):\n%s", diff)
 	}
 }

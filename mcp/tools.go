@@ -1086,6 +1086,11 @@ func status(ctx context.Context, c *Call) (*Result, error) {
 	} else {
 		out["browser"] = map[string]any{"live": false, "note": "no browser yet; the next browser call starts one"}
 	}
+	if v := s.opts.Secrets; v.Len() > 0 {
+		// The names are what the model writes (<secret:NAME>); the
+		// origins say where each may go. Never a value.
+		out["secrets"] = v.Origins()
+	}
 	if s.opts.Status != nil {
 		extra := s.opts.Status(ctx)
 		// Extras cannot overwrite what the server itself reports.

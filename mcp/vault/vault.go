@@ -57,6 +57,7 @@ type Vault struct {
 type secret struct {
 	value   string
 	origins []string
+	forms   []string // encodings(value), once
 }
 
 // New builds a vault of the given name → value pairs. Names follow dotenv
@@ -71,7 +72,7 @@ func New(values map[string]string) (*Vault, error) {
 		if n := utf8.RuneCountInString(value); n < MinLength {
 			return nil, fmt.Errorf("secret %s is %d characters long; a secret needs at least %d to be redacted safely", name, n, MinLength)
 		}
-		v.secrets[name] = &secret{value: value}
+		v.secrets[name] = &secret{value: value, forms: encodings(value)}
 	}
 	v.redactor = newRedactor(v.secrets)
 	return v, nil
@@ -430,7 +431,7 @@ func newRedactor(secrets map[string]*secret) *strings.Replacer {
 	var pats []pat
 	seen := map[string]bool{}
 	for name, s := range secrets {
-		for _, enc := range encodings(s.value) {
+		for _, enc := range s.forms {
 			if enc == "" || seen[enc] {
 				continue
 			}
@@ -513,7 +514,7 @@ func (v *Vault) RedactEdges(s string) string {
 	head, tail := 0, len(s)
 	headName, tailName := "", ""
 	for name, sec := range v.secrets {
-		for _, e := range encodings(sec.value) {
+		for _, e := range sec.forms {
 			if len(s) >= minEdge && strings.Contains(e, s) {
 				return Shown(name) // a window inside the value
 			}
