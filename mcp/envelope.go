@@ -54,6 +54,10 @@ import (
 // normalised form (percent-encoded: no spaces, quotes, newlines or fence
 // markers) of a page the policy allowed.
 //
+// No operator's secret reaches the model, in any field: every value is
+// replaced by <secret:NAME>, in the page's words and the server's alike,
+// before a text is cut to size (see secrets.go).
+//
 // Errors say "CODE: cause" and "Next: what to do" in the server's own
 // words only. Page words that explain an error (the element that covers a
 // click's target, a select's option labels, a host a redirect led to) are

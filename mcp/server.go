@@ -32,6 +32,21 @@
 // any spelling) is refused with BAD_ARGS wherever a tool takes one, and
 // the executor contract keeps every target in the main frame or a frame
 // of its own origin (see package executor).
+//
+// # Secrets
+//
+// An operator's secrets (package vault, Options.Secrets) are referred to
+// as <secret:NAME> in the arguments a tool declares (Tool.SecretRefs),
+// decided by the Gate with the page's origin (input.secrets), substituted
+// only then, and inserted by the executor only into the named element of a
+// document of that origin (executor.TypeParams.OnlyOrigin). Their values
+// are redacted in one place on each way out (secrets.go): dispatch's
+// result, for MCP and REST alike (redactResult, after envelope and
+// errorResult, which redact before they cut a text to size); every other
+// MCP answer (the redactAnswers middleware: page resources and prompts,
+// tools/list with page tools); VisibleTools; and, outside this package,
+// the server's log and the decision log (vault.Handler, vault.Writer,
+// wired by cmd/chromegate).
 package mcp
 
 import (
@@ -395,7 +410,9 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 		if s.opts.SessionOf != nil {
 			var err error
 			if session, err = s.opts.SessionOf(ctx, session, req.Extra, p); err != nil {
-				return s.finish(e.tool, session, time.Now(), nil, err), nil
+				res := s.finish(e.tool, session, time.Now(), nil, err)
+				s.redactResult(res)
+				return res, nil
 			}
 		}
 		return s.dispatch(ctx, e, session, p, req.Params.Arguments)
