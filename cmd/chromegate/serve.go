@@ -127,6 +127,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	log = slog.New(cfg.vault.Handler(log.Handler()))
 	if n := cfg.vault.Len(); n > 0 {
 		log.Info("secrets declared", "names", cfg.vault.Names(), "origins", cfg.vault.Origins())
+		if cfg.policy.dir != "" {
+			log.Warn("--secrets with your own --policy: it must decide input.secrets (policies/README.md, Secrets); one that ignores it lets every secret go wherever it lets the model type")
+		}
 	}
 	cfg.policy.vault = cfg.vault
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {

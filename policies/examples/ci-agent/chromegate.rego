@@ -37,6 +37,7 @@ allow if {
 	ci_principal
 	input.phase == "call"
 	call_allowed
+	secrets_allowed
 }
 
 allow if {
@@ -226,4 +227,34 @@ listed if {
 deny contains sprintf("plugin %v calls a tool never allowed for the CI agent", [input.tool]) if {
 	input.action == "plugin"
 	forbidden_step
+}
+
+# ---------------------------------------------------------------------------
+# Secrets: a call that refers to an operator's secret (input.secrets, from
+# <secret:NAME>) runs only on a page of an origin the operator bound it to
+# (data.secret_origins, set by --secret-origins). Without this rule a secret
+# would go wherever the model may type.
+
+secret_names := s if {
+	s := input.secrets
+	is_array(s)
+} else := []
+
+secret_origins_of(name) := o if {
+	o := data.secret_origins[name]
+	is_array(o)
+} else := []
+
+secret_ok(name) if input.page.origin in secret_origins_of(name)
+
+secrets_allowed if {
+	every name in secret_names {
+		secret_ok(name)
+	}
+}
+
+deny contains sprintf("secret %v may not be typed on %v; it is bound to %v", [name, object.get(object.get(input, "page", {}), "origin", "an unknown page"), concat(", ", secret_origins_of(name))]) if {
+	input.phase == "call"
+	some name in secret_names
+	not secret_ok(name)
 }

@@ -185,3 +185,12 @@ test_request_no_rule_fallback if {
 	not allowed(inp)
 	reasons(inp) == ["no rule of the CI policy allows this request"]
 }
+
+test_secret_only_on_its_origin if {
+	page := object.union(chromegate.parse_url("http://localhost:3000/login"), {"origin": "http://localhost:3000"})
+	inp := call("type", "interact", {"page": page, "secrets": ["PASSWORD"]})
+	allowed(inp) with data.secret_origins as {"PASSWORD": ["http://localhost:3000"]}
+	not allowed(inp) with data.secret_origins as {"PASSWORD": ["https://shop.test"]}
+	reasons(inp) == ["secret PASSWORD may not be typed on http://localhost:3000; it is bound to https://shop.test"] with data.secret_origins as {"PASSWORD": ["https://shop.test"]}
+	not allowed(inp)
+}

@@ -71,6 +71,7 @@ allow if {
 	input.phase == "call"
 	not input.tool in never_tools
 	call_ok
+	secrets_allowed
 }
 
 allow if {
@@ -235,4 +236,34 @@ allow if {
 deny contains sprintf("plugin %v calls a tool that is never allowed on this desktop", [input.tool]) if {
 	input.action == "plugin"
 	never_step
+}
+
+# ---------------------------------------------------------------------------
+# Secrets: a call that refers to an operator's secret (input.secrets, from
+# <secret:NAME>) runs only on a page of an origin the operator bound it to
+# (data.secret_origins, set by --secret-origins). Without this rule a secret
+# would go wherever the model may type.
+
+secret_names := s if {
+	s := input.secrets
+	is_array(s)
+} else := []
+
+secret_origins_of(name) := o if {
+	o := data.secret_origins[name]
+	is_array(o)
+} else := []
+
+secret_ok(name) if input.page.origin in secret_origins_of(name)
+
+secrets_allowed if {
+	every name in secret_names {
+		secret_ok(name)
+	}
+}
+
+deny contains sprintf("secret %v may not be typed on %v; it is bound to %v", [name, object.get(object.get(input, "page", {}), "origin", "an unknown page"), concat(", ", secret_origins_of(name))]) if {
+	input.phase == "call"
+	some name in secret_names
+	not secret_ok(name)
 }

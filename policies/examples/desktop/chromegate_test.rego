@@ -174,3 +174,12 @@ test_request_no_rule_fallback if {
 	inp := object.union(req("https://github.githubassets.com/app.js", {}), {"version": 2})
 	decision(inp).reasons == ["no rule of the desktop policy allows this request"]
 }
+
+test_secret_only_on_its_origin if {
+	page := object.union(chromegate.parse_url("https://github.com/login"), {"origin": "https://github.com"})
+	inp := call("fill", "interact", {"page": page, "secrets": ["PASSWORD"]})
+	allowed(inp) with data.secret_origins as {"PASSWORD": ["https://github.com"]}
+	not allowed(inp) with data.secret_origins as {"PASSWORD": ["https://gist.github.com"]}
+	decision(inp).reasons == ["secret PASSWORD may not be typed on https://github.com; it is bound to https://gist.github.com"] with data.secret_origins as {"PASSWORD": ["https://gist.github.com"]}
+	not allowed(inp)
+}
