@@ -1,6 +1,8 @@
 package cdp
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 
 	"github.com/playwright-community/playwright-go"
@@ -13,18 +15,52 @@ import (
 // in one step, and only while the element's document is of the origin the
 // policy allowed and the element holds the focus.
 
-// locInsert runs the guarded insertion on a locator's element (in the
-// page's world: the document is the one the secret is bound to).
+// locInsert runs the guarded insertion on a locator's element. The page's
+// own world cannot be trusted to check where the element is (a page can
+// redefine window.origin, or the prototypes a check would call), so the
+// element is only marked there, with a random token, and found, checked
+// and written to from the isolated world, whose built-ins no page
+// touches. A page that moves the mark can move it only within its own
+// document; one that navigates away takes it along.
 func (c *call) locInsert(what string, loc playwright.Locator, t executor.Target, text, origin string, replace bool) error {
-	v, err := loc.Evaluate("(el, arg) => ("+executor.InsertScript+")(el, arg)",
-		map[string]any{"text": text, "origin": origin, "replace": replace},
-		playwright.LocatorEvaluateOptions{Timeout: c.to()})
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
+	token := hex.EncodeToString(b[:])
+	if _, err := loc.Evaluate("(el, t) => el.setAttribute('"+insertMark+"', t)", token,
+		playwright.LocatorEvaluateOptions{Timeout: c.to()}); err != nil {
+		return err
+	}
+	raw, err := c.runValue(markedInsert, map[string]any{"token": token, "text": text, "origin": origin, "replace": replace})
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(v)
-	return insertErr(what, t.String(), b)
+	return insertErr(what, t.String(), raw)
 }
+
+// insertMark is the attribute locInsert marks the element with.
+const insertMark = "data-chromegate-insert"
+
+// markedInsert finds the marked element in the main frame's document or a
+// frame of it the isolated world can reach (same-origin ones), unmarks it
+// and runs InsertScript on it.
+var markedInsert = `(arg) => {
+  const sel = '[` + insertMark + `="' + arg.token + '"]';
+  const find = (doc) => {
+    const el = doc.querySelector(sel);
+    if (el) return el;
+    for (const f of doc.querySelectorAll('iframe, frame')) {
+      let d = null;
+      try { d = f.contentDocument; } catch { d = null; }
+      const e = d && find(d);
+      if (e) return e;
+    }
+    return null;
+  };
+  const el = find(document);
+  if (!el) return { error: 'guard', why: 'the field is no longer in the page the policy decided on' };
+  el.removeAttribute('` + insertMark + `');
+  return (` + executor.InsertScript + `)(el, arg);
+}`
 
 // refInsert runs it on a ref's element, handed over by the isolated world
 // as a remote object.

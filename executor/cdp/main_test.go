@@ -303,6 +303,13 @@ func testSite() http.Handler {
 		})
 	}
 	page("/{$}", "Home", `<h1>Home</h1><a id="form" href="/form">form</a>`)
+	// A page that lies about its origin in its own world, and moves focus
+	// away from #steal as it is focused.
+	page("/guard", "Guard", `<input id="pw" type="password" aria-label="Password"><input id="steal"><input id="other">
+<script>
+Object.defineProperty(window, 'origin', {get: () => 'https://login.test'});
+steal.addEventListener('focus', () => other.focus());
+</script>`)
 	page("/form", "Form", `
 <form id="f" onsubmit="event.preventDefault(); document.getElementById('out').textContent = 'submitted:' + this.name.value">
   <input id="name" name="name" value="old">
