@@ -24,6 +24,7 @@ var (
 	_ ListFilter = (*PolicyGate)(nil)
 	_ StepFilter = (*PolicyGate)(nil)
 	_ HopGate    = (*PolicyGate)(nil)
+	_ SecretGate = (*PolicyGate)(nil)
 )
 
 // Before decides a call. The page input is read from the browser at call
