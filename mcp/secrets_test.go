@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/vault"
+	"github.com/chromegate/chromegate/policy"
 )
 
 const testSecret = "hunter2-correct-horse"
@@ -246,5 +248,47 @@ func TestSecretNamesInStatus(t *testing.T) {
 	want := map[string]any{"PASSWORD": []any{"https://login.test"}, "TOKEN": []any{}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chrome_status secrets (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkSecretType is the cost of a secret on the call path: a type
+// through the default policy with plain text, with a reference (parsed,
+// decided with the page's origin, expanded, guarded), and the same with
+// secrets declared but none referred to (the redaction of the result).
+func BenchmarkSecretType(b *testing.B) {
+	v, err := vault.New(map[string]string{"PASSWORD": testSecret})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = v.Bind("PASSWORD", []string{"https://login.test"})
+	eng, err := policy.New(b.Context(), policy.WithData(map[string]any{"allow_domains": []string{"login.test"}, "enable_mutations": true,
+		"secret_origins": v.Origins()}), policy.WithTimeout(10*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &PolicyGate{Engine: eng}
+	for _, bc := range []struct {
+		name  string
+		vault *vault.Vault
+		text  string
+	}{
+		{"plain_no_secrets", nil, "alice@example.com"},
+		{"plain_secrets_declared", v, "alice@example.com"},
+		{"reference", v, "<secret:PASSWORD>"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			h := newHarness(b, func(o *Options) { o.Gate, o.List, o.Secrets = g, g, bc.vault })
+			ctx := b.Context()
+			if res, _ := h.server.Call(ctx, "", LocalPrincipal, "navigate", json.RawMessage(`{"url":"https://login.test/"}`)); res.IsError {
+				b.Fatal(textOf(res))
+			}
+			args, _ := json.Marshal(map[string]any{"selector": "#pw", "text": bc.text})
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, _ := h.server.Call(ctx, "", LocalPrincipal, "type", args); res.IsError {
+					b.Fatal(textOf(res))
+				}
+			}
+		})
 	}
 }
