@@ -70,6 +70,9 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s, mark: s.opts.Egress.Mark(session)}
 	var out *Result
 	run := func(ctx context.Context, ex executor.Executor) error {
+		if !t.NoBrowser {
+			s.startState(ctx, session, p, ex)
+		}
 		out, err = s.runCall(ctx, c, ex)
 		return err
 	}

@@ -31,7 +31,7 @@ func newHarness(t testing.TB, configure func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, backend: executortest.NewBackend("fake")}
 	h.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{h.backend}})
-	opts := Options{Manager: h.manager, Gate: AllowAll, Version: "test"}
+	opts := Options{Manager: h.manager, Gate: AllowAll, Version: "test", StateDir: t.TempDir()}
 	if configure != nil {
 		configure(&opts)
 	}

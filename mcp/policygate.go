@@ -231,6 +231,9 @@ func (g *PolicyGate) input(phase string, t *Tool, args map[string]any, p Princip
 // everything but status and the tab bookkeeping tools, and listing the page
 // tools of every tab (each listed tool is then decided on its own origin).
 func needsPage(c *Call) bool {
+	if c.Tool.PerOrigin {
+		return false
+	}
 	switch c.Tool.Action {
 	case ActionStatus, ActionTabs, ActionPlugin:
 		// A plugin's own call touches no page: its steps are decided

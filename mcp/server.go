@@ -126,6 +126,14 @@ type Options struct {
 	// <secret:NAME> where a tool takes them, once the policy allowed it,
 	// and redacted from every answer (see secrets.go).
 	Secrets *vault.Vault
+	// StateDir is where state_save keeps the states it saves, one
+	// directory per principal (DATA/state); empty: the state tools say
+	// the server keeps none.
+	StateDir string
+	// StorageState, if set, is restored into every new browser context
+	// before its first call runs (serve --storage-state), each origin
+	// decided as state_load's; see startState.
+	StorageState *executor.StorageState
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -142,6 +150,7 @@ type Server struct {
 	pages *pageBridge // pagetools.go
 
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
+	started    sync.Map // executor.Executor → *sync.Once; see startState
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.

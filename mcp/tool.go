@@ -95,6 +95,10 @@ type Tool struct {
 	// (chrome_status): dispatch runs it, and the Gate, outside
 	// Manager.Do, and Call.Executor is the live executor or nil.
 	NoBrowser bool
+	// PerOrigin marks a tool that touches no one page but every origin
+	// of a context (the storage-state tools): its call is decided without
+	// a page, then each origin on its own (OriginGate).
+	PerOrigin bool
 	// Timeout is the call's deadline when it has no timeout_ms argument;
 	// zero means the server default (30 s). Plugin tools, which run several
 	// steps, set their own.

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp/statefile"
 	"github.com/chromegate/chromegate/executor/executortest"
 )
 
@@ -115,6 +116,14 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 2}}, "CallPageTool",
 			executor.PageToolCallParams{TabID: tab, Name: "echo", Surface: executor.SurfaceWebMCP, Input: json.RawMessage(`{"x":2}`), MaxOutputChars: DefaultMaxResultChars},
 			[]string{`{"tab_id":"fake:s1:1","tool":"echo","origin":"https://a.test","surface":"cdp-webmcp"}` + "\n" + `{"x":2}` + "\n«/page-"}},
+		{"state_save", map[string]any{"name": "login", "origins": []string{"https://A.test:443"}, "indexed_db": false}, "Cookies",
+			executor.CookiesParams{URLs: []string{"https://a.test/"}},
+			[]string{`{"name":"login","origins":[],"cookies":0,"local_storage":0,"session_storage":0,"indexed_db":0}`}},
+		{"state_load", map[string]any{"name": "seed"}, "SetCookies", executor.SetCookiesParams{Cookies: []executor.Cookie{
+			{Name: "sid", Value: "v", Domain: "a.test", Path: "/", SameSite: "Lax"},
+		}}, []string{"\n«page-", `{"name":"seed","origins":[{"origin":"http://a.test","cookies":1}],"cookies":1,"local_storage":0,"session_storage":0,"indexed_db":0,` +
+			`"skipped":[{"origin":"https://a.test","what":"storage","reason":"no open tab of this origin`}},
+		{"state_list", nil, "", nil, []string{`{"states":[]}`}},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -130,6 +139,13 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			if strings.HasPrefix(tt.tool, "network_") {
 				if _, err := f.AddRequest("", executor.NetworkRequest{ID: "7", Method: "GET", URL: "https://a.test/x", ResourceType: "fetch",
 					Status: 200, Size: 5, MIMEType: "text/plain", RequestHeaders: []executor.Header{{Name: "Authorization", Value: "Bearer s3cret"}}}, []byte("hello")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.tool == "state_load" {
+				seed := `{"cookies":[{"name":"sid","value":"v","domain":"a.test","path":"/","expires":-1,"httpOnly":false,"secure":false,"sameSite":"Lax"}],` +
+					`"origins":[{"origin":"https://a.test","localStorage":[{"name":"token","value":"t"}]}]}`
+				if _, err := (&statefile.Store{Dir: h.server.opts.StateDir}).Write("local", "seed", []byte(seed)); err != nil {
 					t.Fatal(err)
 				}
 			}

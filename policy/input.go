@@ -100,6 +100,11 @@ type Input struct {
 	// when it refers to none. The values never reach the policy: the
 	// server substitutes them after the policy allowed the call.
 	Secrets []string `json:"secrets"`
+	// State is set on the per-origin decisions of the storage-state tools
+	// (state_save, state_load, and serve --storage-state): which origin's
+	// cookies and storage are saved or restored; see ForStateOrigin. Nil
+	// on every other decision, and on the state tools' own call.
+	State *StateOrigin `json:"state,omitempty"`
 
 	// mutating is the tool's Class.Mutating, for Hint; not part of the
 	// document.
@@ -265,6 +270,45 @@ func (in Input) Redirected(rawURL string) (Input, error) {
 	args["url"] = rawURL
 	in.Args = args
 	in.Target = &t
+	return in, nil
+}
+
+// StateOrigin is one origin whose storage state a state tool saves or
+// restores: the policy decides it per origin, saving like a read of the
+// origin and restoring like a navigation to it (input.target is the
+// origin's URL).
+type StateOrigin struct {
+	// Op is "save" or "load".
+	Op string `json:"op"`
+	// Origin is "scheme://host[:port]"; for a cookie, the host of its
+	// domain (leading dot dropped) as "https://host" or, for a cookie
+	// that is not Secure, "http://host".
+	Origin string `json:"origin"`
+	// Source is "tool" for a state_save or state_load call, "serve" for
+	// the file of serve --storage-state restored into a new context.
+	Source string `json:"source"`
+}
+
+// The values of StateOrigin.Op and StateOrigin.Source.
+const (
+	StateSave  = "save"
+	StateLoad  = "load"
+	StateTool  = "tool"
+	StateServe = "serve"
+)
+
+// ForStateOrigin returns the input for one origin of a storage-state call:
+// the call's input with input.state naming the origin and input.target its
+// URL. An origin that does not parse as an http(s) URL is an error: its
+// state must then be skipped.
+func (in Input) ForStateOrigin(op, source, origin string) (Input, error) {
+	t, err := ParseTarget(origin)
+	if err != nil {
+		return in, err
+	}
+	in.Target = &t
+	in.Page = nil
+	in.State = &StateOrigin{Op: op, Origin: origin, Source: source}
 	return in, nil
 }
 

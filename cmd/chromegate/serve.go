@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +16,7 @@ import (
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/vault"
+	"github.com/chromegate/chromegate/mcp/statefile"
 )
 
 // browserFlags are the flags that say which browser to drive and how.
@@ -84,6 +86,7 @@ type serveConfig struct {
 	egressVia      string
 	secrets        secretFlags
 	vault          *vault.Vault
+	storageState   string
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -102,6 +105,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.plugins, "plugins", "", "directory of plugin tools (*.json), each a recipe of steps of the built-in tools, gated step by step (chromegate plugins init DIR writes examples)")
 	fs.BoolVar(&cfg.noEgress, "unsafe-no-egress-boundary", false, "do not decide the requests pages make (subresources, fetch, frames, popups, WebSocket): only the model's calls are decided; for comparison and for browsers that cannot be given a proxy")
 	fs.StringVar(&cfg.egressVia, "egress-via", "", "how a launched or local browser's requests reach the policy: proxy (default: chromegate's egress proxy, decided on the address dialled) or route (Playwright routing, for a browser that must not be given a proxy; weaker: redirect hops and DNS are not seen, see the README)")
+	fs.StringVar(&cfg.storageState, "storage-state", "", "restore this storage state (Playwright's storageState JSON, e.g. one state_save wrote under DATA/state/) into every new browser context before its first call; each origin is decided by the policy like a navigation to it, and denied ones are skipped")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -170,6 +174,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err != nil {
 		return err
 	}
+	initial, err := loadStorageState(cfg.storageState, log)
+	if err != nil {
+		return err
+	}
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:        mgr,
 		Gate:           gate,
@@ -181,6 +189,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Status:         mergeStatus(gate.Status, backends.status),
 		Plugins:        plugins,
 		Secrets:        cfg.vault,
+		StateDir:       filepath.Join(cfg.browser.resolvedDataDir(), "state"),
+		StorageState:   initial,
 	})
 	if err != nil {
 		return err
@@ -200,6 +210,24 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return nil
 	}
 	return err
+}
+
+// loadStorageState reads serve --storage-state's file, once, at start: a
+// file that is missing, too large or not a storage state stops the server
+// with why (never with what it holds).
+func loadStorageState(path string, log *slog.Logger) (*executor.StorageState, error) {
+	if path == "" {
+		return nil, nil
+	}
+	st, err := statefile.ReadFile(path)
+	if err != nil {
+		if e := executor.AsError(err); e != nil && e.Code != "" {
+			return nil, fmt.Errorf("--storage-state %s: %s", path, e.Message)
+		}
+		return nil, fmt.Errorf("--storage-state: %w", err)
+	}
+	log.Info("storage state to restore into every new context", "file", path, "cookies", len(st.Cookies), "origins", len(st.Origins))
+	return &st, nil
 }
 
 // loadPlugins loads the plugin directory, if one is given. A file that does

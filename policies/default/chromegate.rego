@@ -121,7 +121,7 @@ known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "s
 mutating_tools := {
 	"click", "type", "fill", "press", "select_option", "set_files", "drag",
 	"fill_form", "clipboard_write", "cookies_set", "tab_close", "eval",
-	"page_tool_call",
+	"page_tool_call", "state_load",
 }
 
 # A page tool that declares itself read-only, and not consequential, does
@@ -152,6 +152,7 @@ mutation_blocked if {
 	input.action != "eval"
 	not enable_mutations
 	not plugin_mutation_allowed
+	not state_origin_decision
 }
 
 # The plugin's own call and each of its steps carry input.plugin.
@@ -371,6 +372,7 @@ page_ok if {
 needs_page if {
 	input.action in {"read", "interact", "eval", "page_tool"}
 	not input.tool in {"cookies_get", "cookies_set"}
+	not input.tool in state_tools
 }
 
 needs_page if {
@@ -832,4 +834,66 @@ hints contains sprintf("the operator binds %v to the origins it may be typed on 
 	input.phase == "call"
 	some name in call_secrets
 	count(secret_bound_to(name)) == 0
+}
+
+# ---------------------------------------------------------------------------
+# Storage state: state_save, state_load, state_list (and the file of
+# serve --storage-state, restored into each new context as state_load).
+#
+# The call itself touches no page: saving and listing are allowed, loading
+# needs mutations (it changes cookies and storage, like cookies_set). Then
+# every origin the state touches is decided on its own, with input.state =
+# {op, origin, source} and input.target the origin's URL (a cookie's origin
+# is the host of its domain): saved like a read of that origin, restored
+# like a navigation to it. An origin that is not allowed is skipped, and
+# the result names it.
+
+state_tools := {"state_save", "state_load", "state_list"}
+
+# One origin of a storage-state call: the call itself was decided (with
+# the mutation switch, for state_load); the origin is decided by host.
+state_origin_decision if object.get(input, "state", null) != null
+
+state_call if {
+	input.tool in state_tools
+	object.get(input, "state", null) == null
+}
+
+call_allowed if {
+	state_call
+	input.tool != "state_load"
+}
+
+call_allowed if {
+	state_call
+	input.tool == "state_load"
+	not mutation_blocked
+}
+
+call_allowed if {
+	input.tool == "state_save"
+	input.state.op == "save"
+	web_url_ok(target)
+}
+
+call_allowed if {
+	input.tool == "state_load"
+	input.state.op == "load"
+	web_url_ok(target)
+}
+
+deny contains sprintf("the state of %s is not %s: %s", [where(target), state_verb[input.state.op], url_problem(target)]) if {
+	input.phase == "call"
+	input.tool in state_tools
+	input.state.op in {"save", "load"}
+	not web_url_ok(target)
+}
+
+state_verb := {"save": "saved", "load": "loaded"}
+
+hints contains url_hint(target) if {
+	input.phase == "call"
+	input.tool in state_tools
+	input.state.op in {"save", "load"}
+	not web_url_ok(target)
 }

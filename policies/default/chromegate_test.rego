@@ -33,6 +33,7 @@ actions := {
 	"fill_form": "interact", "clipboard_write": "interact", "cookies_set": "interact",
 	"eval": "eval", "download_file": "download", "chrome_status": "status",
 	"page_tools_list": "page_tool", "page_tool_call": "page_tool",
+	"state_save": "read", "state_list": "read", "state_load": "interact",
 }
 
 call(tool, extra) := object.union(object.union(base, {"tool": tool, "action": actions[tool]}), extra)
@@ -831,4 +832,51 @@ test_calls_without_secrets_are_unchanged if {
 test_malformed_secret_data_binds_nothing if {
 	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as ["https://login.test"]
 	not allowed(typing("type", "https://login.test/", "https://login.test", ["PASSWORD"])) with data.allow_domains as ["login.test"] with data.enable_mutations as true with data.secret_origins as {"PASSWORD": "https://login.test"}
+}
+
+# ---------------------------------------------------------------------------
+# Storage state.
+
+state_origin(tool, op, source, origin) := call(tool, {
+	"args": {"name": "login"},
+	"target": chromegate.parse_url(origin),
+	"state": {"op": op, "origin": origin, "source": source},
+})
+
+test_state_calls_need_no_page if {
+	allowed(call("state_save", {"args": {"name": "login"}}))
+	allowed(call("state_list", {}))
+	allowed(listing("state_save"))
+	allowed(listing("state_list"))
+}
+
+test_state_load_needs_mutations if {
+	not allowed(call("state_load", {"args": {"name": "login"}}))
+	not allowed(listing("state_load"))
+	allowed(call("state_load", {"args": {"name": "login"}})) with data.enable_mutations as true
+	allowed(listing("state_load")) with data.enable_mutations as true
+	reasons(call("state_load", {"args": {"name": "login"}})) == ["state_load changes the page or the browser, and mutations are off (safe mode)"]
+}
+
+test_state_saved_only_for_allowed_origins if {
+	allowed(state_origin("state_save", "save", "tool", "https://app.example.com")) with data.allow_domains as ["*.example.com"]
+	not allowed(state_origin("state_save", "save", "tool", "https://bank.test")) with data.allow_domains as ["*.example.com"]
+	reasons(state_origin("state_save", "save", "tool", "https://bank.test")) == ["the state of bank.test is not saved: host not in allow_domains"] with data.allow_domains as ["*.example.com"]
+}
+
+test_state_loaded_like_a_navigation if {
+	allowed(state_origin("state_load", "load", "tool", "https://app.example.com")) with data.allow_domains as ["*.example.com"]
+	allowed(state_origin("state_load", "load", "serve", "https://app.example.com")) with data.allow_domains as ["*.example.com"]
+	not allowed(state_origin("state_load", "load", "serve", "https://bank.test")) with data.allow_domains as ["*.example.com"]
+	r := reasons(state_origin("state_load", "load", "tool", "http://127.0.0.1:8080")) with data.all_domains as true
+	r == ["the state of 127.0.0.1 is not loaded: 127.0.0.1 is a loopback address, allowed only when listed exactly in allow_domains"]
+	h := hints(state_origin("state_load", "load", "tool", "https://bank.test"))
+	h == ["start chromegate with --allow-domain bank.test, or add \"bank.test\" to allow_domains in the policy data"]
+}
+
+test_state_origin_is_decided_by_its_own_tool if {
+	# A save decision cannot stand in for a load, nor the reverse.
+	not allowed(state_origin("state_save", "load", "tool", "https://app.example.com")) with data.allow_domains as ["app.example.com"]
+	not allowed(state_origin("state_load", "save", "tool", "https://app.example.com")) with data.allow_domains as ["app.example.com"]
+	not allowed(state_origin("state_list", "save", "tool", "https://app.example.com")) with data.allow_domains as ["app.example.com"]
 }

@@ -1,0 +1,240 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/mcp/statefile"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// Storage state: a context's cookies and storage saved to a named file of
+// the caller's (state_save), restored from one (state_load), and the
+// operator's file restored into every new context (serve --storage-state,
+// Options.StorageState). Every origin is decided on its own (OriginGate):
+// saved like a read of it, restored like a navigation to it. No result,
+// log line or error carries a cookie's or a storage entry's value.
+
+// stateTimeout bounds a save or a load: a context with many origins is
+// read or written one origin at a time in a page of Playwright's.
+const stateTimeout = 60 * time.Second
+
+// OriginGate is an optional capability of a Gate: deciding one origin of a
+// storage-state call (policy.Input.ForStateOrigin). op is policy.StateSave
+// or policy.StateLoad, source policy.StateTool or policy.StateServe. It
+// returns nil to allow, else an *executor.Error with CodePolicyDenied.
+type OriginGate interface {
+	StateOrigin(ctx context.Context, c *Call, op, source, origin string) error
+}
+
+var _ OriginGate = (*PolicyGate)(nil)
+
+// StateOrigin decides one origin of a storage-state call: the call's input
+// with input.state naming the origin and input.target its URL.
+func (g *PolicyGate) StateOrigin(ctx context.Context, c *Call, op, source, origin string) error {
+	in, err := g.callInput(c)
+	if err != nil {
+		return err
+	}
+	if in, err = in.ForStateOrigin(op, source, origin); err != nil {
+		return executor.Errorf(executor.CodePolicyDenied, "not an origin the policy can decide").Wrap(err)
+	}
+	return decided(g.Engine.Decide(ctx, in), in)
+}
+
+// originDecider decides the origins of c's state, through the Gate. A
+// Gate that cannot decide origins allows them only if it allows
+// everything (AllowAll, for tests); any other denies them all.
+func (c *Call) originDecider(op, source string) helpers.OriginDecider {
+	g, ok := c.srv.opts.Gate.(OriginGate)
+	return func(ctx context.Context, origin string) error {
+		if !ok {
+			if c.srv.opts.Gate == AllowAll {
+				return nil
+			}
+			return executor.Errorf(executor.CodePolicyDenied, "the policy cannot decide origins")
+		}
+		return c.srv.gateErr(c.Tool, g.StateOrigin(ctx, c, op, source, origin))
+	}
+}
+
+func stateTools() []*Tool {
+	nameProp := prop{"name", str("")}
+	return []*Tool{
+		{
+			Name: "state_save", Title: "Save storage state",
+			Output:      &Output{Value: stateOut{}},
+			Description: "Save the session's cookies and storage under name after logging in; state_load restores it. Returns counts, no values.",
+			InputSchema: object([]string{"name"}, nameProp, prop{"origins", strList("", 0)},
+				prop{"indexed_db", boolDefault("", true)}, timeoutProp()),
+			ReadOnly: no(), Destructive: yes(), Action: ActionRead, PerOrigin: true,
+			Timeout: stateTimeout,
+			Handler: stateSave,
+		},
+		{
+			Name: "state_load", Title: "Load storage state",
+			Output:      &Output{Value: stateOut{}},
+			Description: "Restore a saved state into the session: logged in without the password.",
+			InputSchema: object([]string{"name"}, nameProp, timeoutProp()),
+			ReadOnly:    no(), Destructive: yes(), Idempotent: true, Action: ActionInteract, Mutating: true, PerOrigin: true,
+			Timeout: stateTimeout,
+			Handler: stateLoad,
+		},
+		{
+			Name: "state_list", Title: "List saved states",
+			Output:      &Output{Value: stateListOut{}},
+			Description: "Names of saved states.",
+			InputSchema: object(nil),
+			ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionRead, PerOrigin: true,
+			NoBrowser: true,
+			Handler:   stateList,
+		},
+	}
+}
+
+type stateOut struct {
+	Name string `json:"name"`
+	helpers.StateReport
+}
+
+type stateListOut struct {
+	States []statefile.Info `json:"states"`
+}
+
+// stateStore is where the state tools keep files.
+func (s *Server) stateStore() (*statefile.Store, error) {
+	if s.opts.StateDir == "" {
+		return nil, executor.Errorf(executor.CodeBadArgs, "this server keeps no storage states").
+			WithHint("the operator runs chromegate serve with a data dir (the default has one)")
+	}
+	return &statefile.Store{Dir: s.opts.StateDir}, nil
+}
+
+func stateSave(ctx context.Context, c *Call) (*Result, error) {
+	var a struct {
+		Name      string   `json:"name"`
+		Origins   []string `json:"origins"`
+		IndexedDB bool     `json:"indexed_db"`
+	}
+	if err := c.Bind(&a); err != nil {
+		return nil, err
+	}
+	store, err := c.srv.stateStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := statefile.CheckName(a.Name); err != nil {
+		return nil, err
+	}
+	for i, o := range a.Origins {
+		norm := helpers.OriginOf(o)
+		if norm == "" {
+			return nil, badArgs("origins[%d] is not an http or https origin", i).WithHint("pass origins such as https://app.example.com")
+		}
+		a.Origins[i] = norm
+	}
+	st, rep, err := helpers.SaveState(ctx, c.Executor(), helpers.SaveOptions{
+		Origins: a.Origins, IndexedDB: a.IndexedDB, Decide: c.originDecider(policy.StateSave, policy.StateTool),
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := statefile.Encode(st)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeInternal, "encode the state: %v", err)
+	}
+	if _, err := store.Write(c.Principal.Name, a.Name, data); err != nil {
+		return nil, err
+	}
+	c.srv.log.Info("storage state saved", "session", c.Session, "principal", c.Principal.Name, "name", a.Name,
+		"origins", len(rep.Origins), "cookies", rep.Cookies, "skipped", len(rep.Skipped))
+	return stateResult(a.Name, rep), nil
+}
+
+func stateLoad(ctx context.Context, c *Call) (*Result, error) {
+	var a struct {
+		Name string `json:"name"`
+	}
+	if err := c.Bind(&a); err != nil {
+		return nil, err
+	}
+	store, err := c.srv.stateStore()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Read(c.Principal.Name, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := helpers.RestoreState(ctx, c.Executor(), st, c.originDecider(policy.StateLoad, policy.StateTool))
+	if err != nil {
+		return nil, err
+	}
+	c.srv.log.Info("storage state loaded", "session", c.Session, "principal", c.Principal.Name, "name", a.Name,
+		"origins", len(rep.Origins), "cookies", rep.Cookies, "skipped", len(rep.Skipped))
+	return stateResult(a.Name, rep), nil
+}
+
+func stateList(_ context.Context, c *Call) (*Result, error) {
+	store, err := c.srv.stateStore()
+	if err != nil {
+		return nil, err
+	}
+	list, err := store.List(c.Principal.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Value: stateListOut{list}}, nil
+}
+
+// stateResult reports a save or a load. Origins and the policy's reasons
+// for skipping one come from the pages and the file: fenced.
+func stateResult(name string, rep helpers.StateReport) *Result {
+	if rep.Origins == nil {
+		rep.Origins = []helpers.OriginReport{}
+	}
+	return &Result{Value: stateOut{name, rep}, Untrusted: len(rep.Origins) > 0 || len(rep.Skipped) > 0}
+}
+
+// startState restores the operator's storage state (Options.StorageState)
+// into ex once, before the first call that runs on it: every new context —
+// stdio's, each HTTP session's, each named session's, and the one a
+// relaunched browser gives a session — starts from it. Each origin is
+// decided as state_load's, for the principal of that first call. A
+// failure is logged and the call goes on, in a context without the state.
+func (s *Server) startState(ctx context.Context, session string, p Principal, ex executor.Executor) {
+	if s.opts.StorageState == nil || ex == nil {
+		return
+	}
+	v, loaded := s.started.LoadOrStore(ex, new(sync.Once))
+	if !loaded {
+		go func() {
+			<-ex.Done()
+			s.started.Delete(ex)
+		}()
+	}
+	v.(*sync.Once).Do(func() {
+		e, ok := s.entry("state_load")
+		if !ok {
+			return
+		}
+		c := &Call{Tool: e.tool, Args: map[string]any{"name": "--storage-state"}, Session: session, Principal: p, srv: s, ex: ex}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
+		defer cancel()
+		rep, err := helpers.RestoreState(rctx, ex, *s.opts.StorageState, c.originDecider(policy.StateLoad, policy.StateServe))
+		if err != nil {
+			s.log.Error("--storage-state could not be restored into a new context", "session", session, "err", err)
+			return
+		}
+		skipped := make([]string, len(rep.Skipped))
+		for i, k := range rep.Skipped {
+			skipped[i] = fmt.Sprintf("%s (%s)", k.Origin, k.What)
+		}
+		s.log.Info("--storage-state restored", "session", session, "principal", p.Name, "origins", len(rep.Origins),
+			"cookies", rep.Cookies, "local_storage", rep.LocalStorage, "indexed_db", rep.IndexedDB, "skipped", skipped)
+	})
+}
