@@ -624,7 +624,7 @@ func (in Input) astValue() (ast.Value, error) {
 		}
 		secrets = ast.ArrayTerm(names...)
 	}
-	return ast.NewObject(
+	obj := ast.NewObject(
 		ast.Item(ast.InternedTerm("version"), ast.InternedTerm(in.Version)),
 		ast.Item(ast.InternedTerm("phase"), strTerm(in.Phase)),
 		ast.Item(ast.InternedTerm("tool"), strTerm(in.Tool)),
@@ -644,5 +644,15 @@ func (in Input) astValue() (ast.Value, error) {
 		ast.Item(ast.InternedTerm("request"), requestTerm(in.Request)),
 		ast.Item(ast.InternedTerm("session"), strTerm(in.Session)),
 		ast.Item(ast.InternedTerm("secrets"), secrets),
-	), nil
+	)
+	if in.State != nil {
+		// Only on the per-origin decisions of the storage-state tools,
+		// as MarshalJSON leaves it out elsewhere.
+		obj.Insert(ast.InternedTerm("state"), ast.ObjectTerm(
+			ast.Item(ast.InternedTerm("op"), ast.StringTerm(in.State.Op)),
+			ast.Item(ast.InternedTerm("origin"), ast.StringTerm(in.State.Origin)),
+			ast.Item(ast.InternedTerm("source"), ast.StringTerm(in.State.Source)),
+		))
+	}
+	return obj, nil
 }

@@ -268,7 +268,11 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 	step.Plugin = &Plugin{Name: "signup", Step: "submit", Tools: []string{"navigate", "click"}}
 	written := sampleInput()
 	written.Page = NewDocumentPage("about:blank", "https://b.example")
-	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t), written} {
+	origin, err := sampleInput().ForStateOrigin(StateLoad, StateServe, "https://app.example:8443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t), written, origin} {
 		v, err := in.astValue()
 		if err != nil {
 			t.Fatal(err)

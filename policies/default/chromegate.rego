@@ -857,6 +857,7 @@ state_origin_decision if object.get(input, "state", null) != null
 state_call if {
 	input.tool in state_tools
 	object.get(input, "state", null) == null
+	target == null
 }
 
 call_allowed if {

@@ -1,0 +1,393 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// stateRules map the storage-state tests' hosts to 127.0.0.1 inside
+// Chromium (and for chromegate's egress proxy).
+const stateRules = "--browser-arg=--host-resolver-rules=MAP app.test 127.0.0.1, MAP evil.test 127.0.0.1"
+
+// Values the storage-state tests look for in every result and log line:
+// none of them may appear anywhere but in the browser and the state file.
+const (
+	notesPassword = "correct-horse-9d2b"
+	notesDraft    = "draft-5c1e-unsent"
+	notesTheme    = "theme-7f3a-dusk"
+)
+
+// notesApp is the server side of testdata/pages/spa-login.html: a login
+// that hands out a bearer token (and sets a session cookie), and an API
+// that answers only to that token. It counts logins, and the requests it
+// saw carrying the token.
+type notesApp struct {
+	token, sid string
+	logins     atomic.Int32
+	authed     atomic.Int32
+	mu         sync.Mutex
+	evilCookie []string // cookies evil.test's handler was sent
+}
+
+func newNotesApp(t *testing.T) (*notesApp, string) {
+	t.Helper()
+	app := &notesApp{token: "tok-" + fmt.Sprint(time.Now().UnixNano()) + "-a91f", sid: "sid-" + fmt.Sprint(time.Now().UnixNano()) + "-0c7e"}
+	mux := http.NewServeMux()
+	mux.Handle("/pages/", http.StripPrefix("/pages/", http.FileServer(http.Dir("testdata/pages"))))
+	mux.HandleFunc("/api/login", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ User, Pass string }
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&in) != nil || in.User != "ada" || in.Pass != notesPassword {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		app.logins.Add(1)
+		http.SetCookie(w, &http.Cookie{Name: "notes_sid", Value: app.sid, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+			Expires: time.Now().Add(time.Hour)})
+		fmt.Fprintf(w, `{"token":%q}`, app.token)
+	})
+	mux.HandleFunc("/api/me", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+app.token {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		app.authed.Add(1)
+		c, err := r.Cookie("notes_sid")
+		fmt.Fprintf(w, `{"user":"ada","cookie":%v}`, err == nil && c.Value == app.sid)
+	})
+	mux.HandleFunc("/evil", func(w http.ResponseWriter, r *http.Request) {
+		app.mu.Lock()
+		for _, c := range r.Cookies() {
+			app.evilCookie = append(app.evilCookie, c.Name)
+		}
+		app.mu.Unlock()
+		fmt.Fprint(w, `<!doctype html><title>Evil</title><p>evil</p>`)
+	})
+	return app, serveMux(t, mux)
+}
+
+// secrets are the values no result or log may carry.
+func (a *notesApp) secrets() []string {
+	return []string{a.token, a.sid, notesPassword, notesDraft, notesTheme}
+}
+
+// logIn logs into the notes app with the password, through chromegate.
+func logIn(t *testing.T, s *server, appURL string) {
+	t.Helper()
+	s.call("navigate", map[string]any{"url": appURL})
+	s.call("wait_for", map[string]any{"text": "Please log in"})
+	s.call("fill", map[string]any{"selector": "#user", "value": "ada"})
+	s.call("fill", map[string]any{"selector": "#pass", "value": notesPassword})
+	s.call("click", map[string]any{"selector": "#go"})
+	s.call("wait_for", map[string]any{"text": "Logged in as ada"})
+}
+
+// loggedIn waits until the app in the selected tab says who is logged in,
+// and returns the page's text.
+func loggedIn(t *testing.T, s *server) string {
+	t.Helper()
+	s.call("wait_for", map[string]any{"text": "Logged in as ada", "timeout_ms": 10000})
+	return resultText(s.call("get_text", map[string]any{"selector": "body"}))
+}
+
+// stateReport is what state_save and state_load return.
+type stateReport struct {
+	Name    string `json:"name"`
+	Origins []struct {
+		Origin         string `json:"origin"`
+		Cookies        int    `json:"cookies"`
+		LocalStorage   int    `json:"local_storage"`
+		SessionStorage int    `json:"session_storage"`
+		IndexedDB      int    `json:"indexed_db"`
+	} `json:"origins"`
+	Cookies        int                                     `json:"cookies"`
+	LocalStorage   int                                     `json:"local_storage"`
+	SessionStorage int                                     `json:"session_storage"`
+	IndexedDB      int                                     `json:"indexed_db"`
+	Skipped        []struct{ Origin, What, Reason string } `json:"skipped"`
+}
+
+func parseReport(t *testing.T, text string) stateReport {
+	t.Helper()
+	var r stateReport
+	body := text
+	if strings.Contains(text, "«page-") {
+		head, _ := pageContent(t, text)
+		b, _ := json.Marshal(head)
+		body = string(b)
+	}
+	if err := json.Unmarshal([]byte(jsonPart(body)), &r); err != nil {
+		t.Fatalf("state result %q: %v", short(text), err)
+	}
+	return r
+}
+
+func noSecrets(t *testing.T, where, text string, secrets []string) {
+	t.Helper()
+	for _, v := range secrets {
+		if strings.Contains(text, v) {
+			t.Errorf("%s carries the value %q", where, v)
+		}
+	}
+}
+
+// copyState puts a saved state file where a server with dataDir keeps
+// principal's states.
+func copyState(t *testing.T, file, dataDir, principal, name string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(dataDir, "state", principal)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStorageStateLogin: log into a single-page app once with the
+// password, save the state, and come back logged in without it — into a
+// fresh server over stdio, by serve --storage-state and by state_load.
+func TestStorageStateLogin(t *testing.T) {
+	t.Parallel()
+	app, port := newNotesApp(t)
+	appURL := "http://app.test:" + port + "/pages/spa-login.html"
+	origin := "http://app.test:" + port
+	flags := []string{stateRules, "--allow-domain=app.test", "--enable-mutations"}
+
+	s := startServer(t, flags...)
+	logIn(t, s, appURL)
+	if app.logins.Load() != 1 {
+		t.Fatalf("%d logins, want 1", app.logins.Load())
+	}
+	res := s.call("state_save", map[string]any{"name": "notes"})
+	text := resultText(res)
+	noSecrets(t, "state_save's result", text, app.secrets())
+	rep := parseReport(t, text)
+	if rep.Name != "notes" || rep.Cookies != 1 || rep.LocalStorage != 1 || rep.SessionStorage != 1 || len(rep.Skipped) != 0 {
+		t.Errorf("state_save reported %+v", rep)
+	}
+	if len(rep.Origins) != 1 || rep.Origins[0].Origin != origin {
+		t.Errorf("state_save origins %+v, want only %s", rep.Origins, origin)
+	}
+	cdpBackend := e2eBackend != "ext"
+	if cdpBackend && rep.IndexedDB != 1 {
+		t.Errorf("state_save saved %d IndexedDB databases, want 1", rep.IndexedDB)
+	}
+	if list := resultText(s.call("state_list", nil)); !strings.Contains(list, `"name":"notes"`) {
+		t.Errorf("state_list: %s", list)
+	}
+
+	// The file: 0600 in a 0700 directory of the principal's, holding the
+	// state in Playwright's format.
+	file := filepath.Join(s.dataDir, "state", "local", "notes.json")
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
+	}
+	for _, d := range []string{filepath.Dir(file), filepath.Dir(filepath.Dir(file))} {
+		if di, err := os.Stat(d); err != nil || di.Mode().Perm() != 0o700 {
+			t.Errorf("state dir %s mode %v (%v), want 0700", d, di.Mode().Perm(), err)
+		}
+	}
+	raw, _ := os.ReadFile(file)
+	var st struct {
+		Cookies []map[string]any `json:"cookies"`
+		Origins []map[string]any `json:"origins"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), app.token) || !strings.Contains(string(raw), app.sid) || len(st.Origins) != 1 {
+		t.Errorf("the state file does not hold the login:\n%s", short(string(raw)))
+	}
+	entries, _ := os.ReadDir(filepath.Dir(file))
+	if len(entries) != 1 {
+		t.Errorf("the state dir holds %d files, want only notes.json (no temporary file left)", len(entries))
+	}
+
+	// Names are names, never paths.
+	for _, bad := range []string{"../notes", "a/b", "..", ".hidden", "/etc/passwd", "x\\y", strings.Repeat("n", 65)} {
+		txt := s.fail("BAD_ARGS", "state_save", map[string]any{"name": bad})
+		if !strings.Contains(txt, "A-Z a-z 0-9") {
+			t.Errorf("name %q refused without saying what is allowed: %s", bad, txt)
+		}
+		s.fail("BAD_ARGS", "state_load", map[string]any{"name": bad})
+	}
+	if _, err := os.Stat(filepath.Join(s.dataDir, "notes.json")); err == nil {
+		t.Error("a name with ../ wrote outside the state dir")
+	}
+
+	t.Run("serve --storage-state", func(t *testing.T) {
+		before := app.logins.Load()
+		s2 := startServer(t, append(flags, "--storage-state="+file)...)
+		s2.call("navigate", map[string]any{"url": appURL})
+		page := loggedIn(t, s2)
+		if app.logins.Load() != before {
+			t.Errorf("the app was logged into again")
+		}
+		if !strings.Contains(page, "cookie=sent") {
+			t.Errorf("the session cookie was not restored: %s", page)
+		}
+		if cdpBackend && !strings.Contains(page, "theme="+notesTheme) {
+			t.Errorf("IndexedDB was not restored: %s", page)
+		}
+		if !waitLog(s2, "--storage-state restored") {
+			t.Errorf("the server did not log the restore")
+		}
+		noSecrets(t, "the server log", s2.log.String(), app.secrets())
+	})
+
+	t.Run("state_load", func(t *testing.T) {
+		before := app.logins.Load()
+		s3 := startServer(t, flags...)
+		copyState(t, file, s3.dataDir, "local", "notes")
+		// The extension writes storage into tabs it drives: open the
+		// app first (it asks for the password), then load, then reload.
+		s3.call("navigate", map[string]any{"url": appURL})
+		s3.call("wait_for", map[string]any{"text": "Please log in"})
+		out := resultText(s3.call("state_load", map[string]any{"name": "notes"}))
+		noSecrets(t, "state_load's result", out, app.secrets())
+		lr := parseReport(t, out)
+		if lr.Cookies != 1 || lr.LocalStorage != 1 || len(lr.Skipped) != 0 || lr.SessionStorage != 1 {
+			t.Errorf("state_load reported %+v", lr)
+		}
+		s3.call("reload", nil)
+		page := loggedIn(t, s3)
+		if app.logins.Load() != before || !strings.Contains(page, "cookie=sent") || !strings.Contains(page, "draft=kept") {
+			t.Errorf("after state_load: %d logins (want %d), page %s", app.logins.Load(), before, page)
+		}
+		noSecrets(t, "the server log", s3.log.String(), app.secrets())
+	})
+	noSecrets(t, "the server log", s.log.String(), app.secrets())
+}
+
+// waitLog waits for a message in the server's log.
+func waitLog(s *server, msg string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if strings.Contains(s.log.String(), msg) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// TestStorageStateRefusals is the attacker's side: a state file planting
+// cookies and storage for an origin the policy denies loads nothing of it;
+// files that are too large or not a state are refused and the server
+// keeps serving.
+func TestStorageStateRefusals(t *testing.T) {
+	t.Parallel()
+	app, port := newNotesApp(t)
+	appOrigin := "http://app.test:" + port
+	evilOrigin := "http://evil.test:" + port
+	// The policy data is a file the server watches: first only app.test,
+	// then evil.test too, to look at what the browser holds for it.
+	data := filepath.Join(t.TempDir(), "data.json")
+	writeData := func(hosts ...string) {
+		b, _ := json.Marshal(map[string]any{"allow_domains": hosts, "enable_mutations": true, "enable_eval": true})
+		if err := os.WriteFile(data, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeData("app.test")
+	s := startServer(t, stateRules, "--data="+data)
+
+	planted := fmt.Sprintf(`{"cookies":[
+	  {"name":"planted","value":"evil-cookie-31d7","domain":"evil.test","path":"/","expires":-1,"httpOnly":false,"secure":false,"sameSite":"Lax"},
+	  {"name":"parent","value":"evil-cookie-31d7","domain":".test","path":"/","expires":-1,"httpOnly":false,"secure":false,"sameSite":"Lax"},
+	  {"name":"ok","value":"app-cookie-ok","domain":"app.test","path":"/","expires":-1,"httpOnly":false,"secure":false,"sameSite":"Lax"}],
+	 "origins":[
+	  {"origin":%q,"localStorage":[{"name":"planted","value":"evil-storage-31d7"}],"sessionStorage":[{"name":"planted","value":"evil-storage-31d7"}]},
+	  {"origin":%q,"localStorage":[{"name":"notes-token","value":"not-the-token"}]}]}`, evilOrigin, appOrigin)
+	copyState(t, writeTemp(t, planted), s.dataDir, "local", "planted")
+	s.call("navigate", map[string]any{"url": appOrigin + "/pages/spa-login.html"})
+	out := resultText(s.call("state_load", map[string]any{"name": "planted"}))
+	rep := parseReport(t, out)
+	skipped := map[string]string{}
+	for _, k := range rep.Skipped {
+		skipped[k.Origin] = k.What + ": " + k.Reason
+	}
+	if !strings.Contains(skipped["http://evil.test"], "cookies") || !strings.Contains(skipped["http://test"], "cookies") ||
+		!strings.Contains(skipped[evilOrigin], "storage") || !strings.Contains(skipped[evilOrigin], "not loaded") {
+		t.Errorf("skipped %v, want evil.test's cookies and storage and .test's cookie, with the policy's reason", skipped)
+	}
+	if rep.Cookies != 1 || rep.LocalStorage != 1 {
+		t.Errorf("loaded %+v, want app.test's one cookie and one key", rep)
+	}
+	if strings.Contains(out, "evil-cookie-31d7") || strings.Contains(out, "evil-storage-31d7") {
+		t.Errorf("state_load's result carries a value: %s", out)
+	}
+	if got := s.evalString(`document.cookie`); strings.Contains(got, "parent") || !strings.Contains(got, "ok=app-cookie-ok") {
+		t.Errorf("app.test's cookies after the load: %q", got)
+	}
+
+	// Now let the tests look at evil.test: the browser holds nothing of
+	// it, and its server is sent no planted cookie.
+	writeData("app.test", "evil.test")
+	waitFor(t, 15*time.Second, func() bool {
+		return !s.try("navigate", map[string]any{"url": evilOrigin + "/evil"}).IsError
+	})
+	if got := s.evalString(`JSON.stringify([document.cookie, localStorage.length, sessionStorage.length])`); got != `["",0,0]` {
+		t.Errorf("evil.test's cookies, localStorage and sessionStorage after the load: %s", got)
+	}
+	app.mu.Lock()
+	sent := strings.Join(app.evilCookie, ",")
+	app.mu.Unlock()
+	if sent != "" {
+		t.Errorf("evil.test was sent the cookies %s", sent)
+	}
+
+	t.Run("malformed and huge", func(t *testing.T) {
+		cases := map[string]struct{ body, want string }{
+			"notjson": {`{"cookies": [`, "not a storage state"},
+			"array":   {`[1,2,3]`, "not a JSON object"},
+			"other":   {`{"cookies":[],"origins":[],"extensions":{}}`, `unknown field "extensions"`},
+			"badorig": {`{"cookies":[],"origins":[{"origin":"javascript:alert(1)","localStorage":[]}]}`, "origins[0].origin is not an http or https origin"},
+			"nodom":   {`{"cookies":[{"name":"a","value":"secret-31d7"}],"origins":[]}`, "cookies[0] has no valid domain"},
+			"huge":    {`{"cookies":[],"origins":[],"pad":"` + strings.Repeat("x", 33<<20) + `"}`, "over the limit"},
+		}
+		for name, c := range cases {
+			copyState(t, writeTemp(t, c.body), s.dataDir, "local", name)
+			txt := s.fail("BAD_ARGS", "state_load", map[string]any{"name": name})
+			if !strings.Contains(txt, c.want) || strings.Contains(txt, "secret-31d7") {
+				t.Errorf("%s: %s", name, short(txt))
+			}
+		}
+		s.fail("BAD_ARGS", "state_load", map[string]any{"name": "never-saved"})
+		s.call("tabs_list", nil) // still serving
+	})
+
+	t.Run("serve refuses a bad file", func(t *testing.T) {
+		bad := writeTemp(t, `{"cookies": "no"}`)
+		out, err := exec.Command(binary, "serve", "--isolated", "--data-dir="+t.TempDir(), "--storage-state="+bad).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--storage-state") || !strings.Contains(string(out), "not a storage state") {
+			t.Errorf("serve with a bad --storage-state: %v\n%s", err, out)
+		}
+	})
+}
+
+func writeTemp(t *testing.T, body string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
