@@ -13,8 +13,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/chromegate/chromegate/mcp/statefile"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/mcp/statefile"
 )
 
 // Every tool, called through a real SDK client, reaches the executor with
