@@ -181,6 +181,19 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 	return st, rep, nil
 }
 
+// RestoreOptions says how RestoreState restores.
+type RestoreOptions struct {
+	// Decide decides each origin before anything of it is restored;
+	// required.
+	Decide OriginDecider
+	// OpenTabs lets a backend without an executor.StateStore write an
+	// origin's localStorage through a tab of its own, opened on the
+	// origin's root and closed again (the page loads once, as a
+	// navigation there would), where no open tab shows the origin. The
+	// selected tab is selected again afterwards.
+	OpenTabs bool
+}
+
 // RestoreState restores st into ex's context, origin by origin as Decide
 // allows; what is denied is skipped and named in the report. With an
 // executor.StateStore (the cdp backend) the allowed cookies and every
@@ -189,8 +202,8 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 // each origin's localStorage is written into an open tab of that origin
 // (an origin without one is skipped, and said). SessionStorage goes into
 // the open tabs of its origin on every backend.
-func RestoreState(ctx context.Context, ex executor.Executor, st executor.StorageState, decide OriginDecider) (StateReport, error) {
-	d := newDecisions(decide)
+func RestoreState(ctx context.Context, ex executor.Executor, st executor.StorageState, opts RestoreOptions) (StateReport, error) {
+	d := newDecisions(opts.Decide)
 	var rep StateReport
 	var allowed executor.StorageState
 	allowed.Cookies = []executor.StateCookie{}
@@ -250,8 +263,15 @@ func RestoreState(ctx context.Context, ex executor.Executor, st executor.Storage
 				continue
 			}
 			if !writeStorage(ctx, ex, tabs, o) {
-				rep.Skipped = append(rep.Skipped, SkippedOrigin{o.Origin, "storage", "no open tab of this origin: this backend writes storage only into tabs it drives; open one, then load again"})
-				continue
+				if !opts.OpenTabs || len(o.LocalStorage) == 0 {
+					rep.Skipped = append(rep.Skipped, SkippedOrigin{o.Origin, "storage", "no open tab of this origin: this backend writes storage only into tabs it drives; open one, then load again"})
+					continue
+				}
+				if !writeInNewTab(ctx, ex, o) {
+					rep.Skipped = append(rep.Skipped, SkippedOrigin{o.Origin, "storage", "a tab opened on this origin did not stay on it, or could not be written: navigate to a page of the origin, then load again"})
+					continue
+				}
+				o.SessionStorage = nil // it went with the tab
 			}
 			done.Origins = append(done.Origins, o)
 		}
@@ -518,4 +538,32 @@ func writeStorage(ctx context.Context, ex executor.Executor, tabs []openTab, o e
 		}
 	}
 	return wrote
+}
+
+// writeInNewTab writes o's localStorage through a tab opened on o's origin
+// for the purpose and closed again, then selects the tab that was
+// selected. False when the tab did not end up on the origin (the site
+// sent it elsewhere) or could not be written.
+func writeInNewTab(ctx context.Context, ex executor.Executor, o executor.OriginState) bool {
+	ts, err := ex.Tabs(ctx)
+	if err != nil {
+		return false
+	}
+	selected := ""
+	for _, t := range ts {
+		if t.Selected {
+			selected = t.ID
+		}
+	}
+	tab, err := ex.NewTab(ctx, executor.NewTabParams{URL: o.Origin + "/", WaitUntil: executor.WaitDOMContentLoaded})
+	if err != nil {
+		return false
+	}
+	defer func() {
+		_ = ex.CloseTab(context.WithoutCancel(ctx), tab.ID)
+		if selected != "" {
+			_, _ = ex.SelectTab(context.WithoutCancel(ctx), selected)
+		}
+	}()
+	return writeStorage(ctx, ex, []openTab{{tab.ID, o.Origin}}, executor.OriginState{Origin: o.Origin, LocalStorage: o.LocalStorage})
 }

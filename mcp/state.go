@@ -170,7 +170,9 @@ func stateLoad(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := helpers.RestoreState(ctx, c.Executor(), st, c.originDecider(policy.StateLoad, policy.StateTool))
+	rep, err := helpers.RestoreState(ctx, c.Executor(), st, helpers.RestoreOptions{
+		Decide: c.originDecider(policy.StateLoad, policy.StateTool), OpenTabs: true,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +227,9 @@ func (s *Server) startState(ctx context.Context, session string, p Principal, ex
 		c := &Call{Tool: e.tool, Args: map[string]any{"name": "--storage-state"}, Session: session, Principal: p, srv: s, ex: ex}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stateTimeout)
 		defer cancel()
-		rep, err := helpers.RestoreState(rctx, ex, *s.opts.StorageState, c.originDecider(policy.StateLoad, policy.StateServe))
+		rep, err := helpers.RestoreState(rctx, ex, *s.opts.StorageState, helpers.RestoreOptions{
+			Decide: c.originDecider(policy.StateLoad, policy.StateServe), OpenTabs: true,
+		})
 		if err != nil {
 			s.log.Error("--storage-state could not be restored into a new context", "session", session, "err", err)
 			return
