@@ -12,6 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
 // stateRules map the storage-state tests' hosts to 127.0.0.1 inside
@@ -390,4 +394,117 @@ func writeTemp(t *testing.T, body string) string {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestStorageStateHTTP: over HTTP, a state belongs to the key that saved
+// it. Log in with the password in one named session, save; another named
+// session of the same key loads it over MCP, another over REST's command
+// endpoint, and both are logged in without the password; another key
+// cannot load it; and a server started with --storage-state starts every
+// named session logged in.
+func TestStorageStateHTTP(t *testing.T) {
+	needBrowser(t)
+	app, port := newNotesApp(t)
+	appURL := "http://app.test:" + port + "/pages/spa-login.html"
+	dir := t.TempDir()
+	ci := createKey(t, dir, "ci")
+	eve := createKey(t, dir, "eve")
+	dlog := filepath.Join(dir, "decisions.jsonl")
+	flags := []string{stateRules, "--allow-domain=app.test", "--enable-mutations", "--unsafe-enable-eval", "--decision-log", dlog}
+	h := startHTTP(t, dir, flags...)
+	var results []string
+	call := func(cs *sdk.ClientSession, tool string, args map[string]any) string {
+		t.Helper()
+		txt := resultText(mustOK(t, tool, mcpCall(t, cs, tool, args)))
+		results = append(results, txt)
+		return txt
+	}
+	rest := func(key, session, tool string, args map[string]any) (int, string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"command": tool, "params": args, "session": session})
+		status, _, rb := h.rest("POST", "/api/v1/command", key, string(body), nil)
+		results = append(results, rb)
+		return status, rb
+	}
+
+	work := h.connect(ci, map[string]string{httpapi.SessionHeader: "work"})
+	call(work, "navigate", map[string]any{"url": appURL})
+	call(work, "wait_for", map[string]any{"text": "Please log in"})
+	call(work, "fill", map[string]any{"selector": "#user", "value": "ada"})
+	call(work, "fill", map[string]any{"selector": "#pass", "value": notesPassword})
+	call(work, "click", map[string]any{"selector": "#go"})
+	call(work, "wait_for", map[string]any{"text": "Logged in as ada"})
+	call(work, "state_save", map[string]any{"name": "notes"})
+	file := filepath.Join(dir, "state", "ci", "notes.json")
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key's state file: %v %v", fi, err)
+	}
+	logins := app.logins.Load()
+
+	t.Run("named session over MCP", func(t *testing.T) {
+		fresh := h.connect(ci, map[string]string{httpapi.SessionHeader: "fresh"})
+		call(fresh, "navigate", map[string]any{"url": appURL})
+		call(fresh, "wait_for", map[string]any{"text": "Please log in"})
+		call(fresh, "state_load", map[string]any{"name": "notes"})
+		call(fresh, "reload", nil)
+		call(fresh, "wait_for", map[string]any{"text": "Logged in as ada", "timeout_ms": 10000})
+	})
+	t.Run("named session over REST", func(t *testing.T) {
+		if st, rb := rest(ci, "rest1", "state_load", map[string]any{"name": "notes"}); st != 200 || !strings.Contains(rb, `"ok":true`) {
+			t.Fatalf("REST state_load: %d %s", st, rb)
+		}
+		if st, rb := rest(ci, "rest1", "navigate", map[string]any{"url": appURL}); st != 200 {
+			t.Fatalf("REST navigate: %d %s", st, rb)
+		}
+		if st, rb := rest(ci, "rest1", "wait_for", map[string]any{"text": "Logged in as ada", "timeout_ms": 10000}); st != 200 {
+			t.Errorf("REST session after state_load: %d %s", st, rb)
+		}
+	})
+	t.Run("another key", func(t *testing.T) {
+		st, rb := rest(eve, "eve1", "state_load", map[string]any{"name": "notes"})
+		if st == 200 || !strings.Contains(rb, "BAD_ARGS") || !strings.Contains(rb, `no saved state is called \"notes\"`) {
+			t.Errorf("eve loaded ci's state: %d %s", st, rb)
+		}
+		cs := h.connect(eve, nil)
+		res := mcpCall(t, cs, "state_load", map[string]any{"name": "notes"})
+		if !res.IsError {
+			t.Errorf("eve loaded ci's state over MCP: %s", resultText(res))
+		}
+		if list := resultText(mcpCall(t, cs, "state_list", nil)); strings.Contains(list, "notes") {
+			t.Errorf("eve lists ci's states: %s", list)
+		}
+		if _, rb := rest(eve, "eve1", "navigate", map[string]any{"url": appURL}); strings.Contains(rb, "Logged in") {
+			t.Errorf("eve's session is logged in: %s", rb)
+		}
+	})
+	if app.logins.Load() != logins {
+		t.Errorf("the app was logged into %d more times", app.logins.Load()-logins)
+	}
+
+	t.Run("serve --storage-state", func(t *testing.T) {
+		dir2 := t.TempDir()
+		key := createKey(t, dir2, "ci")
+		h2 := startHTTP(t, dir2, stateRules, "--allow-domain=app.test", "--storage-state="+file)
+		for _, session := range []string{"run-1", "run-2"} {
+			body, _ := json.Marshal(map[string]any{"command": "navigate", "params": map[string]any{"url": appURL}, "session": session})
+			if st, _, rb := h2.rest("POST", "/api/v1/command", key, string(body), nil); st != 200 {
+				t.Fatalf("navigate: %d %s", st, rb)
+			}
+			body, _ = json.Marshal(map[string]any{"command": "wait_for", "params": map[string]any{"text": "Logged in as ada", "timeout_ms": 10000}, "session": session})
+			if st, _, rb := h2.rest("POST", "/api/v1/command", key, string(body), nil); st != 200 {
+				t.Errorf("session %s did not start logged in: %d %s", session, st, rb)
+			}
+		}
+		noSecrets(t, "the second server's log", h2.log.String(), app.secrets())
+	})
+
+	for i, r := range results {
+		noSecrets(t, fmt.Sprintf("result %d", i), r, app.secrets())
+	}
+	noSecrets(t, "the server log", h.log.String(), app.secrets())
+	dl, _ := os.ReadFile(dlog)
+	noSecrets(t, "the decision log", string(dl), app.secrets())
+	if !strings.Contains(string(dl), `"tool":"state_load"`) {
+		t.Errorf("the decision log has no state_load decision")
+	}
 }
