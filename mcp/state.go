@@ -102,7 +102,7 @@ type stateOut struct {
 }
 
 type stateListOut struct {
-	States []statefile.Info `json:"states"`
+	States []statefile.StateInfo `json:"states"`
 }
 
 // stateStore is where the state tools keep files.

@@ -39,6 +39,9 @@ var ToolNames = []string{
 	"select_option",
 	"set_files",
 	"snapshot",
+	"state_list",
+	"state_load",
+	"state_save",
 	"tab_close",
 	"tab_new",
 	"tab_select",
@@ -607,6 +610,60 @@ type SnapshotResult struct {
 	Text string `json:"-"`
 }
 
+// StateInfo is part of some tools' results.
+type StateInfo struct {
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	Modified string `json:"modified"`
+}
+
+// StateListResult is the result of state_list.
+type StateListResult struct {
+	States []StateInfo `json:"states"`
+}
+
+// StateLoadParams are the arguments of state_load.
+type StateLoadParams struct {
+	Name      string `json:"name"`
+	TimeoutMs int    `json:"timeout_ms,omitempty"`
+}
+
+// OriginReport is part of some tools' results.
+type OriginReport struct {
+	Origin         string `json:"origin"`
+	Cookies        int    `json:"cookies,omitempty"`
+	LocalStorage   int    `json:"local_storage,omitempty"`
+	SessionStorage int    `json:"session_storage,omitempty"`
+	IndexedDB      int    `json:"indexed_db,omitempty"`
+}
+
+// SkippedOrigin is part of some tools' results.
+type SkippedOrigin struct {
+	Origin string `json:"origin"`
+	What   string `json:"what"`
+	Reason string `json:"reason"`
+}
+
+// StateResult is the result of several tools.
+type StateResult struct {
+	Name           string          `json:"name"`
+	Origins        []OriginReport  `json:"origins"`
+	Cookies        int             `json:"cookies"`
+	LocalStorage   int             `json:"local_storage"`
+	SessionStorage int             `json:"session_storage"`
+	IndexedDB      int             `json:"indexed_db"`
+	Skipped        []SkippedOrigin `json:"skipped,omitempty"`
+}
+
+// StateSaveParams are the arguments of state_save.
+type StateSaveParams struct {
+	Name    string   `json:"name"`
+	Origins []string `json:"origins,omitempty"`
+	// Default: true.
+	IndexedDb *bool `json:"indexed_db,omitempty"`
+	TimeoutMs int   `json:"timeout_ms,omitempty"`
+}
+
 // TabCloseParams are the arguments of tab_close.
 type TabCloseParams struct {
 	TabID string `json:"tab_id,omitempty"`
@@ -987,6 +1044,37 @@ func (c *Client) Snapshot(ctx context.Context, p SnapshotParams) (*SnapshotResul
 		return nil, err
 	}
 	out.Text = raw.Text
+	return out, nil
+}
+
+// StateList calls state_list: Names of saved states.
+// It is read-only.
+func (c *Client) StateList(ctx context.Context) (*StateListResult, error) {
+	out, raw, err := call[StateListResult](ctx, c, "state_list", nil)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
+// StateLoad calls state_load: Restore a saved state into the session: logged in without the password.
+func (c *Client) StateLoad(ctx context.Context, p StateLoadParams) (*StateResult, error) {
+	out, raw, err := call[StateResult](ctx, c, "state_load", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
+// StateSave calls state_save: Save the session's cookies and storage under name after logging in; state_load restores it. Returns counts, no values.
+func (c *Client) StateSave(ctx context.Context, p StateSaveParams) (*StateResult, error) {
+	out, raw, err := call[StateResult](ctx, c, "state_save", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
 	return out, nil
 }
 

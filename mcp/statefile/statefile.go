@@ -85,11 +85,12 @@ type Store struct {
 	Dir string
 }
 
-// Info describes one saved state, without its content.
-type Info struct {
-	Name     string    `json:"name"`
-	Size     int64     `json:"size"`
-	Modified time.Time `json:"modified"`
+// StateInfo describes one saved state, without its content. Modified is
+// RFC 3339, UTC.
+type StateInfo struct {
+	Name     string `json:"name"`
+	Size     int64  `json:"size"`
+	Modified string `json:"modified"`
 }
 
 // principalDir is a principal's own directory: its name where that is a
@@ -201,16 +202,16 @@ func (s *Store) Read(principal, name string) (executor.StorageState, error) {
 }
 
 // List lists principal's saved states, by name.
-func (s *Store) List(principal string) ([]Info, error) {
+func (s *Store) List(principal string) ([]StateInfo, error) {
 	dir := s.principalDir(principal)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []Info{}, nil
+		return []StateInfo{}, nil
 	}
 	if err != nil {
 		return nil, executor.Errorf(executor.CodeInternal, "list states: %v", err)
 	}
-	out := []Info{}
+	out := []StateInfo{}
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !e.Type().IsRegular() || CheckName(name) != nil {
@@ -220,7 +221,7 @@ func (s *Store) List(principal string) ([]Info, error) {
 		if err != nil {
 			continue
 		}
-		out = append(out, Info{Name: name, Size: fi.Size(), Modified: fi.ModTime().UTC().Truncate(time.Second)})
+		out = append(out, StateInfo{Name: name, Size: fi.Size(), Modified: fi.ModTime().UTC().Format(time.RFC3339)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
