@@ -330,6 +330,9 @@ func Parse(data []byte) (executor.StorageState, error) {
 		if o.LocalStorage == nil {
 			st.Origins[i].LocalStorage = []executor.NameValue{}
 		}
+		if len(o.SessionStorage) == 0 {
+			st.Origins[i].SessionStorage = nil
+		}
 	}
 	if st.Cookies == nil {
 		st.Cookies = []executor.StateCookie{}
