@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
@@ -506,5 +509,79 @@ func TestStorageStateHTTP(t *testing.T) {
 	noSecrets(t, "the decision log", string(dl), app.secrets())
 	if !strings.Contains(string(dl), `"tool":"state_load"`) {
 		t.Errorf("the decision log has no state_load decision")
+	}
+}
+
+// TestStorageStatePlaywright: the file format is Playwright's. A state
+// Playwright's own storageState wrote (with IndexedDB) starts chromegate
+// logged in, and a state chromegate saved (with its extra sessionStorage)
+// starts a Playwright context logged in.
+func TestStorageStatePlaywright(t *testing.T) {
+	t.Parallel()
+	needBrowser(t)
+	drv, err := cdp.FindDriver("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := cdp.FindChromium("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := cmp.Or(drv.Node, "node")
+	script, _ := filepath.Abs("testdata/playwright-state.js")
+	playwright := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(node, append([]string{script, filepath.Join(drv.Dir, "package"), exe}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("playwright %s: %v\n%s", args[0], err, stderr.String())
+		}
+		return string(out)
+	}
+	app, port := newNotesApp(t)
+	origin := "http://app.test:" + port
+	appURL := origin + "/pages/spa-login.html"
+	cdpBackend := e2eBackend != "ext"
+
+	// Playwright → chromegate.
+	theirs := filepath.Join(t.TempDir(), "playwright.json")
+	playwright("write", origin, theirs, app.token, app.sid)
+	raw, _ := os.ReadFile(theirs)
+	if !strings.Contains(string(raw), `"indexedDB"`) {
+		t.Fatalf("Playwright wrote no IndexedDB:\n%s", short(string(raw)))
+	}
+	s := startServer(t, stateRules, "--allow-domain=app.test", "--enable-mutations", "--unsafe-enable-eval", "--storage-state="+theirs)
+	s.call("navigate", map[string]any{"url": appURL})
+	page := loggedIn(t, s)
+	if !strings.Contains(page, "cookie=sent") || (cdpBackend && !strings.Contains(page, "theme="+notesTheme)) {
+		t.Errorf("chromegate from Playwright's state: %s", page)
+	}
+	if app.logins.Load() != 0 {
+		t.Errorf("the app was logged into")
+	}
+
+	// chromegate → Playwright, with sessionStorage (which Playwright
+	// ignores) in the file.
+	s.eval(`sessionStorage.setItem("notes-draft", "` + notesDraft + `")`)
+	rep := parseReport(t, resultText(s.call("state_save", map[string]any{"name": "ours"})))
+	if rep.SessionStorage != 1 {
+		t.Errorf("saved %+v, want the draft in sessionStorage", rep)
+	}
+	ours := filepath.Join(s.dataDir, "state", "local", "ours.json")
+	var got struct {
+		Token, Theme string
+		Draft        *string
+		Cookies      []string
+	}
+	if err := json.Unmarshal([]byte(playwright("read", origin, ours)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Token != app.token || !slices.Contains(got.Cookies, "notes_sid="+app.sid) || (cdpBackend && got.Theme != notesTheme) {
+		t.Errorf("Playwright from chromegate's state: token ok %v, cookies %d, theme %q", got.Token == app.token, len(got.Cookies), got.Theme)
+	}
+	if got.Draft != nil {
+		t.Errorf("Playwright restored sessionStorage, which it is not known to do: the format note in the README is stale")
 	}
 }
