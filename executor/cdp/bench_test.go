@@ -2,9 +2,12 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,4 +362,112 @@ func BenchmarkNetlogList(b *testing.B) {
 			b.Fatal(len(rs))
 		}
 	}
+}
+
+// benchState is a realistic logged-in state: 60 cookies over 6 origins,
+// 200 localStorage keys of about 100 bytes per origin, and an IndexedDB
+// database of 5 records on 3 of them.
+func benchState() executor.StorageState {
+	st := executor.StorageState{Cookies: []executor.StateCookie{}, Origins: []executor.OriginState{}}
+	value := fmt.Sprintf("%0100d", 7)
+	for o := range 6 {
+		host := fmt.Sprintf("app%d.bench.test", o)
+		for c := range 10 {
+			st.Cookies = append(st.Cookies, executor.StateCookie{Name: fmt.Sprintf("c%d", c), Value: value[:40], Domain: host,
+				Path: "/", Expires: float64(time.Now().Add(time.Hour).Unix()), HTTPOnly: c%2 == 0, SameSite: "Lax"})
+		}
+		os := executor.OriginState{Origin: "http://" + host}
+		for k := range 200 {
+			os.LocalStorage = append(os.LocalStorage, executor.NameValue{Name: fmt.Sprintf("key-%03d", k), Value: value})
+		}
+		if o%2 == 0 {
+			var recs []string
+			for r := range 5 {
+				recs = append(recs, fmt.Sprintf(`{"value":{"id":%d,"body":%q}}`, r, value))
+			}
+			os.IndexedDB = []byte(`[{"name":"db","version":1,"stores":[{"name":"items","autoIncrement":false,"keyPath":"id","indexes":[],"records":[` +
+				strings.Join(recs, ",") + `]}]}]`)
+		}
+		st.Origins = append(st.Origins, os)
+	}
+	return st
+}
+
+// BenchmarkStateRestore restores benchState into the session's context
+// (Playwright's setStorageState: each origin in a routed page of its own).
+func BenchmarkStateRestore(b *testing.B) {
+	s, _ := benchTab(b, "/")
+	ctx := benchCtx(b)
+	st := benchState()
+	for b.Loop() {
+		if err := s.SetStorageState(ctx, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStateSave reads it back, with IndexedDB.
+func BenchmarkStateSave(b *testing.B) {
+	s, _ := benchTab(b, "/")
+	ctx := benchCtx(b)
+	if err := s.SetStorageState(ctx, benchState()); err != nil {
+		b.Fatal(err)
+	}
+	var size int
+	for b.Loop() {
+		st, err := s.StorageState(ctx, executor.StorageStateParams{IndexedDB: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(st.Cookies) != 60 || len(st.Origins) != 6 {
+			b.Fatalf("saved %d cookies, %d origins", len(st.Cookies), len(st.Origins))
+		}
+		raw, _ := json.Marshal(st)
+		size = len(raw)
+	}
+	b.ReportMetric(float64(size), "bytes/state")
+}
+
+// BenchmarkDirectNewContextWithState and BenchmarkDirectNewContextThenSet
+// compare the two ways to start a context from benchState: Playwright's
+// NewContext option (mode "initial": no cookies to clear, no visited
+// origins) against a new context followed by setStorageState, which is
+// what a restore into a context chromegate already created costs.
+func BenchmarkDirectNewContextWithState(b *testing.B) {
+	br := direct(b).Context().Browser()
+	path := benchStateFile(b)
+	for b.Loop() {
+		c, err := br.NewContext(playwright.BrowserNewContextOptions{StorageStatePath: playwright.String(path)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = c.Close()
+	}
+}
+
+func BenchmarkDirectNewContextThenSet(b *testing.B) {
+	br := direct(b).Context().Browser()
+	path := benchStateFile(b)
+	for b.Loop() {
+		c, err := br.NewContext()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.SetStorageState(path); err != nil {
+			b.Fatal(err)
+		}
+		_ = c.Close()
+	}
+}
+
+func benchStateFile(b *testing.B) string {
+	raw, err := json.Marshal(benchState())
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "state.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }
