@@ -368,6 +368,25 @@ func TestEveryTool(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	step("storage state", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/form"})
+		s.call("eval", map[string]any{"expression": `localStorage.setItem("every", "tool")`})
+		s.call("cookies_set", map[string]any{"cookies": []any{map[string]any{"name": "every", "value": "tool", "url": base}}})
+		saved := resultText(s.call("state_save", map[string]any{"name": "every-tool", "indexed_db": false}))
+		if !strings.Contains(saved, `"local_storage":1`) || !strings.Contains(saved, `"name":"every-tool"`) {
+			t.Fatalf("state_save: %s", saved)
+		}
+		if txt := resultText(s.call("state_list", nil)); !strings.Contains(txt, `"name":"every-tool"`) {
+			t.Fatalf("state_list: %s", txt)
+		}
+		loaded := resultText(s.call("state_load", map[string]any{"name": "every-tool"}))
+		if !strings.Contains(loaded, `"local_storage":1`) || strings.Contains(loaded, `"value"`) {
+			t.Fatalf("state_load: %s", loaded)
+		}
+		if got := s.evalString(`localStorage.getItem("every")`); got != "tool" {
+			t.Fatalf("localStorage after state_load: %q", got)
+		}
+	})
 	t.Cleanup(func() {
 		// Every tool the server lists was called at least once above.
 		res, err := s.session.ListTools(context.Background(), nil)
