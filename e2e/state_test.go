@@ -39,6 +39,7 @@ const (
 // saw carrying the token.
 type notesApp struct {
 	token, sid string
+	requests   atomic.Int32 // every request the app's server saw
 	logins     atomic.Int32
 	authed     atomic.Int32
 	mu         sync.Mutex
@@ -78,7 +79,12 @@ func newNotesApp(t *testing.T) (*notesApp, string) {
 		app.mu.Unlock()
 		fmt.Fprint(w, `<!doctype html><title>Evil</title><p>evil</p>`)
 	})
-	return app, serveMux(t, mux)
+	counted := http.NewServeMux()
+	counted.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		app.requests.Add(1)
+		mux.ServeHTTP(w, r)
+	})
+	return app, serveMux(t, counted)
 }
 
 // secrets are the values no result or log may carry.
@@ -242,6 +248,17 @@ func TestStorageStateLogin(t *testing.T) {
 	t.Run("serve --storage-state", func(t *testing.T) {
 		before := app.logins.Load()
 		s2 := startServer(t, append(flags, "--storage-state="+file)...)
+		// The first call restores the state into the new context. On
+		// the launched browser no request leaves for the origin while
+		// it does (the extension opens a tab on the origin instead).
+		requests := app.requests.Load()
+		s2.call("tabs_list", nil)
+		if !waitLog(s2, "--storage-state restored") {
+			t.Errorf("the server did not log the restore")
+		}
+		if cdpBackend && app.requests.Load() != requests {
+			t.Errorf("restoring sent %d requests to the app's server", app.requests.Load()-requests)
+		}
 		s2.call("navigate", map[string]any{"url": appURL})
 		page := loggedIn(t, s2)
 		if app.logins.Load() != before {
@@ -252,9 +269,6 @@ func TestStorageStateLogin(t *testing.T) {
 		}
 		if cdpBackend && !strings.Contains(page, "theme="+notesTheme) {
 			t.Errorf("IndexedDB was not restored: %s", page)
-		}
-		if !waitLog(s2, "--storage-state restored") {
-			t.Errorf("the server did not log the restore")
 		}
 		noSecrets(t, "the server log", s2.log.String(), app.secrets())
 	})
@@ -272,6 +286,10 @@ func TestStorageStateLogin(t *testing.T) {
 		lr := parseReport(t, out)
 		if lr.Cookies != 1 || lr.LocalStorage != 1 || len(lr.Skipped) != 0 || lr.SessionStorage != 1 {
 			t.Errorf("state_load reported %+v", lr)
+		}
+		// The tab the caller sees stayed where it was, and is the only one.
+		if tabs := resultText(s3.call("tabs_list", nil)); strings.Count(tabs, `"tab_id"`) != 1 || !strings.Contains(tabs, appURL) {
+			t.Errorf("tabs after state_load: %s", tabs)
 		}
 		s3.call("reload", nil)
 		page := loggedIn(t, s3)
