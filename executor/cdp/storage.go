@@ -13,6 +13,11 @@ import (
 
 var _ executor.StateStore = (*Session)(nil)
 
+// maxHandoff bounds the state read from the driver: larger than any state
+// file chromegate keeps (statefile.MaxSize), so a state too large to keep
+// is refused there, by size, not cut here.
+const maxHandoff = 64 << 20
+
 // StorageState reads the context's storage state through Playwright's own
 // storageState: cookies, and the localStorage (and IndexedDB when asked)
 // of every origin the context visited, read from its open pages or, for
@@ -20,9 +25,8 @@ var _ executor.StateStore = (*Session)(nil)
 // blank document (no request leaves the browser) and closes.
 //
 // playwright-go decodes the state into structs without IndexedDB; with a
-// path it writes the driver's reply as it came. So the reply goes to a
-// file of the session's own, in a directory only the server can read, and
-// is read back and removed at once.
+// path it writes the driver's reply as it came, so the reply goes to a
+// path of the server's (takeFromDriver: a named pipe, not a file).
 func (s *Session) StorageState(ctx context.Context, p executor.StorageStateParams) (executor.StorageState, error) {
 	return await(ctx, s, "state_save", func() (executor.StorageState, error) {
 		var st executor.StorageState
@@ -30,21 +34,18 @@ func (s *Session) StorageState(ctx context.Context, p executor.StorageStateParam
 		if err != nil {
 			return st, executor.Errorf(executor.CodeInternal, "storage state: %v", err)
 		}
-		f, err := os.CreateTemp(dir, "state-*.json")
-		if err != nil {
-			return st, executor.Errorf(executor.CodeInternal, "storage state: %v", err)
+		var pwErr error
+		raw, err := takeFromDriver(dir, func(path string) error {
+			_, pwErr = s.bctx.StorageState(playwright.BrowserContextStorageStateOptions{
+				IndexedDB: playwright.Bool(p.IndexedDB), Path: playwright.String(path),
+			})
+			return pwErr
+		})
+		if pwErr != nil {
+			return st, s.mapErr("state_save", pwErr)
 		}
-		path := f.Name()
-		f.Close()
-		defer os.Remove(path)
-		if _, err := s.bctx.StorageState(playwright.BrowserContextStorageStateOptions{
-			IndexedDB: playwright.Bool(p.IndexedDB), Path: playwright.String(path),
-		}); err != nil {
-			return st, s.mapErr("state_save", err)
-		}
-		raw, err := os.ReadFile(path)
 		if err != nil {
-			return st, executor.Errorf(executor.CodeInternal, "storage state: %v", err)
+			return st, executor.Errorf(executor.CodeInternal, "storage state from the driver: %v", err)
 		}
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return st, executor.Errorf(executor.CodeInternal, "storage state from the driver: %v", err)
@@ -54,12 +55,12 @@ func (s *Session) StorageState(ctx context.Context, p executor.StorageStateParam
 }
 
 // SetStorageState makes st the context's state with Playwright's
-// setStorageState, which takes a file: st (already decided by the caller)
-// is written to one in the server's scratch directory and removed once the
-// driver has read it. Playwright clears the context's cookies, adds st's,
-// and for each origin (st's and those the context visited) restores the
-// origin's storage in a page of its own that it routes to a blank document
-// and closes: no tab of the caller's moves and no request is sent.
+// setStorageState, which reads a path: st (already decided by the caller)
+// is handed over through a named pipe (giveToDriver). Playwright clears
+// the context's cookies, adds st's, and for each origin (st's and those the
+// context visited) restores the origin's storage in a page of its own that
+// it routes to a blank document and closes: no tab of the caller's moves
+// and no request is sent.
 func (s *Session) SetStorageState(ctx context.Context, st executor.StorageState) error {
 	raw, err := json.Marshal(st)
 	if err != nil {
@@ -70,21 +71,16 @@ func (s *Session) SetStorageState(ctx context.Context, st executor.StorageState)
 		if err != nil {
 			return struct{}{}, executor.Errorf(executor.CodeInternal, "storage state: %v", err)
 		}
-		f, err := os.CreateTemp(dir, "state-*.json")
+		var pwErr error
+		err = giveToDriver(dir, raw, func(path string) error {
+			pwErr = s.bctx.SetStorageState(path)
+			return pwErr
+		})
+		if pwErr != nil {
+			return struct{}{}, s.mapErr("state_load", pwErr)
+		}
 		if err != nil {
-			return struct{}{}, executor.Errorf(executor.CodeInternal, "storage state: %v", err)
-		}
-		path := f.Name()
-		defer os.Remove(path)
-		_, werr := f.Write(raw)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return struct{}{}, executor.Errorf(executor.CodeInternal, "storage state: %v", werr)
-		}
-		if err := s.bctx.SetStorageState(path); err != nil {
-			return struct{}{}, s.mapErr("state_load", err)
+			return struct{}{}, executor.Errorf(executor.CodeInternal, "storage state to the driver: %v", err)
 		}
 		return struct{}{}, nil
 	})
@@ -92,7 +88,7 @@ func (s *Session) SetStorageState(ctx context.Context, st executor.StorageState)
 }
 
 // scratchDir is a directory of the data dir that only this user can open,
-// for files the driver must read or write (storage state in flight).
+// for the paths the driver reads and writes storage state through.
 func (b *Backend) scratchDir() (string, error) {
 	dir := filepath.Join(b.opts.DataDir, "scratch")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
