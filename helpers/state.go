@@ -80,24 +80,7 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 		return st, rep, err
 	}
 	wanted := func(origin string) bool { return len(opts.Origins) == 0 || slices.Contains(opts.Origins, origin) }
-	byOrigin := map[string]*executor.OriginState{}
-	add := func(o executor.OriginState) {
-		if prev, ok := byOrigin[o.Origin]; ok {
-			if len(prev.LocalStorage) == 0 {
-				prev.LocalStorage = o.LocalStorage
-			}
-			if len(prev.SessionStorage) == 0 {
-				prev.SessionStorage = o.SessionStorage
-			}
-			if len(prev.IndexedDB) == 0 {
-				prev.IndexedDB = o.IndexedDB
-			}
-			return
-		}
-		c := o
-		byOrigin[o.Origin] = &c
-		st.Origins = append(st.Origins, c)
-	}
+	origins := newOriginSet()
 
 	store, whole := ex.(executor.StateStore)
 	if whole {
@@ -109,31 +92,29 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 			if len(opts.Origins) > 0 && !slices.ContainsFunc(opts.Origins, func(o string) bool { return cookieSentTo(c, o) }) {
 				continue
 			}
-			if d.skip(ctx, cookieOrigin(c), "cookies", &rep) {
-				continue
+			if !d.skip(ctx, cookieOrigin(c), "cookies") {
+				st.Cookies = append(st.Cookies, c)
 			}
-			st.Cookies = append(st.Cookies, c)
 		}
 		for _, o := range all.Origins {
-			if !wanted(o.Origin) || d.skip(ctx, o.Origin, "storage", &rep) {
-				continue
+			if wanted(o.Origin) && !d.skip(ctx, o.Origin, "storage") {
+				origins.merge(executor.OriginState{Origin: o.Origin, LocalStorage: o.LocalStorage, IndexedDB: o.IndexedDB})
 			}
-			add(executor.OriginState{Origin: o.Origin, LocalStorage: o.LocalStorage, IndexedDB: o.IndexedDB})
 		}
 	} else {
 		// The user's own browser: only what is asked for, or what the
 		// session's tabs show, and each origin decided before it is read.
-		origins := opts.Origins
-		if len(origins) == 0 {
+		asked := opts.Origins
+		if len(asked) == 0 {
 			for _, t := range tabs {
-				if !slices.Contains(origins, t.origin) {
-					origins = append(origins, t.origin)
+				if !slices.Contains(asked, t.origin) {
+					asked = append(asked, t.origin)
 				}
 			}
 		}
 		var urls []string
-		for _, o := range origins {
-			if !d.skip(ctx, o, "cookies", &rep) {
+		for _, o := range asked {
+			if !d.skip(ctx, o, "cookies") {
 				urls = append(urls, o+"/")
 			}
 		}
@@ -146,7 +127,7 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 				sc := stateCookie(c)
 				// A cookie of a parent domain is sent to an allowed
 				// origin, but is the parent's: decided on its own.
-				if d.skip(ctx, cookieOrigin(sc), "cookies", &rep) {
+				if d.skip(ctx, cookieOrigin(sc), "cookies") {
 					continue
 				}
 				if !slices.ContainsFunc(st.Cookies, func(x executor.StateCookie) bool { return sameCookie(x, sc) }) {
@@ -158,27 +139,62 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 	// Web Storage from the open tabs: localStorage where the backend has
 	// no whole-context read, sessionStorage everywhere.
 	for _, t := range tabs {
-		if !wanted(t.origin) || d.skip(ctx, t.origin, "storage", &rep) {
+		if !wanted(t.origin) || d.skip(ctx, t.origin, "storage") {
 			continue
 		}
 		got, err := readStorage(ctx, ex, t.id, !whole)
 		if err != nil || got.Origin != t.origin {
 			continue // the tab moved on, or closed: it is read no more
 		}
-		add(executor.OriginState{Origin: got.Origin, LocalStorage: got.LocalStorage, SessionStorage: got.SessionStorage})
+		origins.merge(executor.OriginState{Origin: got.Origin, LocalStorage: got.LocalStorage, SessionStorage: got.SessionStorage})
 	}
-	for i := range st.Origins {
-		st.Origins[i] = *byOrigin[st.Origins[i].Origin]
-		if st.Origins[i].LocalStorage == nil {
-			st.Origins[i].LocalStorage = []executor.NameValue{}
-		}
-	}
-	st.Origins = slices.DeleteFunc(st.Origins, func(o executor.OriginState) bool {
-		return len(o.LocalStorage) == 0 && len(o.SessionStorage) == 0 && databases(o.IndexedDB) == 0
-	})
+	st.Origins = origins.list()
 	rep.count(st)
-	rep.Skipped = d.skipped(rep.Skipped)
+	rep.Skipped = d.skipped(nil)
 	return st, rep, nil
+}
+
+// originSet gathers the storage of each origin from several reads (the
+// whole context's, then each open tab's), in the order first seen; the
+// first non-empty read of each kind wins.
+type originSet struct {
+	order []string
+	by    map[string]*executor.OriginState
+}
+
+func newOriginSet() *originSet { return &originSet{by: map[string]*executor.OriginState{}} }
+
+func (s *originSet) merge(o executor.OriginState) {
+	prev, ok := s.by[o.Origin]
+	if !ok {
+		s.order = append(s.order, o.Origin)
+		s.by[o.Origin] = &o
+		return
+	}
+	if len(prev.LocalStorage) == 0 {
+		prev.LocalStorage = o.LocalStorage
+	}
+	if len(prev.SessionStorage) == 0 {
+		prev.SessionStorage = o.SessionStorage
+	}
+	if len(prev.IndexedDB) == 0 {
+		prev.IndexedDB = o.IndexedDB
+	}
+}
+
+// list is the origins that hold anything, localStorage never null (as
+// Playwright writes it).
+func (s *originSet) list() []executor.OriginState {
+	out := []executor.OriginState{}
+	for _, name := range s.order {
+		o := *s.by[name]
+		if len(o.LocalStorage) == 0 && len(o.SessionStorage) == 0 && databases(o.IndexedDB) == 0 {
+			continue
+		}
+		o.LocalStorage = nonNil(o.LocalStorage)
+		out = append(out, o)
+	}
+	return out
 }
 
 // RestoreOptions says how RestoreState restores.
@@ -209,12 +225,12 @@ func RestoreState(ctx context.Context, ex executor.Executor, st executor.Storage
 	allowed.Cookies = []executor.StateCookie{}
 	allowed.Origins = []executor.OriginState{}
 	for _, c := range st.Cookies {
-		if !d.skip(ctx, cookieOrigin(c), "cookies", &rep) {
+		if !d.skip(ctx, cookieOrigin(c), "cookies") {
 			allowed.Cookies = append(allowed.Cookies, c)
 		}
 	}
 	for _, o := range st.Origins {
-		if !d.skip(ctx, o.Origin, "storage", &rep) {
+		if !d.skip(ctx, o.Origin, "storage") {
 			allowed.Origins = append(allowed.Origins, o)
 		}
 	}
@@ -307,7 +323,7 @@ func (d *decisions) denied(ctx context.Context, origin string) bool {
 }
 
 // skip reports whether origin is denied, noting what of it was skipped.
-func (d *decisions) skip(ctx context.Context, origin, what string, _ *StateReport) bool {
+func (d *decisions) skip(ctx context.Context, origin, what string) bool {
 	if !d.denied(ctx, origin) {
 		return false
 	}
