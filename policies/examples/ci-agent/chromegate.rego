@@ -201,6 +201,7 @@ deny contains sprintf("%v is not allowed on %v: not a test host", [input.tool, p
 	input.phase == "call"
 	input.action in {"read", "interact", "page_tool"}
 	not input.tool in forbidden_tools
+	not input.tool in state_tools
 	not url_ok(input.page)
 }
 
@@ -258,3 +259,31 @@ deny contains sprintf("secret %v may not be typed on %v; it is bound to %v", [na
 	some name in secret_names
 	not secret_ok(name)
 }
+
+# ---------------------------------------------------------------------------
+# Storage state: a CI run starts logged in from the state the operator saved
+# (serve --storage-state), and may save and load states of its own. The
+# calls touch no page; each origin of a state is decided on its own
+# (input.state), and only the test hosts' state is saved or restored.
+
+state_tools := {"state_save", "state_load", "state_list"}
+
+call_allowed if {
+	input.tool in state_tools
+	object.get(input, "state", null) == null
+	input.target == null
+}
+
+call_allowed if {
+	input.tool in {"state_save", "state_load"}
+	input.state.op in {"save", "load"}
+	host_ok(input.target)
+}
+
+deny contains sprintf("the state of %v is not %v: not a test host", [target_name, state_verb[input.state.op]]) if {
+	input.tool in state_tools
+	input.state.op in {"save", "load"}
+	not host_ok(input.target)
+}
+
+state_verb := {"save": "saved", "load": "loaded"}

@@ -194,3 +194,20 @@ test_secret_only_on_its_origin if {
 	reasons(inp) == ["secret PASSWORD may not be typed on http://localhost:3000; it is bound to https://shop.test"] with data.secret_origins as {"PASSWORD": ["https://shop.test"]}
 	not allowed(inp)
 }
+
+state_origin(tool, op, origin) := call(tool, {"state_save": "read", "state_load": "interact"}[tool], {
+	"args": {"name": "login"},
+	"target": chromegate.parse_url(origin),
+	"state": {"op": op, "origin": origin, "source": "serve"},
+})
+
+test_storage_state_of_test_hosts_only if {
+	allowed(call("state_load", "interact", {"args": {"name": "login"}}))
+	allowed(call("state_save", "read", {"args": {"name": "login"}}))
+	allowed(call("state_list", "read", {}))
+	allowed(state_origin("state_load", "load", "http://localhost:3000"))
+	allowed(state_origin("state_save", "save", "https://shop.test"))
+	not allowed(state_origin("state_load", "load", "https://accounts.example.com"))
+	reasons(state_origin("state_load", "load", "https://accounts.example.com")) == ["the state of accounts.example.com is not loaded: not a test host"]
+	not allowed(state_origin("state_load", "load", "http://10.0.0.1"))
+}
