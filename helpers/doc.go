@@ -1,6 +1,8 @@
 // Package helpers holds the higher-level reading and form tools —
-// ExtractLinks, ReadAsMarkdown and FillForm — composed only from
-// executor.Executor primitives, so they work unchanged on every backend.
+// ExtractLinks, ReadAsMarkdown and FillForm — and the storage-state save
+// and restore (SaveState, RestoreState), composed only from
+// executor.Executor primitives (and the optional executor.StateStore), so
+// they work on every backend.
 //
 // # The policy gate
 //
@@ -10,7 +12,12 @@
 // the tab's current page, so none re-enters the Gate. A helper that ever does
 // (following a link, fetching a second page) must go back through the Gate
 // for each new URL; it cannot do so from here, which is why such steps
-// belong in mcp, not in this package. An interaction a helper performs that
+// belong in mcp, not in this package. SaveState and RestoreState touch
+// every origin of a context rather than one page: they take the Gate's
+// per-origin decision as a function (OriginDecider, as downloads take
+// executor.HopFunc) and ask it about each origin before anything of it is
+// read or written; the one tab RestoreState may open goes only to an
+// origin so decided, as a navigation there. An interaction a helper performs that
 // moves the tab (a form submission) is reported in the result's page state,
 // and dispatch checks that landing like any other.
 //
