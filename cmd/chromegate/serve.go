@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -225,6 +226,10 @@ func loadStorageState(path string, log *slog.Logger) (*executor.StorageState, er
 			return nil, fmt.Errorf("--storage-state %s: %s", path, e.Message)
 		}
 		return nil, fmt.Errorf("--storage-state: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		// It holds logins: the operator should know others can read it.
+		log.Warn("--storage-state file is readable by other users of this machine; chmod 600 it", "file", path, "mode", fi.Mode().Perm().String())
 	}
 	log.Info("storage state to restore into every new context", "file", path, "cookies", len(st.Cookies), "origins", len(st.Origins))
 	return &st, nil
