@@ -259,10 +259,14 @@ func TestStorageStateLogin(t *testing.T) {
 		if cdpBackend && app.requests.Load() != requests {
 			t.Errorf("restoring sent %d requests to the app's server", app.requests.Load()-requests)
 		}
+		authed := app.authed.Load()
 		s2.call("navigate", map[string]any{"url": appURL})
 		page := loggedIn(t, s2)
 		if app.logins.Load() != before {
 			t.Errorf("the app was logged into again")
+		}
+		if app.authed.Load() == authed {
+			t.Errorf("the app's server never saw the restored token")
 		}
 		if !strings.Contains(page, "cookie=sent") {
 			t.Errorf("the session cookie was not restored: %s", page)
@@ -291,8 +295,12 @@ func TestStorageStateLogin(t *testing.T) {
 		if tabs := resultText(s3.call("tabs_list", nil)); strings.Count(tabs, `"tab_id"`) != 1 || !strings.Contains(tabs, appURL) {
 			t.Errorf("tabs after state_load: %s", tabs)
 		}
+		authed := app.authed.Load()
 		s3.call("reload", nil)
 		page := loggedIn(t, s3)
+		if app.authed.Load() == authed {
+			t.Errorf("the app's server never saw the restored token")
+		}
 		if app.logins.Load() != before || !strings.Contains(page, "cookie=sent") || !strings.Contains(page, "draft=kept") {
 			t.Errorf("after state_load: %d logins (want %d), page %s", app.logins.Load(), before, page)
 		}
