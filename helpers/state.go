@@ -150,7 +150,13 @@ func SaveState(ctx context.Context, ex executor.Executor, opts SaveOptions) (exe
 	}
 	st.Origins = origins.list()
 	rep.count(st)
-	rep.Skipped = d.skipped(nil)
+	var more []SkippedOrigin
+	if opts.IndexedDB && !whole {
+		for _, o := range st.Origins {
+			more = append(more, SkippedOrigin{o.Origin, "indexed_db", "this backend does not read IndexedDB"})
+		}
+	}
+	rep.Skipped = d.skipped(more)
 	return st, rep, nil
 }
 
