@@ -16,8 +16,8 @@ import (
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
-	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/mcp/statefile"
+	"github.com/chromegate/chromegate/mcp/vault"
 )
 
 // browserFlags are the flags that say which browser to drive and how.
