@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -411,8 +412,27 @@ func TestSecretStaysOnItsPage(t *testing.T) {
 	if n := site.inputs("other.test"); n != 0 {
 		t.Errorf("other.test's page took %d inputs", n)
 	}
-	if got := s.evalString(`[user.value, pw.value].join('|')`); got != "|" {
+	if got := settledEval(s, `[user.value, pw.value].join('|')`); got != "|" {
 		t.Errorf("other.test's fields hold %q", got)
 	}
 	assertNoSecret(t, "the server's debug log", s.log.String())
+}
+
+// settledEval evaluates expr once the tab has stopped hopping: the page
+// above navigates on focus and again on input, so the first document an
+// eval lands in may be replaced under it ("Execution context was
+// destroyed"); it tries again for up to 10 s.
+func settledEval(s *server, expr string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := s.try("eval", map[string]any{"expression": expr})
+		if !res.IsError {
+			return s.evalString(expr)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("eval %s: %s", expr, resultText(res))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
