@@ -32,6 +32,10 @@ const (
 	CodeDownloadFailed        Code = "DOWNLOAD_FAILED"
 	CodeBackpressure          Code = "BACKPRESSURE"
 	CodeBadArgs               Code = "BAD_ARGS"
+	// CodeDialogOpen: the tab's page waits for an answer to a JavaScript
+	// dialog (alert, confirm, prompt, beforeunload) and can do nothing
+	// else until it gets one (dialog_answer).
+	CodeDialogOpen Code = "DIALOG_OPEN"
 	// CodeInternal marks a bug: it is logged and still reported, never a crash.
 	CodeInternal Code = "INTERNAL"
 )
@@ -42,6 +46,7 @@ var AllCodes = []Code{
 	CodeStaleTab, CodeSelectorNotFound, CodeRefExpired, CodeEvalFailed,
 	CodeLaunchFailed, CodeDetached, CodeTargetGone, CodePolicyDenied,
 	CodeDevtoolsOpen, CodeDownloadFailed, CodeBackpressure, CodeBadArgs,
+	CodeDialogOpen,
 }
 
 // Error is the one typed error of the contract. Message is a one-line
@@ -219,6 +224,8 @@ func DefaultHint(c Code) string {
 		return "the link is saturated; retry shortly with smaller requests"
 	case CodeBadArgs:
 		return "fix the arguments as described and retry"
+	case CodeDialogOpen:
+		return "answer the dialog with dialog_answer (accept or dismiss), then retry"
 	}
 	return "retry; if it persists, report it with the server log"
 }

@@ -104,6 +104,11 @@ type Executor interface {
 	// caller's code) in an isolated world named "chromegate" of the tab's
 	// main frame; see ScriptParams.
 	RunScript(ctx context.Context, p ScriptParams) (ScriptResult, error)
+	// AnswerDialog accepts or dismisses the dialog open on a tab (see
+	// Dialog) and returns the page once it has gone on: an accepted
+	// beforeunload lets the pending navigation commit first. No dialog
+	// open is BAD_ARGS.
+	AnswerDialog(ctx context.Context, p DialogParams) (PageState, error)
 
 	// Network lists the requests a tab's pages made since its last
 	// main-frame navigation (or the last few), without headers;
@@ -191,21 +196,47 @@ type Tab struct {
 	// origin stands: the URL carries it, or the tab is an about:blank no
 	// page ever reached (no opener). TabInfo fills it; Tabs may not.
 	Origin string `json:"origin,omitempty"`
+	// Dialog is the dialog open on the tab, if any (Action "open"):
+	// TabInfo fills it, so the policy can name it; Tabs may not.
+	Dialog *Dialog `json:"dialog,omitempty"`
 }
 
-// Dialog is a JavaScript dialog the page opened during a call and how it was
-// handled. Dialogs never block a call: alert and beforeunload are accepted,
-// confirm is accepted, prompt is answered with its default value, and each
-// is reported here.
+// Dialog is a JavaScript dialog a page opened (alert, confirm, prompt,
+// beforeunload) and what became of it. A dialog is never accepted on the
+// caller's behalf: it is left open (Action "open"), the page waiting for
+// it, until the caller answers it (AnswerDialog); the one exception is an
+// alert when the session was started to answer alerts itself
+// (Action "accepted"). A dialog of a page the session does not drive is
+// dismissed at once (Action "dismissed"). While a tab has an open dialog,
+// every call that needs its page fails at once with DIALOG_OPEN; a call
+// that raised one returns as soon as it is open.
 type Dialog struct {
 	Type    string `json:"type"` // alert | confirm | prompt | beforeunload
 	Message string `json:"message"`
-	Action  string `json:"action"` // accepted | dismissed
-	Answer  string `json:"answer,omitempty"`
+	// Default is a prompt's default value.
+	Default string `json:"default,omitempty"`
+	Action  string `json:"action"` // open | accepted | dismissed
+	// Answer is the text a prompt was accepted with.
+	Answer string `json:"answer,omitempty"`
 	// URL is the address of the page that opened the dialog, for the
 	// server to decide whether the caller may hear of it (a popup or a tab
 	// outside the policy may not); it is never shown.
 	URL string `json:"url,omitempty"`
+}
+
+// The actions of a Dialog.
+const (
+	DialogOpen      = "open"
+	DialogAccepted  = "accepted"
+	DialogDismissed = "dismissed"
+)
+
+// DialogParams answers the dialog open on a tab.
+type DialogParams struct {
+	TabID  string `json:"tabId,omitempty"`
+	Accept bool   `json:"accept"`
+	// PromptText is what a prompt is accepted with; nil keeps its default.
+	PromptText *string `json:"promptText,omitempty"`
 }
 
 // PageState is what most calls report about the tab they acted on.
@@ -227,6 +258,10 @@ type NavigateParams struct {
 	TabID     string    `json:"tabId,omitempty"`
 	URL       string    `json:"url"`
 	WaitUntil WaitUntil `json:"waitUntil,omitempty"`
+	// LeaveDialog dismisses (never accepts) a dialog open on the tab, and
+	// any the page opens while it is left, instead of failing with
+	// DIALOG_OPEN: the server's own way off a page outside the policy.
+	LeaveDialog bool `json:"leaveDialog,omitempty"`
 }
 
 // HistoryParams drives back, forward and reload.

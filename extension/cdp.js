@@ -15,11 +15,12 @@ import { csend } from './tabstate.js';
 import { inWorld, runSource, fnDecl } from './world.js';
 import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint } from './targets.js';
 import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints, insertGuarded } from './input.js';
-import { checkWaitUntil, checkURL, waitLoader, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
+import { checkWaitUntil, checkURL, waitLoader, waitEvent, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
 import { evalSource, bareValue, pageError, isSyntaxError } from './evaluate.js';
 import { imageSize } from './image.js';
 import { onDownloadCreated, nextDownload } from './downloads.js';
 import { toCDPCookie, fromCDPCookie } from './cookies.js';
+import * as dialogs from './dialogs.js';
 import {
   store, states, state, netlogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
   onEvent, onDetach, onTabRemoved,
@@ -31,12 +32,16 @@ export {
   onDownloadCreated,
 };
 
+// onAction is onTab for an action or a navigation: a dialog it raises is
+// its result, reported open (dialogs.js).
+const onAction = (ctx, what, fn) => onTab(ctx, what, fn, dialogs.ACT);
+
 const DEFAULT_MAX_SCREENSHOT_HEIGHT = 8000; // the CDP backend's default cap
 
 async function history(params, ctx, what, delta) {
   checkWaitUntil(params.waitUntil);
   let status = 0;
-  const st = await onTab(ctx, what, async (c) => {
+  const st = await onAction(ctx, what, async (c) => {
     if (delta === 0) {
       status = await historyNav(c, what, params.waitUntil, () => csend(c, 'Page.reload', {}));
       return;
@@ -85,6 +90,13 @@ async function tabInfo(id, { origin = false } = {}) {
     } catch {
       // the tab's own view stands
     }
+  }
+  if (st && st.dialog) {
+    // The page answers nothing until its dialog is: decided as opaque
+    // where the URL does not carry the origin.
+    out.dialog = st.dialog;
+    if (origin && originHidden(out.url)) out.origin = 'null';
+    return out;
   }
   if (origin && originHidden(out.url)) out.origin = await documentOrigin(id);
   return out;
@@ -191,7 +203,21 @@ export const handlers = {
     checkURL(p.url);
     let status = 0;
     try {
-      const st = await onTab(ctx, 'navigate', async (c) => {
+      if (p.leaveDialog) {
+        // The server's own way off a page outside the policy: the tab's
+        // dialog, and any the page opens as it is left, dismissed.
+        const st = await onTab(ctx, 'navigate', async (c) => {
+          c.st.leaving += 1;
+          try {
+            await dialogs.leave(c.st, (args) => csend(c, 'Page.handleJavaScriptDialog', args));
+            status = await gotoURL(c, p.url, p.waitUntil);
+          } finally {
+            c.st.leaving -= 1;
+          }
+        }, dialogs.ANSWER);
+        return withStatus(st, status);
+      }
+      const st = await onAction(ctx, 'navigate', async (c) => {
         status = await gotoURL(c, p.url, p.waitUntil);
       });
       return withStatus(st, status);
@@ -207,7 +233,7 @@ export const handlers = {
       const t = await tabs.get(id);
       return { tabId: String(id), url: t.url || p.url, title: tabs.displayTitle(t.title, t.url || '') };
     }
-    const st = await onTab({ ...ctx, tabId: String(id) }, 'navigate', async (c) => {
+    const st = await onAction({ ...ctx, tabId: String(id) }, 'navigate', async (c) => {
       await waitLoader(c, c.st.loaderId, p.waitUntil, 'navigation to', p.url, -1);
       status = await navStatus(c);
     });
@@ -223,7 +249,7 @@ export const handlers = {
     const count = p.count || 1;
     if (!Number.isInteger(count) || count < 1 || count > 3) throw fail('BAD_ARGS', `count ${p.count} is not 1, 2 or 3`);
     validateTarget(p);
-    return onTab(ctx, 'click', async (c) => {
+    return onAction(ctx, 'click', async (c) => {
       const pt = await targetPoint(c, 'click', p, true);
       await click(c, pt, button, count);
     });
@@ -232,7 +258,7 @@ export const handlers = {
   async type(p, ctx) {
     validateTarget(p);
     const text = typeof p.text === 'string' ? p.text : '';
-    return onTab(ctx, 'type', async (c) => {
+    return onAction(ctx, 'type', async (c) => {
       if (p.onlyOrigin) {
         // A text holding an operator's secret: whole, guarded.
         await insertGuarded(c, 'type', p, text, String(p.onlyOrigin), !!p.clear);
@@ -248,14 +274,14 @@ export const handlers = {
   async fill(p, ctx) {
     validateTarget(p);
     const value = typeof p.value === 'string' ? p.value : '';
-    if (p.onlyOrigin) return onTab(ctx, 'fill', (c) => insertGuarded(c, 'fill', p, value, String(p.onlyOrigin), true));
-    return onTab(ctx, 'fill', (c) => fillTarget(c, 'fill', p, value));
+    if (p.onlyOrigin) return onAction(ctx, 'fill', (c) => insertGuarded(c, 'fill', p, value, String(p.onlyOrigin), true));
+    return onAction(ctx, 'fill', (c) => fillTarget(c, 'fill', p, value));
   },
 
   async press(p, ctx) {
     const combo = parseCombo(p.key, p.modifiers || [], /Mac/.test(navigator.platform));
     if (!isZero(p.target)) validateTarget(p.target);
-    return onTab(ctx, 'press', async (c) => {
+    return onAction(ctx, 'press', async (c) => {
       if (!isZero(p.target)) await targetOp(c, 'press', p.target, 'focus', { edit: keyTypes(combo) ? 'text' : 'key' });
       await pressCombo(c, combo);
     });
@@ -263,7 +289,7 @@ export const handlers = {
 
   async hover(p, ctx) {
     validateTarget(p);
-    return onTab(ctx, 'hover', async (c) => {
+    return onAction(ctx, 'hover', async (c) => {
       const pt = await targetPoint(c, 'hover', p, false);
       await mouse(c, 'mouseMoved', pt.x, pt.y);
     });
@@ -272,10 +298,10 @@ export const handlers = {
   async scroll(p, ctx) {
     if (!isZero(p.target)) {
       validateTarget(p.target);
-      return onTab(ctx, 'scroll', (c) => targetOp(c, 'scroll', p.target, 'scroll'));
+      return onAction(ctx, 'scroll', (c) => targetOp(c, 'scroll', p.target, 'scroll'));
     }
     if (!p.dx && !p.dy) throw fail('BAD_ARGS', 'scroll needs a target or a non-zero dx/dy');
-    return onTab(ctx, 'scroll', async (c) => {
+    return onAction(ctx, 'scroll', async (c) => {
       const start = await inWorld(c.st, await c.st.store.serverScript('scrollpos'), []);
       const at = c.st.pointer || { x: 0, y: 0 };
       await mouse(c, 'mouseWheel', at.x, at.y, { deltaX: p.dx || 0, deltaY: p.dy || 0 });
@@ -289,7 +315,7 @@ export const handlers = {
       throw fail('BAD_ARGS', 'values is empty', 'pass the value or label of at least one option');
     }
     let selected = [];
-    const st = await onTab(ctx, 'select_option', async (c) => {
+    const st = await onAction(ctx, 'select_option', async (c) => {
       const r = await targetOp(c, 'select_option', p, 'select', { values: p.values.map(String) });
       if (r.missing && r.missing.length) {
         let avail = (r.available || []).join(', ');
@@ -308,7 +334,7 @@ export const handlers = {
   async setFiles(p, ctx) {
     validateTarget(p);
     const files = Array.isArray(p.paths) ? p.paths.map(String) : [];
-    return onTab(ctx, 'set_files', async (c) => {
+    return onAction(ctx, 'set_files', async (c) => {
       const obj = await targetOp(c, 'set_files', p, 'element', {}, { byValue: false });
       try {
         await csend(c, 'DOM.setFileInputFiles', { files, objectId: obj.objectId });
@@ -333,7 +359,7 @@ export const handlers = {
     } catch (e) {
       throw fail('BAD_ARGS', 'to: ' + e.message, e.hint);
     }
-    return onTab(ctx, 'drag', async (c) => {
+    return onAction(ctx, 'drag', async (c) => {
       const from = await targetPoint(c, 'drag (from)', p.from, false);
       const to = await targetPoint(c, 'drag (to)', p.to, false);
       await dragPoints(c, from, to);
@@ -693,6 +719,44 @@ export const handlers = {
     }
     const name = (item.filename || '').split(/[\\/]/).pop();
     return { url, filename: name, mimeType: item.mime || '' };
+  },
+
+  // answerDialog accepts or dismisses the dialog open on a tab
+  // (executor.DialogParams) and returns the page once it has gone on: an
+  // accepted beforeunload's held navigation has committed and loaded; a
+  // navigation an accepted confirm's handler starts is settled like an
+  // input's.
+  async answerDialog(p, ctx) {
+    return onTab(ctx, 'dialog_answer', async (c) => {
+      const d = c.st.dialog;
+      if (!d) throw fail('BAD_ARGS', 'no dialog is open on this tab', 'nothing to answer: go on with the page (a dialog closed by the page, or answered already, is gone)');
+      const rec = { ...d, action: p.accept ? 'accepted' : 'dismissed' };
+      const args = { accept: !!p.accept };
+      if (p.accept && d.type === 'prompt') {
+        rec.answer = typeof p.promptText === 'string' ? p.promptText : d.default || '';
+        args.promptText = rec.answer;
+      }
+      const since = c.st.commitSeq;
+      c.title = undefined;
+      c.st.dialog = null;
+      try {
+        await csend(c, 'Page.handleJavaScriptDialog', args);
+      } catch (e) {
+        if (/No dialog is showing/i.test(String((e && e.message) || e))) {
+          throw fail('BAD_ARGS', 'the dialog on this tab is gone (the page closed it, or it was answered)', 'nothing to answer: go on with the page');
+        }
+        throw e;
+      }
+      c.acted = true;
+      c.st.dialogs.push(rec);
+      if (p.accept && d.type === 'beforeunload') {
+        // the held navigation goes on: its document, loaded
+        await waitEvent(c, () => c.st.commitSeq !== since, () => null).catch(() => {});
+        if (c.st.commitSeq !== since) await waitLoader(c, c.st.loaderId, '', 'the navigation after', 'beforeunload', since - 1).catch(() => {});
+        return;
+      }
+      c.input = true; // settled like an input: a navigation it starts commits
+    }, dialogs.ANSWER);
   },
 
   async status() {

@@ -35,6 +35,7 @@ export const METHODS = Object.freeze([
   'webmcp',
   'network',
   'networkEntry',
+  'answerDialog',
 ]);
 
 // The events of protocol v1 the extension sends the server (an event

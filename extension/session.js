@@ -18,6 +18,7 @@ import { Store } from './store.js';
 import { bounded, sleep } from './deadline.js';
 import { settle } from './navigation.js';
 import { inWorld, fnDecl } from './world.js';
+import * as dialogs from './dialogs.js';
 
 // store is the extension's storage, on chrome.storage.session.
 export const store = new Store({
@@ -223,18 +224,22 @@ export function onEvent(source, method, params) {
     emit('webmcp', { tabId: String(tabId), method, params: {} });
   }
   if (method === 'Page.javascriptDialogOpening') {
-    // Answered at once so no call hangs on it, and reported with the
-    // call's result: alert/confirm/beforeunload accepted, prompt
-    // answered with its default.
-    // url is the page that opened it: the server tells the model of a
-    // dialog of a page outside the policy without its words.
-    const rec = { type: params.type, message: params.message || '', action: 'accepted', url: params.url || '' };
-    if (params.type === 'prompt' && params.defaultPrompt) rec.answer = params.defaultPrompt;
-    if (st.dialogs.length >= 50) st.dialogs.shift();
-    st.dialogs.push(rec);
-    const args = { accept: true };
-    if (params.type === 'prompt') args.promptText = params.defaultPrompt || '';
-    chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args).catch(() => {});
+    // Never answered for the caller: left open, the page waiting, and
+    // reported with the call's result (dialogs.js). url is the page that
+    // opened it: the server tells the model of a dialog of a page outside
+    // the policy without its words, and dismisses it. A tab the server
+    // does not drive yet (a popup the boundary still decides) has its
+    // dialog dismissed at once.
+    const rec = dialogs.record(params);
+    if (tabs.isHidden(tabId) || !dialogs.opened(st, rec)) {
+      chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', { accept: false }).catch(() => {});
+      return;
+    }
+    for (const fn of [...dialogWatchers]) fn();
+    return;
+  }
+  if (method === 'Page.javascriptDialogClosed') {
+    dialogs.closed(st);
     return;
   }
   st.onEvent(method, params);
@@ -268,23 +273,51 @@ export function onTabRemoved(tabId) {
   emit('tabClosed', { tabId: String(tabId) });
 }
 
+// dialogWatchers are called when a dialog opens on any tab (dialogs.race).
+const dialogWatchers = new Set();
+
+function watchDialogs(fn) {
+  dialogWatchers.add(fn);
+  return () => dialogWatchers.delete(fn);
+}
+
+// dialogElsewhere returns [tabId, dialog] of a driven tab other than
+// tabId with an open dialog, or null.
+function dialogElsewhere(tabId) {
+  for (const [id, st] of states) {
+    if (id !== tabId && st.dialog) return [String(id), st.dialog];
+  }
+  return null;
+}
+
 // onTab resolves the call's tab ("" = selected), attaches, runs fn and
 // returns the page state with the dialogs the page opened meanwhile.
+//
+// kind says what a dialog the call raises means to it (dialogs.js): a
+// READ fails with DIALOG_OPEN, an ACT reports it open, an ANSWER runs on
+// the open dialog. A tab whose page waits on a dialog fails every call but
+// an ANSWER at once with DIALOG_OPEN.
 //
 // A tab the debugger was detached from without notice (Chrome detaches an
 // extension from a tab that shows an error page) fails the first command
 // with DETACHED: the call attaches again and runs once more, unless it
 // already acted on the page.
-export async function onTab(ctx, what, fn) {
+export async function onTab(ctx, what, fn, kind = dialogs.READ) {
   const tabId = await tabs.resolve(ctx.tabId);
   const start = Date.now();
+  const opts = { elsewhere: () => dialogElsewhere(tabId), watch: watchDialogs };
   for (let attempt = 0; ; attempt++) {
     const st = await bounded(ctx, what, attach(tabId), start);
+    if (st.dialog && kind !== dialogs.ANSWER) {
+      const d = st.dialog;
+      st.dialogs = []; // told by the error
+      throw dialogs.openError(what, String(tabId), d, false);
+    }
     const c = { tabId, st, ctx, what, start, title: undefined, acted: false, input: false, urlSeq: st.urlSeq };
     const before = { navRequests: st.navRequests, commitSeq: st.commitSeq };
     try {
-      await bounded(ctx, what, fn(c), start);
-      if (c.input) await bounded(ctx, what, settle(c, before), start);
+      await bounded(ctx, what, dialogs.race(c, kind, what, fn(c), opts), start);
+      if (c.input && !st.dialog) await bounded(ctx, what, dialogs.race(c, kind, what, settle(c, before), opts), start);
     } catch (e) {
       if (attempt === 0 && e instanceof WireError && e.code === 'DETACHED' && !c.acted) continue;
       throw e;
@@ -306,7 +339,8 @@ export async function pageState(c) {
     // own event has the URL, and the new document the title.
     if (c.st.url && c.st.url !== e.url && c.st.urlSeq > (c.urlSeq || 0)) {
       out.url = c.st.url;
-      if (c.title === undefined) out.title = await boundedTitle(c);
+      // (a page that waits on a dialog answers nothing)
+      if (c.title === undefined && !c.st.dialog) out.title = await boundedTitle(c);
     }
   } catch {
     try {

@@ -18,7 +18,10 @@ export class TabState {
     this.webmcpMax = 0; // the server's bound on a page tool's result (webmcp.js)
     this.lifecycle = new Map(); // loaderId -> Set of lifecycle event names
     this.waiters = new Set(); // functions called on every navigation event
-    this.dialogs = [];
+    this.dialogs = []; // reported by the tab's next result
+    this.dialog = null; // the dialog the page waits on (dialogs.js)
+    this.dialogSeq = 0; // dialogs opened
+    this.leaving = 0; // navigations off the page under leaveDialog in flight
     this.world = null; // {id, doc, loaderId}
     this.worldPending = null;
     this.drag = null; // Input.dragIntercepted data

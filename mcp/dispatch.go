@@ -131,8 +131,10 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	if c.before != nil {
 		s.drove(c.Session, c.before.ID)
 	}
+	s.acceptAlertFirst(ctx, c, ex)
 	r, err := s.handle(ctx, c)
 	if err != nil {
+		err = s.alertRaised(ctx, c, ex, err)
 		if d := s.blockedLoad(c, err.Error()); d != nil {
 			s.blank(ctx, ex, c.TabID())
 			return nil, blockedErr(d)
@@ -230,7 +232,7 @@ func (s *Server) blank(ctx context.Context, ex executor.Executor, tabID string) 
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), blankTimeout)
 	defer cancel()
 	for try := 0; ; try++ {
-		_, err := ex.Navigate(bctx, executor.NavigateParams{TabID: tabID, URL: "about:blank"})
+		_, err := ex.Navigate(bctx, executor.NavigateParams{TabID: tabID, URL: "about:blank", LeaveDialog: true})
 		if err == nil {
 			return
 		}

@@ -43,6 +43,9 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		// does not carry the document's origin (an about:blank a page
 		// wrote into), on the origin the browser gave it.
 		in.Page = policy.NewDocumentPage(tab.URL, tab.Origin)
+		if d := tab.Dialog; d != nil {
+			in.Dialog = &policy.Dialog{Type: d.Type, Message: d.Message}
+		}
 	}
 	if c.PageTool != nil {
 		t, err := c.PageTool(ctx)

@@ -134,6 +134,10 @@ type Options struct {
 	// before its first call runs (serve --storage-state), each origin
 	// decided as state_load's; see startState.
 	StorageState *executor.StorageState
+	// AcceptAlerts has the server accept every alert of an allowed page
+	// as it opens (an alert has no choice to make); confirm, prompt and
+	// beforeunload are still the caller's to answer (dialog_answer).
+	AcceptAlerts bool
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may

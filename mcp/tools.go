@@ -31,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withTimeouts(slices.Concat(toolTable(), networkTools(), helperTools(), pageToolTools(), stateTools()))
+	return withTimeouts(slices.Concat(toolTable(), dialogTools(), networkTools(), helperTools(), pageToolTools(), stateTools()))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -371,12 +371,17 @@ type pageOut struct {
 // written says whether p carries words the page wrote: its title, a
 // dialog's message.
 func (p pageOut) written() bool {
-	return p.Title != "" || slices.ContainsFunc(p.Dialogs, func(d dialogOut) bool { return d.Message != "" || d.Answer != "" })
+	return p.Title != "" || wroteDialogs(p.Dialogs)
+}
+
+// wroteDialogs says whether any of ds shows a page's words.
+func wroteDialogs(ds []dialogOut) bool {
+	return slices.ContainsFunc(ds, func(d dialogOut) bool { return d.Message != "" || d.Answer != "" || d.Default != "" })
 }
 
 // pageOf reports a tab's state, its dialogs screened (see dialogsOf).
 func (c *Call) pageOf(ctx context.Context, ps executor.PageState) pageOut {
-	return pageOut{TabID: ps.TabID, URL: ps.URL, Title: ps.Title, Dialogs: c.dialogsOf(ctx, ps.Dialogs)}
+	return pageOut{TabID: ps.TabID, URL: ps.URL, Title: ps.Title, Dialogs: c.dialogsOf(ctx, ps)}
 }
 
 // dialogOut is a JavaScript dialog as the model sees it. A dialog opened
@@ -384,35 +389,19 @@ func (c *Call) pageOf(ctx context.Context, ps executor.PageState) pageOut {
 type dialogOut struct {
 	Type    string `json:"type,omitempty"`
 	Message string `json:"message,omitempty"`
-	Action  string `json:"action,omitempty"`
-	Answer  string `json:"answer,omitempty"`
-	Note    string `json:"note,omitempty"`
+	Default string `json:"default,omitempty"` // a prompt's
+	// Action is open (the page waits for dialog_answer), accepted or
+	// dismissed.
+	Action string `json:"action,omitempty"`
+	Answer string `json:"answer,omitempty"`
+	Note   string `json:"note,omitempty"`
+	// Next says what to call about a dialog left open.
+	Next string `json:"next,omitempty"`
 }
 
 // outsideDialog is all the model hears of a dialog of a page outside the
 // policy.
 const outsideDialog = "a dialog on a page outside the policy was dismissed"
-
-// dialogsOf screens the dialogs a backend recorded: one opened by a page
-// the caller could not have navigated to (a popup, a tab that navigated
-// itself away, a page the backend could not name) keeps nothing but the
-// note that it happened. Dialogs are queued per tab between calls, so
-// without this a denied page's alert would reach the model in the next
-// allowed call's result.
-func (c *Call) dialogsOf(ctx context.Context, ds []executor.Dialog) []dialogOut {
-	if len(ds) == 0 {
-		return nil
-	}
-	out := make([]dialogOut, len(ds))
-	for i, d := range ds {
-		if d.URL == "" || c.srv.outside(ctx, c, d.URL) {
-			out[i] = dialogOut{Note: outsideDialog}
-			continue
-		}
-		out[i] = dialogOut{Type: d.Type, Message: d.Message, Action: d.Action, Answer: d.Answer}
-	}
-	return out
-}
 
 type tabOut struct {
 	TabID    string `json:"tab_id"`
@@ -421,6 +410,8 @@ type tabOut struct {
 	Selected bool   `json:"selected,omitempty"`
 	// Note says why URL and title are left out (a page outside the policy).
 	Note string `json:"note,omitempty"`
+	// Dialogs is a dialog the page opened as tab_new loaded it.
+	Dialogs []dialogOut `json:"dialogs,omitempty"`
 }
 
 func tabOf(t executor.Tab) tabOut {
@@ -495,7 +486,8 @@ func tabNew(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	out := tabOf(t)
-	r := &Result{Value: out, Untrusted: titled(out)}
+	out.Dialogs = c.tabDialog(ctx, t)
+	r := &Result{Value: out, Untrusted: titled(out) || wroteDialogs(out.Dialogs)}
 	if a.URL != "" {
 		r.Landed = &executor.PageState{TabID: t.ID, URL: t.URL, Title: t.Title}
 	}
@@ -759,7 +751,7 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	}
 	// The header is what the outline does not say: where it is, and how
 	// to continue a cut one. The tab is the one asked for.
-	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: c.dialogsOf(ctx, sr.Dialogs)}
+	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: c.dialogsOf(ctx, sr.PageState)}
 	if sr.Next > 0 || sr.Offset > 0 {
 		out.Lines, out.Next = sr.Lines, sr.Next
 	}
@@ -821,7 +813,7 @@ func screenshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := pageOut{Dialogs: c.dialogsOf(ctx, s.Dialogs)}
+	p := pageOut{Dialogs: c.dialogsOf(ctx, s.PageState)}
 	r := pageResult(shotOut{
 		TabID: s.TabID, URL: s.URL, Width: s.Width, Height: s.Height,
 		Truncated: s.Truncated, FullHeight: s.FullHeight, Dialogs: p.Dialogs,

@@ -105,10 +105,21 @@ type Input struct {
 	// cookies and storage are saved or restored; see ForStateOrigin. Nil
 	// on every other decision, and on the state tools' own call.
 	State *StateOrigin `json:"state,omitempty"`
+	// Dialog is the JavaScript dialog the page waits on (the one
+	// dialog_answer answers), read from the browser at call time; nil when
+	// none is open, and in the list and request phases.
+	Dialog *Dialog `json:"dialog,omitempty"`
 
 	// mutating is the tool's Class.Mutating, for Hint; not part of the
 	// document.
 	mutating bool
+}
+
+// Dialog is a JavaScript dialog a page opened: its type (alert, confirm,
+// prompt, beforeunload) and its message, which are the page's words.
+type Dialog struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
 }
 
 // Plugin describes a plugin tool: on the plugin's own call, its name and
@@ -652,6 +663,13 @@ func (in Input) astValue() (ast.Value, error) {
 			ast.Item(ast.InternedTerm("op"), ast.StringTerm(in.State.Op)),
 			ast.Item(ast.InternedTerm("origin"), ast.StringTerm(in.State.Origin)),
 			ast.Item(ast.InternedTerm("source"), ast.StringTerm(in.State.Source)),
+		))
+	}
+	if in.Dialog != nil {
+		// Absent when no dialog is open, as in the JSON form (omitempty).
+		obj.Insert(ast.InternedTerm("dialog"), ast.ObjectTerm(
+			ast.Item(ast.InternedTerm("type"), strTerm(in.Dialog.Type)),
+			ast.Item(ast.InternedTerm("message"), strTerm(in.Dialog.Message)),
 		))
 	}
 	return obj, nil

@@ -88,6 +88,7 @@ type serveConfig struct {
 	secrets        secretFlags
 	vault          *vault.Vault
 	storageState   string
+	acceptAlerts   bool
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -107,6 +108,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.BoolVar(&cfg.noEgress, "unsafe-no-egress-boundary", false, "do not decide the requests pages make (subresources, fetch, frames, popups, WebSocket): only the model's calls are decided; for comparison and for browsers that cannot be given a proxy")
 	fs.StringVar(&cfg.egressVia, "egress-via", "", "how a launched or local browser's requests reach the policy: proxy (default: chromegate's egress proxy, decided on the address dialled) or route (Playwright routing, for a browser that must not be given a proxy; weaker: redirect hops and DNS are not seen, see the README)")
 	fs.StringVar(&cfg.storageState, "storage-state", "", "restore this storage state (Playwright's storageState JSON, e.g. one state_save wrote under DATA/state/) into every new browser context before its first call; each origin is decided by the policy like a navigation to it, and denied ones are skipped")
+	fs.BoolVar(&cfg.acceptAlerts, "accept-alerts", false, "accept every alert of an allowed page as it opens (an alert asks nothing); confirm, prompt and beforeunload still wait for the model's dialog_answer")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -192,6 +194,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Secrets:        cfg.vault,
 		StateDir:       filepath.Join(cfg.browser.resolvedDataDir(), "state"),
 		StorageState:   initial,
+		AcceptAlerts:   cfg.acceptAlerts,
 	})
 	if err != nil {
 		return err

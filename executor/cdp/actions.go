@@ -18,7 +18,7 @@ func (s *Session) act(ctx context.Context, tabID string, target executor.Target,
 	if err := target.Validate(); err != nil {
 		return executor.ActionResult{}, err
 	}
-	st, err := s.onTab(ctx, tabID, what+" on "+target.String(), func(c *call) error {
+	st, err := s.onAction(ctx, tabID, what+" on "+target.String(), func(c *call) error {
 		if target.Ref != "" {
 			return byRef(c, target.Ref)
 		}
@@ -196,7 +196,7 @@ func (s *Session) Press(ctx context.Context, p executor.PressParams) (executor.A
 			return c.page.Keyboard().Press(combo)
 		})
 	}
-	st, err := s.onTab(ctx, p.TabID, "press", func(c *call) error {
+	st, err := s.onAction(ctx, p.TabID, "press", func(c *call) error {
 		return c.page.Keyboard().Press(combo)
 	})
 	if err != nil {
@@ -231,7 +231,7 @@ func (s *Session) Scroll(ctx context.Context, p executor.ScrollParams) (executor
 	if p.DX == 0 && p.DY == 0 {
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "scroll needs a target or a non-zero dx/dy")
 	}
-	st, err := s.onTab(ctx, p.TabID, "scroll", func(c *call) error {
+	st, err := s.onAction(ctx, p.TabID, "scroll", func(c *call) error {
 		start, err := c.page.Evaluate(executor.ScrollPosScript)
 		if err != nil {
 			return err
@@ -330,7 +330,7 @@ func (s *Session) Drag(ctx context.Context, p executor.DragParams) (executor.Act
 	if err := p.To.Validate(); err != nil {
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "to: %s", executor.AsError(err).Message).WithHint(executor.AsError(err).Hint)
 	}
-	st, err := s.onTab(ctx, p.TabID, "drag", func(c *call) error {
+	st, err := s.onAction(ctx, p.TabID, "drag", func(c *call) error {
 		if p.From.Ref != "" || p.To.Ref != "" {
 			from, err := c.targetPoint("drag (from)", p.From)
 			if err != nil {

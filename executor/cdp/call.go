@@ -143,8 +143,20 @@ func (s *Session) newCall(ctx context.Context, t *tab) *call {
 func (c *call) to() *float64 { return playwright.Float(c.timeout) }
 
 // onTab runs fn on a tab ("" = the selected tab) and returns the tab's
-// state afterwards, with the dialogs the page opened meanwhile.
+// state afterwards, with the dialogs the page opened meanwhile. A dialog
+// fn raises fails it with DIALOG_OPEN (see readCall); onAction is onTab
+// for an action, whose dialog is its result.
 func (s *Session) onTab(ctx context.Context, tabID, what string, fn func(c *call) error) (executor.PageState, error) {
+	return s.onTabAs(ctx, tabID, what, readCall, fn)
+}
+
+// onAction is onTab for an action or a navigation: a dialog it raises is
+// reported open in its state (actCall).
+func (s *Session) onAction(ctx context.Context, tabID, what string, fn func(c *call) error) (executor.PageState, error) {
+	return s.onTabAs(ctx, tabID, what, actCall, fn)
+}
+
+func (s *Session) onTabAs(ctx context.Context, tabID, what string, kind callKind, fn func(c *call) error) (executor.PageState, error) {
 	if _, err := s.ids.Raw(tabID); err != nil {
 		return executor.PageState{}, err
 	}
@@ -155,11 +167,15 @@ func (s *Session) onTab(ctx context.Context, tabID, what string, fn func(c *call
 		if err != nil {
 			return executor.PageState{}, err
 		}
+		if d := t.dialog(); d != nil && kind != answerCall {
+			t.drainDialogs() // told by the error
+			return executor.PageState{}, s.dialogOpenErr(what, t, *d, false)
+		}
 		stop := context.AfterFunc(t.crashed, func() { cancel(errPageCrashed) })
 		defer stop()
 		c := s.newCall(cctx, t)
-		if err := fn(c); err != nil {
-			return executor.PageState{}, s.mapErr(what, err)
+		if err := c.run(kind, what, fn); err != nil {
+			return executor.PageState{}, err
 		}
 		return c.state(), nil
 	})
@@ -174,7 +190,8 @@ func (c *call) state() executor.PageState {
 	switch known := c.t.lastTitle(); {
 	case c.title != nil:
 		st.Title = c.t.seenTitle(*c.title)
-	case st.URL == c.fromURL && known != "":
+	case st.URL == c.fromURL && known != "", c.t.dialog() != nil:
+		// (a page that waits on a dialog answers nothing)
 		st.Title = known
 	default:
 		st.Title = c.t.seenTitle(boundedTitle(c.ctx, c.page))

@@ -81,8 +81,18 @@ func (s *Session) Navigate(ctx context.Context, p executor.NavigateParams) (exec
 		return executor.NavResult{}, err
 	}
 	var status int
-	st, err := s.onTab(ctx, p.TabID, "navigate", func(c *call) error {
+	kind := actCall
+	if p.LeaveDialog {
+		kind = answerCall
+	}
+	st, err := s.onTabAs(ctx, p.TabID, "navigate", kind, func(c *call) error {
 		c.fromURL = "" // a navigation always re-reads the title
+		if p.LeaveDialog {
+			return c.leave(func() (err error) {
+				status, err = c.gotoURL(p.URL, p.WaitUntil)
+				return err
+			})
+		}
 		var err error
 		status, err = c.gotoURL(p.URL, p.WaitUntil)
 		return err
@@ -101,7 +111,7 @@ func (s *Session) history(ctx context.Context, what string, p executor.HistoryPa
 		return executor.NavResult{}, badWaitUntil(p.WaitUntil)
 	}
 	var status int
-	st, err := s.onTab(ctx, p.TabID, what, func(c *call) error {
+	st, err := s.onAction(ctx, p.TabID, what, func(c *call) error {
 		c.fromURL = "" // a navigation always re-reads the title
 		resp, err := fn(c)
 		if err != nil {

@@ -544,49 +544,122 @@ func TestWaitFor(t *testing.T) {
 	}
 }
 
+// TestDialogs: a dialog is never answered for the caller. The call that
+// raised it returns as soon as it is open, every call that needs the page
+// meanwhile fails at once with DIALOG_OPEN, and AnswerDialog answers it.
 func TestDialogs(t *testing.T) {
 	s := shared(t)
 	t.Parallel()
 	tab := tabAt(t, s, "/dialogs")
-	r, err := s.Click(ctxFor(t, 10*time.Second), executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#go"}}})
-	if err != nil {
-		t.Fatal(err)
+	click := func() executor.ActionResult {
+		t.Helper()
+		start := time.Now()
+		r, err := s.Click(ctxFor(t, 10*time.Second), executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#go"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		promptly(t, "a click that opens a dialog", start, 3*time.Second)
+		return r
 	}
+	answer := func(accept bool, text *string) executor.PageState {
+		t.Helper()
+		st, err := s.AnswerDialog(ctxFor(t, 10*time.Second), executor.DialogParams{TabID: tab, Accept: accept, PromptText: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	r := click()
 	// Each carries the page that opened it, for the server to decide on.
 	at := r.URL
-	want := []executor.Dialog{
-		{Type: "alert", Message: "hello", Action: "accepted", URL: at},
-		{Type: "confirm", Message: "sure?", Action: "accepted", URL: at},
-		{Type: "prompt", Message: "name?", Action: "accepted", Answer: "anon", URL: at},
+	if diff := cmp.Diff([]executor.Dialog{{Type: "alert", Message: "hello", Action: "open", URL: at}}, r.Dialogs); diff != "" {
+		t.Errorf("the click's dialogs (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, r.Dialogs); diff != "" {
-		t.Errorf("dialogs (-want +got):\n%s", diff)
+	// The page waits: a read fails at once, naming the dialog.
+	for _, read := range []func(ctx context.Context) error{
+		func(ctx context.Context) error {
+			_, err := s.Eval(ctx, executor.EvalParams{TabID: tab, Expression: "1"})
+			return err
+		},
+		func(ctx context.Context) error { _, err := s.Text(ctx, executor.TextParams{TabID: tab}); return err },
+		func(ctx context.Context) error {
+			_, err := s.Screenshot(ctx, executor.ScreenshotParams{TabID: tab})
+			return err
+		},
+	} {
+		start := time.Now()
+		err := read(ctxFor(t, 10*time.Second))
+		if e := executor.AsError(err); e == nil || e.Code != executor.CodeDialogOpen || !strings.Contains(e.Page, "hello") || !strings.Contains(e.Hint, "dialog_answer") {
+			t.Errorf("a read while an alert is open: %v", err)
+		}
+		promptly(t, "a read while a dialog is open", start, 2*time.Second)
 	}
-	// Reported once: the next call has none.
+	if info, err := s.TabInfo(ctxFor(t, 5*time.Second), tab); err != nil || info.Dialog == nil || info.Dialog.Type != "alert" {
+		t.Errorf("tab info names the dialog: %+v, %v", info, err)
+	}
+	st := answer(true, nil) // the alert; the confirm comes next
+	if len(st.Dialogs) != 2 || st.Dialogs[0].Action != "accepted" || st.Dialogs[1].Type != "confirm" || st.Dialogs[1].Action != "open" {
+		t.Errorf("after the alert: %+v", st.Dialogs)
+	}
+	st = answer(false, nil) // the confirm, dismissed
+	if len(st.Dialogs) != 2 || st.Dialogs[0].Action != "dismissed" || st.Dialogs[1].Type != "prompt" || st.Dialogs[1].Default != "anon" {
+		t.Errorf("after the confirm: %+v", st.Dialogs)
+	}
+	text := "Ada"
+	st = answer(true, &text)
+	if len(st.Dialogs) != 1 || st.Dialogs[0].Answer != "Ada" {
+		t.Errorf("after the prompt: %+v", st.Dialogs)
+	}
 	e, err := s.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{TabID: tab, Expression: "out.textContent"})
-	if err != nil || string(e.Value) != `"true anon"` || len(e.Dialogs) != 0 {
-		t.Errorf("after the dialogs: %s, dialogs %v, %v", e.Value, e.Dialogs, err)
+	if err != nil || string(e.Value) != `"false Ada"` || len(e.Dialogs) != 0 {
+		t.Errorf("after the answers: %s, dialogs %v, %v", e.Value, e.Dialogs, err)
 	}
+	if _, err := s.AnswerDialog(ctxFor(t, 5*time.Second), executor.DialogParams{TabID: tab, Accept: true}); executor.CodeOf(err) != executor.CodeBadArgs {
+		t.Errorf("an answer with no dialog open: %v", err)
+	}
+
 	// A dialog while the page loads is part of the navigation's result.
+	start := time.Now()
 	n, err := s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/alertonload"})
-	if err != nil || len(n.Dialogs) != 1 || n.Dialogs[0].Message != "loading" || n.Title != "Alerting" {
+	if err != nil || len(n.Dialogs) != 1 || n.Dialogs[0].Message != "loading" || n.Dialogs[0].Action != "open" {
 		t.Errorf("alert on load: %+v, %v", n, err)
 	}
-	// beforeunload (armed by a real keystroke) does not keep the page.
+	promptly(t, "a navigation held by an alert", start, 3*time.Second)
+	answer(true, nil)
+
+	// beforeunload (armed by a real keystroke) holds the navigation until
+	// it is answered: dismissed, the page stays; accepted, it goes on.
 	if _, err := s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/leave"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Type(ctxFor(t, 10*time.Second), executor.TypeParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#i"}}, Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	n, err = s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/dialogs"})
-	if err != nil || n.Title != "Dialogs" || len(n.Dialogs) != 1 || n.Dialogs[0].Type != "beforeunload" {
-		t.Errorf("beforeunload: %+v, %v", n, err)
+	for _, accept := range []bool{false, true} {
+		n, err = s.Navigate(ctxFor(t, 10*time.Second), executor.NavigateParams{TabID: tab, URL: srv.URL + "/dialogs"})
+		if err != nil || len(n.Dialogs) != 1 || n.Dialogs[0].Type != "beforeunload" || n.Dialogs[0].Action != "open" || !strings.HasSuffix(n.URL, "/leave") {
+			t.Fatalf("beforeunload: %+v, %v", n, err)
+		}
+		st = answer(accept, nil)
+		want := "/leave"
+		if accept {
+			want = "/dialogs"
+		}
+		if !strings.HasSuffix(st.URL, want) {
+			t.Errorf("beforeunload answered %v: at %s, want %s", accept, st.URL, want)
+		}
 	}
-	// A dialog raised by eval itself never hangs the call.
-	e, err = s.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{TabID: tab, Expression: "alert('from eval'), 42"})
-	if err != nil || string(e.Value) != "42" || len(e.Dialogs) != 1 || e.Dialogs[0].Message != "from eval" {
-		t.Errorf("alert in eval: %+v, %v", e, err)
+
+	// A dialog raised by eval itself never hangs the call: DIALOG_OPEN.
+	start = time.Now()
+	_, err = s.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{TabID: tab, Expression: "alert('from eval'), 42"})
+	if e := executor.AsError(err); e == nil || e.Code != executor.CodeDialogOpen || !strings.Contains(e.Page, "from eval") {
+		t.Errorf("alert in eval: %v", err)
+	}
+	promptly(t, "an eval that opens an alert", start, 3*time.Second)
+	answer(true, nil)
+	if _, err := s.Eval(ctxFor(t, 5*time.Second), executor.EvalParams{TabID: tab, Expression: "1"}); err != nil {
+		t.Errorf("after the answer: %v", err)
 	}
 }
 

@@ -49,6 +49,7 @@ type Session struct {
 	nextRaw  int
 	selSeq   int64
 	granted  map[string]bool // origins with clipboard permissions
+	dsig     chan struct{}   // closed when a dialog opens (dialog.go)
 	ua       string
 
 	hub *webmcp.Hub // page-tool watchers (webmcp.go)
@@ -69,8 +70,10 @@ type tab struct {
 	lastSel int64 // selection order, for picking the next tab after a close
 
 	dmu     sync.Mutex
-	dialogs []executor.Dialog
-	title   string // the last title read, for TabInfo (guarded by dmu)
+	dialogs []executor.Dialog // reported by the tab's next result
+	open    *pendingDialog    // the dialog the page waits on (dialog.go)
+	leaving int               // navigations under LeaveDialog in flight
+	title   string            // the last title read, for TabInfo (guarded by dmu)
 
 	w   world       // chromegate's isolated world in the main frame
 	pt  *webmcp.Tab // the page's WebMCP tools (webmcp.go)
@@ -89,6 +92,15 @@ func (t *tab) seenTitle(title string) string {
 	t.title = title
 	t.dmu.Unlock()
 	return title
+}
+
+// readTitle reads the page's title, or, while a dialog blocks the page, the
+// last one read.
+func (t *tab) readTitle(ctx context.Context) string {
+	if t.dialog() != nil {
+		return t.lastTitle()
+	}
+	return t.seenTitle(boundedTitle(ctx, t.page))
 }
 
 func (t *tab) lastTitle() string {
@@ -130,6 +142,7 @@ func newSession(in *instance, name string, bctx playwright.BrowserContext, owns 
 		tabs:    map[string]*tab{},
 		byPage:  map[playwright.Page]*tab{},
 		granted: map[string]bool{},
+		dsig:    make(chan struct{}),
 		hub:     webmcp.NewHub(in.log),
 	}
 	s.onPageFn = s.onPage
@@ -265,46 +278,6 @@ func (s *Session) pickLocked() *tab {
 	return best
 }
 
-// onDialog answers every JavaScript dialog so that no call ever hangs on
-// one, and records it for the tab's next result. The record is written
-// before the answer: the call that caused the dialog cannot return before
-// the dialog is answered, so it always sees the record.
-func (s *Session) onDialog(d playwright.Dialog) {
-	rec := executor.Dialog{Type: d.Type(), Message: d.Message(), Action: "accepted"}
-	if rec.Type == "prompt" {
-		rec.Answer = d.DefaultValue()
-	}
-	p := d.Page()
-	if p != nil {
-		rec.URL = p.URL() // the server decides whether the caller may hear of it
-	}
-	if !s.isDone() {
-		var t *tab
-		if p != nil {
-			s.mu.Lock()
-			t = s.byPage[p]
-			s.mu.Unlock()
-		}
-		if t == nil {
-			s.mu.Lock()
-			t = s.selected
-			s.mu.Unlock()
-		}
-		if t != nil {
-			t.addDialog(rec)
-		}
-	}
-	var err error
-	if rec.Type == "prompt" {
-		err = d.Accept(rec.Answer)
-	} else {
-		err = d.Accept()
-	}
-	if err != nil {
-		s.log.Debug("answering a dialog failed", "type", rec.Type, "err", err)
-	}
-}
-
 // resolveTab returns the tab for a public id ("" = the selected tab,
 // opening one when none is left).
 func (s *Session) resolveTab(id string) (*tab, error) {
@@ -376,7 +349,7 @@ func (s *Session) Tabs(ctx context.Context) ([]executor.Tab, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				titles[i] = t.seenTitle(boundedTitle(ctx, t.page))
+				titles[i] = t.readTitle(ctx)
 			}()
 		}
 		wg.Wait()
@@ -402,7 +375,15 @@ func (s *Session) TabInfo(ctx context.Context, tabID string) (executor.Tab, erro
 		// ago would be reported at its old URL, and the policy would decide
 		// on a page the tab has left. One round trip (the title) first
 		// delivers every navigation the browser committed before it.
-		info := s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page)))
+		info := s.tabInfo(t, t.readTitle(ctx))
+		if info.Dialog = t.dialog(); info.Dialog != nil {
+			// The page answers nothing until the dialog is: decided as
+			// opaque where the URL does not carry the origin.
+			if executor.OriginHidden(info.URL) {
+				info.Origin = executor.OpaqueOrigin
+			}
+			return info, nil
+		}
 		if executor.OriginHidden(info.URL) {
 			if info.Origin, err = s.newCall(ctx, t).documentOrigin(); err != nil {
 				return executor.Tab{}, s.mapErr("tab_info", err)
@@ -461,7 +442,7 @@ func (s *Session) SelectTab(ctx context.Context, tabID string) (executor.Tab, er
 		if err := t.page.BringToFront(); err != nil {
 			return executor.Tab{}, s.mapErr("tab_select", err)
 		}
-		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
+		return s.tabInfo(t, t.readTitle(ctx)), nil
 	})
 }
 
@@ -486,12 +467,19 @@ func (s *Session) NewTab(ctx context.Context, p executor.NewTabParams) (executor
 		s.selectLocked(t)
 		s.mu.Unlock()
 		if p.URL != "" {
+			// A page that opens a dialog as it loads holds its load: the
+			// tab is reported with the dialog open.
 			c := s.newCall(ctx, t)
-			if _, err := c.gotoURL(p.URL, p.WaitUntil); err != nil {
+			if err := c.run(actCall, "tab_new", func(c *call) error {
+				_, err := c.gotoURL(p.URL, p.WaitUntil)
+				return err
+			}); err != nil {
 				return executor.Tab{}, err
 			}
 		}
-		return s.tabInfo(t, t.seenTitle(boundedTitle(ctx, t.page))), nil
+		info := s.tabInfo(t, t.readTitle(ctx))
+		info.Dialog = t.dialog()
+		return info, nil
 	})
 }
 
@@ -514,6 +502,9 @@ func (s *Session) CloseTab(ctx context.Context, tabID string) error {
 				return struct{}{}, err
 			}
 		}
+		// Closed without running beforeunload (Playwright's default): the
+		// caller asked for the tab to go. A dialog open on it goes with it.
+		t.takeDialog()
 		if err := t.page.Close(); err != nil && !t.page.IsClosed() {
 			return struct{}{}, s.mapErr("tab_close", err)
 		}

@@ -64,6 +64,7 @@ type tab struct {
 	navs    int       // main-frame navigations, for the network log
 	net     []fakeReq // the network log, oldest first, at most MaxNetworkEntries
 	nextReq int
+	dialog  *executor.Dialog // open (OpenDialog) until AnswerDialog
 }
 
 // fakeReq is a logged request and its response body.
@@ -247,7 +248,53 @@ func (f *Fake) state(t *tab) executor.PageState {
 }
 
 func (f *Fake) tabOf(t *tab) executor.Tab {
-	return executor.Tab{ID: f.ids.Stamp(t.raw), URL: t.url(), Title: title(t.url()), Selected: t.raw == f.selected}
+	return executor.Tab{ID: f.ids.Stamp(t.raw), URL: t.url(), Title: title(t.url()), Selected: t.raw == f.selected, Dialog: t.dialog}
+}
+
+// OpenDialog makes tab id's page hold d open (Action "open"), as if the
+// page had opened it: TabInfo names it until AnswerDialog answers it.
+// Other methods are not held by it; script them (Fail, Handle) to be.
+func (f *Fake) OpenDialog(id string, d executor.Dialog) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.find(id)
+	if err != nil {
+		return err
+	}
+	d.Action = executor.DialogOpen
+	t.dialog = &d
+	return nil
+}
+
+// AnswerDialog implements executor.Executor: the tab's open dialog is
+// answered and reported in the result; with none open it is BAD_ARGS.
+func (f *Fake) AnswerDialog(ctx context.Context, p executor.DialogParams) (executor.PageState, error) {
+	return run(f, ctx, "AnswerDialog", p, func() (executor.PageState, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t, err := f.find(p.TabID)
+		if err != nil {
+			return executor.PageState{}, err
+		}
+		if t.dialog == nil {
+			return executor.PageState{}, executor.Errorf(executor.CodeBadArgs, "no dialog is open on this tab")
+		}
+		d := *t.dialog
+		t.dialog = nil
+		d.Action = executor.DialogDismissed
+		if p.Accept {
+			d.Action = executor.DialogAccepted
+			if d.Type == "prompt" {
+				d.Answer = d.Default
+				if p.PromptText != nil {
+					d.Answer = *p.PromptText
+				}
+			}
+		}
+		st := f.state(t)
+		st.Dialogs = []executor.Dialog{d}
+		return st, nil
+	})
 }
 
 // pageOf reports the page of tab id after an action on it.

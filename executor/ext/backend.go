@@ -2,10 +2,12 @@ package ext
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
@@ -148,10 +150,34 @@ func do[R any](ctx context.Context, e *Executor, method string, tab *string, par
 		*tab = raw
 	}
 	if err := e.c.Call(ctx, method, raw, params, &out); err != nil {
-		return out, err
+		return out, e.stampErr(err)
 	}
 	e.stamp(&out)
 	return out, nil
+}
+
+// tabRef is how the extension names raw tab N in a DIALOG_OPEN error's
+// words (extension/dialogs.js tabRef).
+var tabRef = regexp.MustCompile(`\{tab:([0-9]+)\}`)
+
+// stampErr stamps the raw tab ids a DIALOG_OPEN error names (the tab
+// whose dialog to answer) with this session's.
+func (e *Executor) stampErr(err error) error {
+	var xe *executor.Error
+	if !errors.As(err, &xe) || xe.Code != executor.CodeDialogOpen {
+		return err
+	}
+	stamp := func(s string) string {
+		return tabRef.ReplaceAllStringFunc(s, func(m string) string { return e.ids.Stamp(tabRef.FindStringSubmatch(m)[1]) })
+	}
+	c := *xe
+	c.Message, c.Hint = stamp(c.Message), stamp(c.Hint)
+	return &c
+}
+
+// AnswerDialog accepts or dismisses the dialog open on a tab.
+func (e *Executor) AnswerDialog(ctx context.Context, p executor.DialogParams) (executor.PageState, error) {
+	return do[executor.PageState](ctx, e, wire.MethodAnswerDialog, &p.TabID, &p)
 }
 
 func (e *Executor) stampID(id *string) {
@@ -168,6 +194,8 @@ func (e *Executor) stamp(v any) {
 		for i := range *r {
 			e.stampID(&(*r)[i].ID)
 		}
+	case *executor.PageState:
+		e.stampID(&r.TabID)
 	case *executor.NavResult:
 		e.stampID(&r.TabID)
 	case *executor.ActionResult:

@@ -15,6 +15,7 @@ var ToolNames = []string{
 	"clipboard_write",
 	"cookies_get",
 	"cookies_set",
+	"dialog_answer",
 	"download_file",
 	"drag",
 	"eval",
@@ -62,9 +63,11 @@ type BackParams struct {
 type Dialog struct {
 	Type    string `json:"type,omitempty"`
 	Message string `json:"message,omitempty"`
+	Default string `json:"default,omitempty"`
 	Action  string `json:"action,omitempty"`
 	Answer  string `json:"answer,omitempty"`
 	Note    string `json:"note,omitempty"`
+	Next    string `json:"next,omitempty"`
 }
 
 // PageResult is the result of several tools.
@@ -153,6 +156,13 @@ type CookiesSetParams struct {
 // CookiesSetResult is the result of cookies_set.
 type CookiesSetResult struct {
 	Set int `json:"set"`
+}
+
+// DialogAnswerParams are the arguments of dialog_answer.
+type DialogAnswerParams struct {
+	Accept     bool   `json:"accept"`
+	PromptText string `json:"prompt_text,omitempty"`
+	TabID      string `json:"tab_id,omitempty"`
 }
 
 // DownloadFileParams are the arguments of download_file.
@@ -671,11 +681,12 @@ type TabCloseParams struct {
 
 // Tab is part of some tools' results.
 type Tab struct {
-	TabID    string `json:"tab_id"`
-	URL      string `json:"url"`
-	Title    string `json:"title,omitempty"`
-	Selected bool   `json:"selected,omitempty"`
-	Note     string `json:"note,omitempty"`
+	TabID    string   `json:"tab_id"`
+	URL      string   `json:"url"`
+	Title    string   `json:"title,omitempty"`
+	Selected bool     `json:"selected,omitempty"`
+	Note     string   `json:"note,omitempty"`
+	Dialogs  []Dialog `json:"dialogs,omitempty"`
 }
 
 // TabCloseResult is the result of tab_close.
@@ -790,6 +801,16 @@ func (c *Client) CookiesGet(ctx context.Context, p CookiesGetParams) (*CookiesGe
 // CookiesSet calls cookies_set: Add cookies; each needs url, or domain and path.
 func (c *Client) CookiesSet(ctx context.Context, p CookiesSetParams) (*CookiesSetResult, error) {
 	out, raw, err := call[CookiesSetResult](ctx, c, "cookies_set", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
+// DialogAnswer calls dialog_answer: Answer the dialog a page waits on (DIALOG_OPEN, or action "open"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.
+func (c *Client) DialogAnswer(ctx context.Context, p DialogAnswerParams) (*PageResult, error) {
+	out, raw, err := call[PageResult](ctx, c, "dialog_answer", p)
 	if err != nil {
 		return nil, err
 	}

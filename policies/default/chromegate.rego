@@ -121,7 +121,7 @@ known_actions := {"navigate", "read", "interact", "eval", "download", "tabs", "s
 mutating_tools := {
 	"click", "type", "fill", "press", "select_option", "set_files", "drag",
 	"fill_form", "clipboard_write", "cookies_set", "tab_close", "eval",
-	"page_tool_call", "state_load",
+	"page_tool_call", "state_load", "dialog_answer",
 }
 
 # A page tool that declares itself read-only, and not consequential, does
@@ -136,6 +136,7 @@ read_only_page_tool if {
 mutating if {
 	input.tool in mutating_tools
 	not read_only_page_tool
+	not dialog_dismissal
 }
 
 # A plugin tool mutates when one of its steps does (eval aside: an eval
@@ -315,6 +316,7 @@ call_allowed if {
 	input.action == "interact"
 	input.tool != "cookies_set"
 	not mutation_blocked
+	not dialog_refused
 	page_ok
 }
 
@@ -485,6 +487,51 @@ subresource_ok(t) if {
 	t.ip_class in {"public", "unresolved"}
 	not ip_literal(t.host)
 	chromegate.host_match(asset_domains, t.host)
+}
+
+# ---------------------------------------------------------------------------
+# Dialogs: dialog_answer answers the alert, confirm, prompt or beforeunload
+# a page waits on, an interaction on that page (input.dialog names the
+# dialog: its type and message, the page's words). Accepting is a mutation,
+# like the click it confirms. Dismissing (Cancel) never is: it is what the
+# server itself does to a dialog of a page outside the policy, and in safe
+# mode it is the only way on from a page that opened one; so the tool is
+# listed in safe mode too.
+
+dialog_dismissal if {
+	input.phase == "call"
+	input.tool == "dialog_answer"
+	object.get(args, "accept", null) == false
+}
+
+list_allowed if input.tool == "dialog_answer"
+
+# refuse_dialogs: regular expressions; accepting a dialog whose message
+# matches one is refused even with mutations on (a deletion the operator
+# wants a person to confirm). A pattern that does not compile refuses
+# (the evaluation fails, and chromegate denies).
+default refuse_dialogs := []
+
+refuse_dialogs := d if {
+	d := data.refuse_dialogs
+	is_array(d)
+}
+
+dialog_refused if {
+	input.tool == "dialog_answer"
+	not dialog_dismissal
+	some p in refuse_dialogs
+	regex.match(p, object.get(object.get(input, "dialog", {}), "message", ""))
+}
+
+deny contains "accepting this dialog is refused by the operator (refuse_dialogs): a person must answer it" if {
+	input.phase == "call"
+	dialog_refused
+}
+
+hints contains "dismiss it (dialog_answer accept=false), or ask the user to answer it" if {
+	input.phase == "call"
+	dialog_refused
 }
 
 # ---------------------------------------------------------------------------

@@ -880,3 +880,53 @@ test_state_origin_is_decided_by_its_own_tool if {
 	not allowed(state_origin("state_load", "save", "tool", "https://app.example.com")) with data.allow_domains as ["app.example.com"]
 	not allowed(state_origin("state_list", "save", "tool", "https://app.example.com")) with data.allow_domains as ["app.example.com"]
 }
+
+# ---------------------------------------------------------------------------
+# Dialogs: dialog_answer is an interaction on the dialog's page; accepting
+# needs mutations, dismissing never does.
+
+answer(accept, url, dialog) := object.union(base, {
+	"tool": "dialog_answer", "action": "interact", "args": {"accept": accept},
+	"page": object.union(chromegate.parse_url(url), {"origin": "n/a"}),
+	"dialog": dialog,
+})
+
+delete_all := {"type": "confirm", "message": "Delete all 1,204 records? This cannot be undone."}
+
+test_dialog_accept_needs_mutations if {
+	inp := answer(true, "https://example.com/", delete_all)
+	not allowed(inp) with data.allow_domains as ["example.com"]
+	"dialog_answer changes the page or the browser, and mutations are off (safe mode)" in reasons(inp) with data.allow_domains as ["example.com"]
+	allowed(inp) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+}
+
+test_dialog_dismiss_needs_no_mutations if {
+	allowed(answer(false, "https://example.com/", delete_all)) with data.allow_domains as ["example.com"]
+	# An accept spelt as anything but false is an accept.
+	not allowed(answer("false", "https://example.com/", delete_all)) with data.allow_domains as ["example.com"]
+	not allowed(answer(null, "https://example.com/", delete_all)) with data.allow_domains as ["example.com"]
+}
+
+test_dialog_answer_only_on_allowed_pages if {
+	not allowed(answer(false, "https://other.test/", delete_all)) with data.allow_domains as ["example.com"]
+	not allowed(answer(true, "https://other.test/", delete_all)) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+	not allowed(answer(false, "about:blank", delete_all))
+}
+
+test_dialog_answer_listed_in_safe_mode if {
+	allowed(object.union(base, {"phase": "list", "tool": "dialog_answer", "action": "interact"}))
+}
+
+test_dialog_accept_refused_by_pattern if {
+	inp := answer(true, "https://example.com/", delete_all)
+	not allowed(inp) with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as ["(?i)\\bdelete"]
+	reasons(inp) == ["accepting this dialog is refused by the operator (refuse_dialogs): a person must answer it"] with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as ["(?i)\\bdelete"]
+	allowed(answer(false, "https://example.com/", delete_all)) with data.allow_domains as ["example.com"] with data.refuse_dialogs as ["(?i)\\bdelete"]
+	allowed(answer(true, "https://example.com/", {"type": "confirm", "message": "Save?"})) with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as ["(?i)\\bdelete"]
+	# The pattern reads the message only: a page cannot dodge it through the type.
+	not allowed(answer(true, "https://example.com/", {"type": "alert", "message": "DELETE everything"})) with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as ["(?i)\\bdelete"]
+}
+
+test_dialog_refuse_patterns_must_be_a_list if {
+	allowed(answer(true, "https://example.com/", delete_all)) with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as "(?i)delete"
+}

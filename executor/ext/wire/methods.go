@@ -37,6 +37,7 @@ const (
 	MethodWebMCP         = "webmcp"
 	MethodNetwork        = "network"
 	MethodNetworkEntry   = "networkEntry"
+	MethodAnswerDialog   = "answerDialog"
 )
 
 // Methods returns every command method, in the order of methods.js.
@@ -49,6 +50,7 @@ func Methods() []string {
 		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
+		MethodAnswerDialog,
 	}
 }
 

@@ -1,0 +1,163 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// JavaScript dialogs are decided, never defaulted: the backends leave a
+// dialog open (executor.Dialog) and the model answers it with
+// dialog_answer, an interaction on the dialog's page that the policy
+// decides (input.dialog names it). The server dismisses, never accepts,
+// a dialog of a page outside the policy, and accepts alerts itself only
+// when the operator said so (Options.AcceptAlerts).
+
+// maxAutoAnswers bounds the dialogs the server answers itself during one
+// call (a page's own dialogs outside the policy, alerts with
+// AcceptAlerts): a page that opens them in a loop gets its next one left
+// open, and the call returns.
+const maxAutoAnswers = 20
+
+func dialogTools() []*Tool {
+	return []*Tool{
+		{
+			Name: "dialog_answer", Title: "Answer dialog",
+			Output:      &Output{Value: pageOut{}},
+			Description: "Answer the dialog a page waits on (DIALOG_OPEN, or action \"open\"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.",
+			InputSchema: object([]string{"accept"},
+				prop{"accept", boolean("")},
+				prop{"prompt_text", str("")},
+				tabIDProp()),
+			// Mutating and destructive: accepting a confirm may delete,
+			// pay or send, and leaving a page may lose its form.
+			// prompt_text may be a password a prompt asks for.
+			ReadOnly: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"prompt_text"},
+			Handler: dialogAnswer,
+		},
+	}
+}
+
+func dialogAnswer(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID      string  `json:"tab_id"`
+		Accept     bool    `json:"accept"`
+		PromptText *string `json:"prompt_text"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := c.Executor().AnswerDialog(ctx, executor.DialogParams{TabID: a.TabID, Accept: a.Accept, PromptText: a.PromptText})
+	if err != nil {
+		return nil, err
+	}
+	p := c.pageOf(ctx, ps)
+	return pageResult(p, p, ps), nil
+}
+
+// dialogNext is what a model is told to call about a dialog left open.
+func dialogNext(typ string) string {
+	if typ == "beforeunload" {
+		return "the navigation waits: dialog_answer accept=true leaves the page, false stays"
+	}
+	if typ == "prompt" {
+		return "the page waits: dialog_answer accept=true with prompt_text, or false"
+	}
+	return "the page waits: dialog_answer accept=true or false"
+}
+
+// dialogsOf screens the dialogs a backend recorded on ps's tab. One opened
+// by a page the caller could not have navigated to (a popup, a tab that
+// navigated itself away, a page the backend could not name) keeps nothing
+// but the note that it happened, and is dismissed if it is still open.
+// Dialogs are queued per tab between calls, so without this a denied
+// page's alert would reach the model in the next allowed call's result.
+// With AcceptAlerts an open alert of an allowed page is accepted here.
+func (c *Call) dialogsOf(ctx context.Context, ps executor.PageState) []dialogOut {
+	queue := ps.Dialogs
+	var out []dialogOut
+	answers := 0
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		outside := d.URL == "" || c.srv.outside(ctx, c, d.URL)
+		auto := d.Action == executor.DialogOpen && answers < maxAutoAnswers &&
+			(outside || (c.srv.opts.AcceptAlerts && d.Type == "alert"))
+		if auto {
+			answers++
+			next, err := c.Executor().AnswerDialog(ctx, executor.DialogParams{TabID: ps.TabID, Accept: !outside})
+			if err == nil && len(next.Dialogs) > 0 {
+				d = next.Dialogs[0] // the one answered, as answered
+				queue = append(queue, next.Dialogs[1:]...)
+			} else if err != nil {
+				c.srv.log.Debug("answering a dialog for the caller failed", "tab", ps.TabID, "err", err)
+			}
+		}
+		if outside {
+			out = append(out, dialogOut{Note: outsideDialog})
+			continue
+		}
+		o := dialogOut{Type: d.Type, Message: d.Message, Default: d.Default, Action: d.Action, Answer: d.Answer}
+		if d.Action == executor.DialogOpen {
+			o.Next = dialogNext(d.Type)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// tabDialog reports the dialog open on t for tab_new: screened and
+// answered as a result's (dialogsOf).
+func (c *Call) tabDialog(ctx context.Context, t executor.Tab) []dialogOut {
+	if t.Dialog == nil {
+		return nil
+	}
+	return c.dialogsOf(ctx, executor.PageState{TabID: t.ID, URL: t.URL, Dialogs: []executor.Dialog{*t.Dialog}})
+}
+
+// acceptAlertFirst answers, with AcceptAlerts, an alert the call's tab
+// holds before the call runs, so the call is not refused for it. The
+// alert is the page's own (the gate has just decided the call on it).
+func (s *Server) acceptAlertFirst(ctx context.Context, c *Call, ex executor.Executor) {
+	if !s.opts.AcceptAlerts || !needsPage(c) || c.Page == nil || c.Tool.Name == "dialog_answer" {
+		return
+	}
+	t, err := c.Page(ctx) // read once per call: the gate's read, if it made one
+	if err != nil || t.Dialog == nil || t.Dialog.Type != "alert" {
+		return
+	}
+	for range maxAutoAnswers {
+		ps, err := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: true})
+		if err != nil || !hasOpenDialog(ps, "alert") {
+			return
+		}
+	}
+}
+
+func hasOpenDialog(ps executor.PageState, typ string) bool {
+	for _, d := range ps.Dialogs {
+		if d.Action == executor.DialogOpen && d.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// alertRaised handles, with AcceptAlerts, a DIALOG_OPEN a call's own
+// alert caused (a read or an eval that opened one): the alert is
+// accepted, and the error says so and to call again.
+func (s *Server) alertRaised(ctx context.Context, c *Call, ex executor.Executor, err error) error {
+	var e *executor.Error
+	if !s.opts.AcceptAlerts || !errors.As(err, &e) || e.Code != executor.CodeDialogOpen {
+		return err
+	}
+	t, terr := ex.TabInfo(ctx, c.TabID())
+	if terr != nil || t.Dialog == nil || t.Dialog.Type != "alert" {
+		return err
+	}
+	if _, aerr := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: true}); aerr != nil {
+		return err
+	}
+	return e.WithHint("the alert was accepted (the server answers alerts); call " + c.Tool.Name + " again")
+}
