@@ -197,7 +197,7 @@ type Tab struct {
 	// page ever reached (no opener). TabInfo fills it; Tabs may not.
 	Origin string `json:"origin,omitempty"`
 	// Dialog is the dialog open on the tab, if any (Action "open"):
-	// TabInfo fills it, so the policy can name it; Tabs may not.
+	// TabInfo fills it, so the policy can name it, and Tabs.
 	Dialog *Dialog `json:"dialog,omitempty"`
 }
 

@@ -164,7 +164,12 @@ const WEBMCP_COMMANDS = new Set(['WebMCP.enable', 'WebMCP.disable', 'WebMCP.invo
 
 export const handlers = {
   async tabs() {
-    return tabs.list();
+    const list = await tabs.list();
+    for (const t of list) {
+      const st = states.get(Number(t.id));
+      if (st && st.dialog) t.dialog = st.dialog; // the page waits on it
+    }
+    return list;
   },
 
   async tabInfo(p, ctx) {
@@ -739,16 +744,19 @@ export const handlers = {
       const since = c.st.commitSeq;
       c.title = undefined;
       c.st.dialog = null;
+      // Reported before it is sent: the answer lets the page run on, and a
+      // dialog it opens next must be reported after this one.
+      c.st.dialogs.push(rec);
       try {
         await csend(c, 'Page.handleJavaScriptDialog', args);
       } catch (e) {
+        c.st.dialogs = c.st.dialogs.filter((d) => d !== rec);
         if (/No dialog is showing/i.test(String((e && e.message) || e))) {
           throw fail('BAD_ARGS', 'the dialog on this tab is gone (the page closed it, or it was answered)', 'nothing to answer: go on with the page');
         }
         throw e;
       }
       c.acted = true;
-      c.st.dialogs.push(rec);
       if (p.accept && d.type === 'beforeunload') {
         // the held navigation goes on: its document, loaded
         await waitEvent(c, () => c.st.commitSeq !== since, () => null).catch(() => {});

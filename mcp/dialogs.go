@@ -116,6 +116,46 @@ func (c *Call) tabDialog(ctx context.Context, t executor.Tab) []dialogOut {
 	return c.dialogsOf(ctx, executor.PageState{TabID: t.ID, URL: t.URL, Dialogs: []executor.Dialog{*t.Dialog}})
 }
 
+// dismissOutside dismisses, after a call failed with DIALOG_OPEN, every
+// dialog of a page outside the policy that could have held it (a popup
+// the page opened to a blob: document shares the page's renderer, and
+// its dialog blocks the page too). Never accepted, and never named: the
+// model hears only that the call is to be repeated. It reports whether
+// it dismissed any.
+func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Executor, err error) bool {
+	if executor.CodeOf(err) != executor.CodeDialogOpen {
+		return false
+	}
+	tabs, terr := ex.Tabs(ctx)
+	if terr != nil {
+		return false
+	}
+	dismissed := false
+	for _, t := range tabs {
+		if t.Dialog == nil {
+			continue
+		}
+		u := t.Dialog.URL
+		if u == "" {
+			u = t.URL
+		}
+		if !s.outside(ctx, c, u) {
+			continue
+		}
+		if _, aerr := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: false}); aerr == nil {
+			dismissed = true
+		}
+	}
+	return dismissed
+}
+
+// heldOutsideErr is the error of a call a dialog of a page outside the
+// policy held, once that dialog is dismissed.
+func heldOutsideErr(c *Call) error {
+	return executor.Errorf(executor.CodeDialogOpen, "%s was held by %s", c.Tool.Name, outsideDialog).
+		WithHint("call " + c.Tool.Name + " again if it is still needed: it may or may not have acted")
+}
+
 // acceptAlertFirst answers, with AcceptAlerts, an alert the call's tab
 // holds before the call runs, so the call is not refused for it. The
 // alert is the page's own (the gate has just decided the call on it).

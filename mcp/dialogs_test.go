@@ -212,3 +212,54 @@ func TestPolicyInputNamesTheDialog(t *testing.T) {
 		t.Errorf("an accept of other words: %v", err)
 	}
 }
+
+// A call held by a dialog of a page outside the policy on another tab (a
+// blob: popup of the page shares its renderer): the dialog is dismissed,
+// never named, and a read runs again.
+func TestDialogsOutsideThePolicyAreDismissedWhenTheyHoldACall(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(o *Options) {
+		o.Gate = newPolicyGate(t, map[string]any{"allow_domains": []string{"a.test"}, "enable_mutations": true})
+	})
+	f := h.fake()
+	page := f.TabID(0)
+	if _, err := f.Navigate(t.Context(), executor.NavigateParams{TabID: page, URL: "https://a.test/"}); err != nil {
+		t.Fatal(err)
+	}
+	popup, err := f.NewTab(t.Context(), executor.NewTabParams{URL: "https://other.test/popup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.SelectTab(t.Context(), page); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.OpenDialog(popup.ID, executor.Dialog{Type: "confirm", Message: "SECRET pay now?", URL: "https://other.test/popup"}); err != nil {
+		t.Fatal(err)
+	}
+	held := func(tool string) func(context.Context, any) (any, error) {
+		return func(context.Context, any) (any, error) {
+			if info, _ := f.TabInfo(context.Background(), popup.ID); info.Dialog != nil {
+				return nil, executor.Errorf(executor.CodeDialogOpen, "%s: tab %s has an open confirm dialog, which holds this page too", tool, popup.ID)
+			}
+			return executor.TextResult{PageState: executor.PageState{TabID: page, URL: "https://a.test/"}, Text: "free"}, nil
+		}
+	}
+	f.Handle("Text", held("get_text"))
+	got := textOf(h.call("get_text", nil))
+	if !strings.Contains(got, "free") || strings.Contains(got, "SECRET") {
+		t.Errorf("the read did not run again once the popup's dialog was dismissed: %s", got)
+	}
+	if diff := cmp.Diff([]executor.DialogParams{{TabID: popup.ID, Accept: false}}, answers(h)); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	// An action is not repeated for the model.
+	if err := f.OpenDialog(popup.ID, executor.Dialog{Type: "confirm", Message: "SECRET pay now?", URL: "https://other.test/popup"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Handle("Click", held("click"))
+	res := h.call("click", map[string]any{"selector": "#x"})
+	got = textOf(res)
+	if !res.IsError || !strings.HasPrefix(got, "DIALOG_OPEN: click was held by "+outsideDialog) || strings.Contains(got, "SECRET") {
+		t.Errorf("a held action: %s", got)
+	}
+}

@@ -133,6 +133,16 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	}
 	s.acceptAlertFirst(ctx, c, ex)
 	r, err := s.handle(ctx, c)
+	if err != nil && s.dismissOutside(ctx, c, ex, err) {
+		// Held by a dialog of a page outside the policy, now dismissed: a
+		// read runs again, once; anything else may have acted, and is the
+		// model's to repeat.
+		if t.ReadOnly != nil && *t.ReadOnly {
+			r, err = s.handle(ctx, c)
+		} else {
+			err = heldOutsideErr(c)
+		}
+	}
 	if err != nil {
 		err = s.alertRaised(ctx, c, ex, err)
 		if d := s.blockedLoad(c, err.Error()); d != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,15 @@ func (t *tab) takeDialog() *pendingDialog {
 	return p
 }
 
+// dropDialog forgets the report of rec (an answer that failed).
+func (t *tab) dropDialog(rec executor.Dialog) {
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	if i := slices.Index(t.dialogs, rec); i >= 0 {
+		t.dialogs = slices.Delete(t.dialogs, i, i+1)
+	}
+}
+
 // dialogSignal returns a channel closed when the next dialog opens in the
 // session.
 func (s *Session) dialogSignal() <-chan struct{} {
@@ -96,8 +106,8 @@ func (s *Session) dialogElsewhere(t *tab) (*tab, *executor.Dialog) {
 	s.mu.Lock()
 	order := append([]*tab(nil), s.order...)
 	s.mu.Unlock()
-	for _, o := range order {
-		if o == t || o.page.IsClosed() {
+	for _, o := range order { // (a closed tab has left order)
+		if o == t {
 			continue
 		}
 		if d := o.dialog(); d != nil {
@@ -231,6 +241,15 @@ func (c *call) run(kind callKind, what string, fn func(c *call) error) error {
 			}
 			grace = nil
 		case <-c.ctx.Done():
+			// fn's own, more precise, error may be a moment behind (see
+			// await).
+			timer := time.NewTimer(resultGrace)
+			defer timer.Stop()
+			select {
+			case err := <-done:
+				return finished(err)
+			case <-timer.C:
+			}
 			return timeoutErr(c.ctx, what, time.Since(c.start))
 		}
 	}
@@ -270,29 +289,37 @@ func (s *Session) AnswerDialog(ctx context.Context, p executor.DialogParams) (ex
 		c.fromURL = "" // the answer may lead anywhere: re-read the title
 		rec := pd.rec
 		from := c.page.URL()
-		var err error
 		switch {
 		case !p.Accept:
 			rec.Action = executor.DialogDismissed
-			err = pd.d.Dismiss()
 		case rec.Type == "prompt":
 			rec.Action, rec.Answer = executor.DialogAccepted, rec.Default
 			if p.PromptText != nil {
 				rec.Answer = *p.PromptText
 			}
-			err = pd.d.Accept(rec.Answer)
 		default:
 			rec.Action = executor.DialogAccepted
+		}
+		// Recorded before it is sent: the answer lets the page run on,
+		// and a dialog it opens next must be reported after this one.
+		c.t.addDialog(rec)
+		var err error
+		switch {
+		case !p.Accept:
+			err = pd.d.Dismiss()
+		case rec.Type == "prompt":
+			err = pd.d.Accept(rec.Answer)
+		default:
 			err = pd.d.Accept()
 		}
 		if err != nil {
+			c.t.dropDialog(rec)
 			if strings.Contains(err.Error(), "No dialog is showing") {
 				return executor.Errorf(executor.CodeBadArgs, "the dialog on this tab is gone (the page closed it, or it was answered)").
 					WithHint("nothing to answer: go on with the page")
 			}
 			return err
 		}
-		c.t.addDialog(rec)
 		wait := answerSettle
 		if p.Accept && rec.Type == "beforeunload" {
 			wait = time.Duration(c.timeout) * time.Millisecond // the held navigation goes on

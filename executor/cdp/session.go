@@ -334,7 +334,7 @@ func (s *Session) tabInfo(t *tab, title string) executor.Tab {
 	s.mu.Lock()
 	sel := s.selected == t
 	s.mu.Unlock()
-	return executor.Tab{ID: s.ids.Stamp(t.raw), URL: t.page.URL(), Title: title, Selected: sel}
+	return executor.Tab{ID: s.ids.Stamp(t.raw), URL: t.page.URL(), Title: title, Selected: sel, Dialog: t.dialog()}
 }
 
 // Tabs lists the open tabs in the order they appeared.
