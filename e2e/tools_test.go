@@ -400,6 +400,17 @@ func TestEveryTool(t *testing.T) {
 			}
 		}
 	})
+	step("dialogs", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/dialogs"})
+		res := s.call("click", map[string]any{"selector": "#confirm"})
+		if !strings.Contains(resultText(res), `"action":"open"`) {
+			t.Fatalf("the confirm is not reported open: %s", resultText(res))
+		}
+		s.call("dialog_answer", map[string]any{"accept": true})
+		if got := s.evalString(`document.querySelector('#confirm').textContent`); got != "confirm=true" {
+			t.Fatalf("after accepting the confirm: %q", got)
+		}
+	})
 	step("page_tools", func(t *testing.T) {
 		// The form registers no WebMCP tools (TestPageTools has pages that do).
 		s.call("navigate", map[string]any{"url": base + "/form"})

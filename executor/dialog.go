@@ -5,6 +5,15 @@ import (
 	"strings"
 )
 
+// DialogArticle is "an alert", "a confirm", ...: a dialog's type in a
+// sentence.
+func DialogArticle(typ string) string {
+	if typ == "alert" {
+		return "an alert"
+	}
+	return "a " + typ
+}
+
 // DialogHint says what to call next about a dialog open on tab id; what
 // is the call that met it ("" for none).
 func DialogHint(id, typ, what string) string {

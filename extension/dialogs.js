@@ -16,8 +16,9 @@ import { fail } from './errors.js';
 export const DIALOG_GRACE = 100;
 
 // ELSEWHERE_GRACE is how long a call waits while another driven tab has a
-// dialog open before it says so: a page in that tab's renderer (its
-// opener, a same-site popup) is blocked by it too.
+// dialog open before it says so (at most half the time the call has
+// left): a page in that tab's renderer (its opener, a same-site popup) is
+// blocked by it too.
 export const ELSEWHERE_GRACE = 1000;
 
 // The kinds of call (what a dialog the call raises means to it).
@@ -89,7 +90,7 @@ export function hint(id, type, what) {
 // the page's: in page.
 export function openError(what, id, d, raised) {
   const msg = raised
-    ? `${what} opened a ${d.type} dialog: the page waits for an answer and the call's result is lost`
+    ? `${what} opened ${d.type === 'alert' ? 'an' : 'a'} ${d.type} dialog: the page waits for an answer and the call's result is lost`
     : `${what}: the page waits for an answer to a ${d.type} dialog and can do nothing else until then`;
   return fail('DIALOG_OPEN', msg, hint(id, d.type, what), words(d));
 }
@@ -97,7 +98,13 @@ export function openError(what, id, d, raised) {
 // elsewhereError is the DIALOG_OPEN error of a call held by a dialog on
 // another tab: that tab and the dialog's type, never its words (a call on
 // that tab tells them, decided on its page).
-export function elsewhereError(what, id, d) {
+export function elsewhereError(what, id, d, kind = READ) {
+  if (kind === ACT) {
+    // The action may have been done (a click that opened the popup whose
+    // dialog now holds the page): not one to repeat blindly.
+    return fail('DIALOG_OPEN', `${what} may have acted, but tab ${tabRef(id)} has an open ${d.type} dialog, which holds this page too (they share a renderer)`,
+      hint(id, d.type, '') + '; then check the page before acting again');
+  }
   return fail('DIALOG_OPEN', `${what}: tab ${tabRef(id)} has an open ${d.type} dialog, which holds this page too (they share a renderer)`,
     hint(id, d.type, what));
 }
@@ -112,6 +119,10 @@ export function elsewhereError(what, id, d) {
 export function race(c, kind, what, work, { elsewhere = () => null, watch = () => () => {} } = {}) {
   const st = c.st;
   const seq = st.dialogSeq;
+  // A dialog another tab already held when the call began may have kept it
+  // from acting; one that opened during an action is the action's
+  // consequence (a click that opened a popup that asks something).
+  const heldBefore = !!elsewhere();
   return new Promise((resolve, reject) => {
     let graceTimer = null;
     let elseTimer = null;
@@ -138,11 +149,13 @@ export function race(c, kind, what, work, { elsewhere = () => null, watch = () =
     const other = () => {
       if (over || elseTimer || kind === ANSWER) return;
       if (!elsewhere()) return;
+      const left = c.ctx && c.ctx.deadline ? (c.ctx.deadline - Date.now()) / 2 : ELSEWHERE_GRACE;
       elseTimer = setTimeout(() => {
         const o = elsewhere();
-        if (o) end(reject, elsewhereError(what, o[0], o[1]));
+        if (o && kind === ACT && !heldBefore) end(resolve, undefined); // acted; the next call is told
+        else if (o) end(reject, elsewhereError(what, o[0], o[1], kind));
         else elseTimer = null;
-      }, ELSEWHERE_GRACE);
+      }, Math.max(Math.min(ELSEWHERE_GRACE, left), 1));
     };
     st.waiters.add(poke);
     const unwatch = watch(other);

@@ -131,3 +131,14 @@ test('leaving a page dismisses its dialog, never accepts it', async () => {
   assert.deepEqual(sent, [{ accept: false }]);
   assert.equal(st.dialog, null);
 });
+
+test('an action held by another tab\'s dialog says it may have acted; one that opened during it is its result', async () => {
+  const t0 = fakeTab();
+  let other = null;
+  const p = dialogs.race(t0.c, dialogs.ACT, 'click', never(), { elsewhere: () => other, watch: (fn) => ((other = ['9', { type: 'alert', message: 'x' }]), fn(), () => {}) });
+  assert.equal(await p, undefined);
+  const { c } = fakeTab();
+  const e = await rejection(dialogs.race(c, dialogs.ACT, 'click', never(), { elsewhere: () => ['9', { type: 'confirm', message: 'x' }] }));
+  assert.match(e.message, /^click may have acted, but tab \{tab:9\} has an open confirm dialog/);
+  assert.match(e.hint, /check the page before acting again/);
+});

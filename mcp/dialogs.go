@@ -152,7 +152,7 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 // heldOutsideErr is the error of a call a dialog of a page outside the
 // policy held, once that dialog is dismissed.
 func heldOutsideErr(c *Call) error {
-	return executor.Errorf(executor.CodeDialogOpen, "%s was held by %s", c.Tool.Name, outsideDialog).
+	return executor.Errorf(executor.CodeDialogOpen, "%s was held by a dialog on a page outside the policy, which was dismissed", c.Tool.Name).
 		WithHint("call " + c.Tool.Name + " again if it is still needed: it may or may not have acted")
 }
 

@@ -26,10 +26,19 @@ import (
 const dialogGrace = 100 * time.Millisecond
 
 // elsewhereGrace is how long a call waits on its tab while another tab of
-// the session has a dialog open before it says so: a page in the same
-// renderer as that tab (its opener, a same-site popup) is blocked by the
-// dialog too, and would otherwise sit out the call's deadline.
+// the session has a dialog open before it says so (at most half the time
+// the call has left): a page in the same renderer as that tab (its
+// opener, a same-site popup) is blocked by the dialog too, and would
+// otherwise sit out the call's deadline.
 const elsewhereGrace = time.Second
+
+// graceFor is elsewhereGrace for a call with ctx's deadline.
+func graceFor(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return min(elsewhereGrace, time.Until(dl)/2)
+	}
+	return elsewhereGrace
+}
 
 // answerSettle is how long an answer waits for a navigation the page
 // starts on it (a confirm's handler that leaves the page), so that the
@@ -161,7 +170,7 @@ func (s *Session) dialogOpenErr(what string, t *tab, d executor.Dialog, raised b
 	id := s.ids.Stamp(t.raw)
 	msg := fmt.Sprintf("%s: the page waits for an answer to a %s dialog and can do nothing else until then", what, d.Type)
 	if raised {
-		msg = fmt.Sprintf("%s opened a %s dialog: the page waits for an answer and the call's result is lost", what, d.Type)
+		msg = fmt.Sprintf("%s opened %s dialog: the page waits for an answer and the call's result is lost", what, executor.DialogArticle(d.Type))
 	}
 	return executor.Errorf(executor.CodeDialogOpen, "%s", msg).
 		WithHint(executor.DialogHint(id, d.Type, what)).WithPage(executor.DialogWords(d))
@@ -170,8 +179,14 @@ func (s *Session) dialogOpenErr(what string, t *tab, d executor.Dialog, raised b
 // elsewhereErr is the DIALOG_OPEN error of a call held by a dialog on
 // another tab. It names that tab and the dialog's type only: the words
 // are told by a call on that tab, decided on its page.
-func (s *Session) elsewhereErr(what string, o *tab, d executor.Dialog) *executor.Error {
+func (s *Session) elsewhereErr(what string, kind callKind, o *tab, d executor.Dialog) *executor.Error {
 	id := s.ids.Stamp(o.raw)
+	if kind == actCall {
+		// The action may have been done (a click that opened the popup
+		// whose dialog now holds the page): not one to repeat blindly.
+		return executor.Errorf(executor.CodeDialogOpen, "%s may have acted, but tab %s has an open %s dialog, which holds this page too (they share a renderer)", what, id, d.Type).
+			WithHint(executor.DialogHint(id, d.Type, "") + "; then check the page before acting again")
+	}
 	return executor.Errorf(executor.CodeDialogOpen, "%s: tab %s has an open %s dialog, which holds this page too (they share a renderer)", what, id, d.Type).
 		WithHint(executor.DialogHint(id, d.Type, what))
 }
@@ -199,13 +214,17 @@ func (c *call) run(kind callKind, what string, fn func(c *call) error) error {
 		}
 		return nil
 	}
+	// A dialog another tab already held when the call began may have kept
+	// it from acting; one that opened during an action is the action's
+	// consequence (a click that opened a popup that asks something).
+	heldBefore, _ := c.s.dialogElsewhere(c.t)
 	var grace <-chan time.Time
 	for {
 		var other *tab
 		var od *executor.Dialog
 		if grace == nil && kind != answerCall {
 			if other, od = c.s.dialogElsewhere(c.t); other != nil {
-				timer := time.NewTimer(elsewhereGrace)
+				timer := time.NewTimer(graceFor(c.ctx))
 				defer timer.Stop()
 				grace = timer.C
 			}
@@ -237,7 +256,10 @@ func (c *call) run(kind callKind, what string, fn func(c *call) error) error {
 			return c.s.dialogOpenErr(what, c.t, *d, true)
 		case <-grace:
 			if other, od = c.s.dialogElsewhere(c.t); other != nil {
-				return c.s.elsewhereErr(what, other, *od)
+				if kind == actCall && heldBefore == nil {
+					return nil // acted; the next call on the page is told
+				}
+				return c.s.elsewhereErr(what, kind, other, *od)
 			}
 			grace = nil
 		case <-c.ctx.Done():

@@ -94,11 +94,17 @@ func (t *tab) seenTitle(title string) string {
 	return title
 }
 
-// readTitle reads the page's title, or, while a dialog blocks the page, the
-// last one read.
-func (t *tab) readTitle(ctx context.Context) string {
+// readTitle reads a tab's title, or, while a dialog may block its page
+// (its own, or another tab's, which may share its renderer), the last one
+// read: a title is never a reason to wait.
+func (s *Session) readTitle(ctx context.Context, t *tab) string {
 	if t.dialog() != nil {
 		return t.lastTitle()
+	}
+	if o, _ := s.dialogElsewhere(t); o != nil {
+		if known := t.lastTitle(); known != "" {
+			return known
+		}
 	}
 	return t.seenTitle(boundedTitle(ctx, t.page))
 }
@@ -349,7 +355,7 @@ func (s *Session) Tabs(ctx context.Context) ([]executor.Tab, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				titles[i] = t.readTitle(ctx)
+				titles[i] = s.readTitle(ctx, t)
 			}()
 		}
 		wg.Wait()
@@ -375,7 +381,7 @@ func (s *Session) TabInfo(ctx context.Context, tabID string) (executor.Tab, erro
 		// ago would be reported at its old URL, and the policy would decide
 		// on a page the tab has left. One round trip (the title) first
 		// delivers every navigation the browser committed before it.
-		info := s.tabInfo(t, t.readTitle(ctx))
+		info := s.tabInfo(t, s.readTitle(ctx, t))
 		if info.Dialog = t.dialog(); info.Dialog != nil {
 			// The page answers nothing until the dialog is: decided as
 			// opaque where the URL does not carry the origin.
@@ -442,7 +448,7 @@ func (s *Session) SelectTab(ctx context.Context, tabID string) (executor.Tab, er
 		if err := t.page.BringToFront(); err != nil {
 			return executor.Tab{}, s.mapErr("tab_select", err)
 		}
-		return s.tabInfo(t, t.readTitle(ctx)), nil
+		return s.tabInfo(t, s.readTitle(ctx, t)), nil
 	})
 }
 
@@ -477,7 +483,7 @@ func (s *Session) NewTab(ctx context.Context, p executor.NewTabParams) (executor
 				return executor.Tab{}, err
 			}
 		}
-		info := s.tabInfo(t, t.readTitle(ctx))
+		info := s.tabInfo(t, s.readTitle(ctx, t))
 		info.Dialog = t.dialog()
 		return info, nil
 	})
