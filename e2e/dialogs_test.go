@@ -164,7 +164,9 @@ func otherTabs(t *testing.T, s *server) []string {
 	return ids
 }
 
-// popupOf waits for the tab a click opened.
+// popupOf waits for the tab a click opened; "" when none is listed
+// (through the extension a blob: popup, which makes no request for the
+// boundary to decide, is never listed: its dialogs are dismissed at once).
 func popupOf(t *testing.T, s *server) string {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -172,7 +174,6 @@ func popupOf(t *testing.T, s *server) string {
 			return ids[len(ids)-1]
 		}
 	}
-	t.Fatal("the popup did not open")
 	return ""
 }
 
@@ -368,18 +369,22 @@ func TestDialogAlertOnLoadHangsNothing(t *testing.T) {
 func TestDialogAttacks(t *testing.T) {
 	s, d := startDialogServer(t, "--enable-mutations")
 	t.Run("a loop of confirms", func(t *testing.T) {
-		res := s.call("navigate", map[string]any{"url": d.base + "/loop", "timeout_ms": 20000})
-		wantOpen(t, "the navigation", res, "confirm", "again")
+		s.call("navigate", map[string]any{"url": d.base + "/landing"})
+		res := s.call("tab_new", map[string]any{"url": d.base + "/loop", "timeout_ms": 20000})
+		wantOpen(t, "tab_new", res, "confirm", "again")
 		for range 3 {
 			wantDialogOpen(t, "get_text", s.try("get_text", nil))
 			res := s.call("dialog_answer", map[string]any{"accept": false})
-			if ds := dialogsOf(t, res); len(ds) < 2 || ds[0]["action"] != "dismissed" || ds[1]["action"] != "open" {
+			// (The next confirm is reported here, or by the next call.)
+			if ds := dialogsOf(t, res); len(ds) < 1 || ds[0]["action"] != "dismissed" {
 				t.Errorf("a dismiss in the loop: %v", ds)
 			}
 		}
 		// The way out: the tab goes, the session goes on.
 		s.call("tab_close", nil)
-		s.call("navigate", map[string]any{"url": d.base + "/landing"})
+		if txt := textOfPage(t, s); !strings.Contains(txt, "landed") {
+			t.Errorf("the other tab after the loop's closed: %s", txt)
+		}
 	})
 	t.Run("a same-site popup's dialogs", func(t *testing.T) {
 		s.call("navigate", map[string]any{"url": d.base + "/opener"})
@@ -398,6 +403,9 @@ func TestDialogAttacks(t *testing.T) {
 		}
 		// The popup's own tab names its dialog; closing it frees the opener.
 		popup := popupOf(t, s)
+		if popup == "" {
+			t.Fatal("the popup is not listed")
+		}
 		wantDialogOpen(t, "get_text on the popup", s.try("get_text", map[string]any{"tab_id": popup}))
 		s.call("tab_close", map[string]any{"tab_id": popup})
 		if txt := textOfPage(t, s); !strings.Contains(txt, "opener") {
@@ -420,7 +428,9 @@ func TestDialogAttacks(t *testing.T) {
 		}
 		// A call on the popup's tab is refused, and the tab sent away from
 		// it with its dialogs dismissed; the opener is free again.
-		if popup := popupOf(t, s); popup != "" {
+		if popup := popupOf(t, s); popup == "" {
+			t.Logf("the popup is not listed on this backend")
+		} else {
 			res := s.try("get_text", map[string]any{"tab_id": popup})
 			t.Logf("get_text on the popup: %s", resultText(res))
 			seen = append(seen, resultText(res))

@@ -748,7 +748,7 @@ export const handlers = {
       // dialog it opens next must be reported after this one.
       c.st.dialogs.push(rec);
       try {
-        await csend(c, 'Page.handleJavaScriptDialog', args);
+        await dialogs.answer(c.st, (a) => csend(c, 'Page.handleJavaScriptDialog', a), args);
       } catch (e) {
         c.st.dialogs = c.st.dialogs.filter((d) => d !== rec);
         if (/No dialog is showing/i.test(String((e && e.message) || e))) {

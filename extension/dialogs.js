@@ -34,10 +34,12 @@ export function record(params) {
 }
 
 // opened keeps a dialog as open on its tab (and reported by the tab's next
-// result). It returns false when the tab already holds one, which a
-// blocked renderer cannot have raised: the caller dismisses that one.
+// result). A page blocked on a dialog cannot open another, so one the tab
+// still holds was answered by someone else (another debugger client, the
+// user): the new one takes its place. It returns false for a tab being
+// left (leaveDialog): the caller dismisses that one.
 export function opened(st, rec) {
-  if (st.dialog || st.leaving > 0) return false;
+  if (st.leaving > 0) return false;
   st.dialog = rec;
   st.dialogSeq += 1;
   if (st.dialogs.length >= 50) st.dialogs.shift();
@@ -46,9 +48,28 @@ export function opened(st, rec) {
   return true;
 }
 
-// closed forgets the tab's open dialog (the page closed it, or the user
-// answered it in their own window).
+// answer sends Page.handleJavaScriptDialog (send) for the tab's dialog:
+// the Page.javascriptDialogClosed it causes is expected, and does not
+// close the dialog the page may open next (it can come after that one's
+// opening).
+export async function answer(st, send, args) {
+  st.closing += 1;
+  try {
+    await send(args);
+  } catch (e) {
+    st.closing -= 1; // nothing was showing: no event follows
+    throw e;
+  }
+}
+
+// closed handles a Page.javascriptDialogClosed: one of the extension's own
+// answers, or the user answering the dialog in their window, which the
+// tab then no longer holds.
 export function closed(st) {
+  if (st.closing > 0) {
+    st.closing -= 1;
+    return;
+  }
   if (!st.dialog) return;
   st.dialog = null;
   st.notify();
@@ -59,7 +80,7 @@ export function closed(st) {
 export async function leave(st, send) {
   if (!st.dialog) return;
   st.dialog = null;
-  await send({ accept: false }).catch(() => {});
+  await answer(st, send, { accept: false }).catch(() => {});
 }
 
 // words is a dialog's words as a fenced note shows them (executor.DialogWords).

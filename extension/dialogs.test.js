@@ -27,8 +27,10 @@ test('a dialog is recorded open, with a prompt\'s default, and reported once', (
   assert.equal(dialogs.opened(st, rec), true);
   assert.equal(st.dialog, rec);
   assert.deepEqual(st.dialogs, [rec]);
-  // A second one while the first is open cannot be the blocked page's: refused.
-  assert.equal(dialogs.opened(st, dialogs.record(confirmEvent)), false);
+  // A second one while the first is held: the first was answered by
+  // someone else (a blocked page cannot open another); the new one holds.
+  assert.equal(dialogs.opened(st, dialogs.record(confirmEvent)), true);
+  assert.equal(st.dialog.type, 'confirm');
   dialogs.closed(st);
   assert.equal(st.dialog, null);
   // A tab being left (leaveDialog) holds none.
@@ -141,4 +143,19 @@ test('an action held by another tab\'s dialog says it may have acted; one that o
   const e = await rejection(dialogs.race(c, dialogs.ACT, 'click', never(), { elsewhere: () => ['9', { type: 'confirm', message: 'x' }] }));
   assert.match(e.message, /^click may have acted, but tab \{tab:9\} has an open confirm dialog/);
   assert.match(e.hint, /check the page before acting again/);
+});
+
+test('the closing of the extension\'s own answer does not close the next dialog; the user\'s answer does', async () => {
+  const { st } = fakeTab();
+  dialogs.opened(st, dialogs.record(confirmEvent));
+  st.dialog = null;
+  await dialogs.answer(st, async () => {}, { accept: false });
+  dialogs.opened(st, dialogs.record({ type: 'confirm', message: 'again', url: 'http://a.test/' }));
+  dialogs.closed(st); // the first one's, late
+  assert.equal(st.dialog && st.dialog.message, 'again');
+  dialogs.closed(st); // the user answered it in the window
+  assert.equal(st.dialog, null);
+  // An answer that finds nothing showing expects no closing.
+  await assert.rejects(dialogs.answer(st, async () => { throw new Error('No dialog is showing'); }, { accept: true }));
+  assert.equal(st.closing, 0);
 });

@@ -232,7 +232,7 @@ export function onEvent(source, method, params) {
     // dialog dismissed at once.
     const rec = dialogs.record(params);
     if (tabs.isHidden(tabId) || !dialogs.opened(st, rec)) {
-      chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', { accept: false }).catch(() => {});
+      dialogs.answer(st, (args) => chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args), { accept: false }).catch(() => {});
       return;
     }
     for (const fn of [...dialogWatchers]) fn();

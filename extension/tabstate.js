@@ -22,6 +22,7 @@ export class TabState {
     this.dialog = null; // the dialog the page waits on (dialogs.js)
     this.dialogSeq = 0; // dialogs opened
     this.leaving = 0; // navigations off the page under leaveDialog in flight
+    this.closing = 0; // the extension's own dialog answers whose closing is still to come
     this.world = null; // {id, doc, loaderId}
     this.worldPending = null;
     this.drag = null; // Input.dragIntercepted data

@@ -143,7 +143,10 @@ func (s *Session) onDialog(d playwright.Dialog) {
 	}
 	if t != nil {
 		t.dmu.Lock()
-		if t.open == nil && t.leaving == 0 {
+		// A page blocked on a dialog cannot open another: one the tab
+		// still holds was answered by another client of the browser (the
+		// extension, DevTools, the user), and the new one takes its place.
+		if t.leaving == 0 {
 			t.open = &pendingDialog{d: d, rec: rec}
 			if len(t.dialogs) >= maxDialogs {
 				t.dialogs = t.dialogs[1:]
@@ -155,9 +158,8 @@ func (s *Session) onDialog(d playwright.Dialog) {
 		}
 		t.dmu.Unlock()
 	}
-	// No tab to hold it, or one that already holds a dialog (which a
-	// blocked renderer cannot have raised), or one the server is taking
-	// off its page (LeaveDialog): never accepted.
+	// No tab to hold it, or one the server is taking off its page
+	// (LeaveDialog): never accepted.
 	if err := d.Dismiss(); err != nil {
 		s.log.Debug("dismissing a dialog failed", "type", rec.Type, "err", err)
 	}
