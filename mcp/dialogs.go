@@ -81,7 +81,7 @@ func (c *Call) dialogsOf(ctx context.Context, ps executor.PageState) []dialogOut
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		outside := d.URL == "" || c.srv.outside(ctx, c, d.URL)
+		outside := c.srv.dialogOutside(ctx, c, d.URL)
 		auto := d.Action == executor.DialogOpen && answers < maxAutoAnswers &&
 			(outside || (c.srv.opts.AcceptAlerts && d.Type == "alert"))
 		if auto {
@@ -135,11 +135,7 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 		if t.Dialog == nil {
 			continue
 		}
-		u := t.Dialog.URL
-		if u == "" {
-			u = t.URL
-		}
-		if !s.outside(ctx, c, u) {
+		if !s.dialogOutside(ctx, c, t.Dialog.URL) && !s.dialogOutside(ctx, c, t.URL) {
 			continue
 		}
 		if _, aerr := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: false}); aerr == nil {
@@ -147,6 +143,18 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 		}
 	}
 	return dismissed
+}
+
+// dialogOutside says whether a dialog of the page at url is one the
+// caller may not hear of: a page outside the policy, one the backend
+// could not name, or one whose URL does not carry its origin (a blob: or
+// about:blank document a page wrote, which its page may not be decided
+// on while the dialog blocks it): told by a note, and dismissed.
+func (s *Server) dialogOutside(ctx context.Context, c *Call, url string) bool {
+	if _, ok := s.opts.Gate.(TabFilter); !ok {
+		return false // no page is outside a Gate that filters none
+	}
+	return url == "" || executor.OriginHidden(url) || s.outside(ctx, c, url)
 }
 
 // heldOutsideErr is the error of a call a dialog of a page outside the
