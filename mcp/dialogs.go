@@ -126,6 +126,9 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 	if executor.CodeOf(err) != executor.CodeDialogOpen {
 		return false
 	}
+	// Even when the call's deadline has passed: a held call used it up.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), blankTimeout)
+	defer cancel()
 	tabs, terr := ex.Tabs(ctx)
 	if terr != nil {
 		return false
@@ -140,6 +143,8 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 		}
 		if _, aerr := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: false}); aerr == nil {
 			dismissed = true
+		} else {
+			s.log.Debug("dismissing a dialog outside the policy failed", "tab", t.ID, "err", aerr)
 		}
 	}
 	return dismissed

@@ -102,9 +102,7 @@ func (s *Session) readTitle(ctx context.Context, t *tab) string {
 		return t.lastTitle()
 	}
 	if o, _ := s.dialogElsewhere(t); o != nil {
-		if known := t.lastTitle(); known != "" {
-			return known
-		}
+		return t.lastTitle()
 	}
 	return t.seenTitle(boundedTitle(ctx, t.page))
 }
