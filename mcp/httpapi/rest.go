@@ -95,7 +95,7 @@ func StatusOf(code string) int {
 	case executor.CodeTimeout:
 		return http.StatusGatewayTimeout
 	case executor.CodeTabNotFound, executor.CodeStaleTab, executor.CodeSelectorNotFound,
-		executor.CodeRefExpired, executor.CodeDevtoolsOpen:
+		executor.CodeRefExpired, executor.CodeDevtoolsOpen, executor.CodeDialogOpen:
 		return http.StatusConflict
 	case executor.CodeEvalFailed:
 		return http.StatusUnprocessableEntity
