@@ -130,14 +130,18 @@ export function elsewhereError(what, id, d, kind = READ) {
     hint(id, d.type, what));
 }
 
+// PROBE_MS bounds the probe of whether a page answers at all.
+export const PROBE_MS = 300;
+
 // race settles with work, or as soon as a dialog opens on the call's tab
 // (a READ call rejects with DIALOG_OPEN, the others resolve: the dialog is
 // in their page state), or, while another tab holds a dialog
 // (elsewhere() returns [id, dialog] of one), after ELSEWHERE_GRACE with
 // DIALOG_OPEN naming it. work left behind settles on its own, its result
 // dropped. watch(fn) registers fn for dialogs opening on any tab and
-// returns its removal.
-export function race(c, kind, what, work, { elsewhere = () => null, watch = () => () => {} } = {}) {
+// returns its removal. responsive() says whether the call's page answers a
+// script now (no page that shares the held tab's renderer does).
+export function race(c, kind, what, work, { elsewhere = () => null, watch = () => () => {}, responsive = async () => false } = {}) {
   const st = c.st;
   const seq = st.dialogSeq;
   // A dialog another tab already held when the call began may have kept it
@@ -171,8 +175,16 @@ export function race(c, kind, what, work, { elsewhere = () => null, watch = () =
       if (over || elseTimer || kind === ANSWER) return;
       if (!elsewhere()) return;
       const left = c.ctx && c.ctx.deadline ? (c.ctx.deadline - Date.now()) / 2 : ELSEWHERE_GRACE;
-      elseTimer = setTimeout(() => {
+      elseTimer = setTimeout(async () => {
+        // A page in another renderer than the tab holding the dialog goes
+        // on, and the call with it: a slow call is not a held one.
         const o = elsewhere();
+        if (o && !over && (await responsive())) {
+          elseTimer = null;
+          other();
+          return;
+        }
+        if (over) return;
         if (o && kind === ACT && !heldBefore) end(resolve, undefined); // acted; the next call is told
         else if (o) end(reject, elsewhereError(what, o[0], o[1], kind));
         else elseTimer = null;

@@ -159,3 +159,15 @@ test('the closing of the extension\'s own answer does not close the next dialog;
   await assert.rejects(dialogs.answer(st, async () => { throw new Error('No dialog is showing'); }, { accept: true }));
   assert.equal(st.closing, 0);
 });
+
+test('a call on a page that still answers is not held by another tab\'s dialog', async () => {
+  const { c } = fakeTab();
+  let probes = 0;
+  const work = new Promise((r) => setTimeout(() => r('slow but done'), dialogs.ELSEWHERE_GRACE + 300));
+  const p = dialogs.race(c, dialogs.READ, 'wait_for', work, {
+    elsewhere: () => ['9', { type: 'alert', message: 'x' }],
+    responsive: async () => (probes++, true),
+  });
+  assert.equal(await p, 'slow but done');
+  assert.ok(probes >= 1, 'the page was probed');
+});

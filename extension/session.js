@@ -281,6 +281,22 @@ function watchDialogs(fn) {
   return () => dialogWatchers.delete(fn);
 }
 
+// responsive says whether a tab's page answers a script within
+// dialogs.PROBE_MS: one that shares a renderer with a tab holding a
+// dialog does not. A probe left unanswered returns when the dialog is.
+async function responsive(tabId) {
+  let timer;
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve(false), dialogs.PROBE_MS);
+  });
+  const probe = send(tabId, 'Runtime.evaluate', { expression: '1' }).then(() => true, () => false);
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 // dialogElsewhere returns [tabId, dialog] of a driven tab other than
 // tabId with an open dialog, or null.
 function dialogElsewhere(tabId) {
@@ -305,7 +321,7 @@ function dialogElsewhere(tabId) {
 export async function onTab(ctx, what, fn, kind = dialogs.READ) {
   const tabId = await tabs.resolve(ctx.tabId);
   const start = Date.now();
-  const opts = { elsewhere: () => dialogElsewhere(tabId), watch: watchDialogs };
+  const opts = { elsewhere: () => dialogElsewhere(tabId), watch: watchDialogs, responsive: () => responsive(tabId) };
   for (let attempt = 0; ; attempt++) {
     const st = await bounded(ctx, what, attach(tabId), start);
     if (st.dialog && kind !== dialogs.ANSWER) {

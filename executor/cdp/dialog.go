@@ -257,7 +257,7 @@ func (c *call) run(kind callKind, what string, fn func(c *call) error) error {
 			c.t.drainDialogs() // told by the error, not again in a later result
 			return c.s.dialogOpenErr(what, c.t, *d, true)
 		case <-grace:
-			if other, od = c.s.dialogElsewhere(c.t); other != nil {
+			if other, od = c.s.dialogElsewhere(c.t); other != nil && !c.responsive() {
 				if kind == actCall && heldBefore == nil {
 					return nil // acted; the next call on the page is told
 				}
@@ -296,6 +296,29 @@ func (c *call) leave(fn func() error) error {
 		}
 	}
 	return fn()
+}
+
+// probeTimeout bounds the probe of whether a page answers at all.
+const probeTimeout = 300 * time.Millisecond
+
+// responsive says whether the call's page answers a script now: a page in
+// another renderer than the tab holding a dialog goes on, and its call
+// with it (a slow wait is not a held one). A probe the page does not
+// answer is left behind; it returns when the dialog is answered.
+func (c *call) responsive() bool {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := c.page.Evaluate("1")
+		ch <- err
+	}()
+	timer := time.NewTimer(probeTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-ch:
+		return err == nil
+	case <-timer.C:
+		return false
+	}
 }
 
 // AnswerDialog accepts or dismisses the dialog open on a tab. An accepted
