@@ -276,9 +276,9 @@ func TestDialogPromptAnswered(t *testing.T) {
 // TestDialogBeforeUnload: a navigation away from a page with a
 // beforeunload handler (armed by a click through chromegate) reports the
 // dialog and waits: dismissed, the tab stays; accepted, it lands where the
-// navigation went.
+// navigation went. A reload waits the same way.
 func TestDialogBeforeUnload(t *testing.T) {
-	s, d := startDialogServer(t, "--enable-mutations")
+	s, d := startDialogServer(t, "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": d.base + "/leave"})
 	s.call("click", map[string]any{"selector": "#field"}) // the user gesture beforeunload needs
 	for _, accept := range []bool{false, true} {
@@ -298,6 +298,15 @@ func TestDialogBeforeUnload(t *testing.T) {
 		if u := selectedURL(t, s); !strings.HasSuffix(u, want) {
 			t.Errorf("beforeunload answered %v: the tab is at %s, want %s", accept, u, want)
 		}
+	}
+	// reload waits on it the same way.
+	s.call("navigate", map[string]any{"url": d.base + "/leave"})
+	s.call("click", map[string]any{"selector": "#field"})
+	wantOpen(t, "reload", s.call("reload", map[string]any{"timeout_ms": 20000}), "beforeunload", "")
+	s.call("dialog_answer", map[string]any{"accept": false})
+	s.call("type", map[string]any{"selector": "#field", "text": "kept"})
+	if got := s.evalString("document.getElementById('field').value"); got != "kept" {
+		t.Errorf("after a dismissed reload the page is not the same document: field %q", got)
 	}
 }
 
