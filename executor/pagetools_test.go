@@ -66,6 +66,7 @@ func TestOriginOf(t *testing.T) {
 		"file:///etc/passwd":            "null",
 		"chrome-extension://abc/x.html": "null",
 		"%zz":                           "null",
+		"https://u:p@a.test/path":       "https://a.test",
 	} {
 		if got := OriginOf(in); got != want {
 			t.Errorf("OriginOf(%q) = %q, want %q", in, got, want)

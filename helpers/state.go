@@ -489,32 +489,11 @@ func tabOrigins(ctx context.Context, ex executor.Executor) ([]openTab, error) {
 	}
 	var out []openTab
 	for _, t := range ts {
-		if o := OriginOf(t.URL); o != "" {
+		if o := executor.OriginOf(t.URL); o != "null" {
 			out = append(out, openTab{t.ID, o})
 		}
 	}
 	return out, nil
-}
-
-// OriginOf is the origin of an http(s) URL, "scheme://host[:port]" as
-// browsers serialise it (default ports dropped); "" for any other URL.
-func OriginOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return ""
-	}
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	port := u.Port()
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return u.Scheme + "://" + host
 }
 
 type storageRead struct {

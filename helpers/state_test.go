@@ -40,25 +40,6 @@ func TestCookieSentTo(t *testing.T) {
 	}
 }
 
-func TestOriginOf(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"https://A.test/x?y#z":    "https://a.test",
-		"https://a.test:443/":     "https://a.test",
-		"http://a.test:80":        "http://a.test",
-		"http://a.test:8080/p":    "http://a.test:8080",
-		"http://[::1]:9/":         "http://[::1]:9",
-		"about:blank":             "",
-		"data:text/html,x":        "",
-		"chrome://settings":       "",
-		"https://u:p@a.test/path": "https://a.test",
-	} {
-		if got := OriginOf(in); got != want {
-			t.Errorf("OriginOf(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // denyHosts decides origins whose host is in hosts as denied.
 func denyHosts(hosts ...string) OriginDecider {
 	return func(_ context.Context, origin string) error {

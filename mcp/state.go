@@ -131,8 +131,8 @@ func stateSave(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	for i, o := range a.Origins {
-		norm := helpers.OriginOf(o)
-		if norm == "" {
+		norm := executor.OriginOf(o)
+		if norm == "null" {
 			return nil, badArgs("origins[%d] is not an http or https origin", i).WithHint("pass origins such as https://app.example.com")
 		}
 		a.Origins[i] = norm

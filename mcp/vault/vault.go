@@ -30,6 +30,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // MinLength is the shortest value a secret may have, in characters.
@@ -287,17 +289,7 @@ func NormalOrigin(s string) (string, error) {
 	if scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("origin %q: only http and https origins take typed text", s)
 	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "80" && scheme == "http" || port == "443" && scheme == "https" {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return scheme + "://" + host, nil
+	return executor.OriginOf(scheme + "://" + u.Host), nil
 }
 
 // Bind declares the origins a secret may go to, replacing any it had. It
