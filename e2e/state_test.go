@@ -108,6 +108,9 @@ func logIn(t *testing.T, s *server, appURL string) {
 func loggedIn(t *testing.T, s *server) string {
 	t.Helper()
 	s.call("wait_for", map[string]any{"text": "Logged in as ada", "timeout_ms": 10000})
+	// The app writes its status line, then reads IndexedDB and writes the
+	// line of what it kept (draft=, theme=, cookie=): wait for that too.
+	s.call("wait_for", map[string]any{"text": "cookie=", "timeout_ms": 10000})
 	return resultText(s.call("get_text", map[string]any{"selector": "body"}))
 }
 
