@@ -107,6 +107,16 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 // the landing check of wherever the call left the tab. Every tool call runs
 // through it, and so does every step of a plugin tool.
 func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
+	c.rec = s.startRecord(c)
+	r, err := s.gatedCall(ctx, c, ex)
+	if c.rec != nil {
+		s.endRecord(ctx, c, ex, r, err)
+	}
+	return r, err
+}
+
+// gatedCall is runCall without the record.
+func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
 	t := c.Tool
 	c.ex = ex
 	c.Page = c.pageFunc(ex)
@@ -132,6 +142,7 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 		s.drove(c.Session, c.before.ID)
 	}
 	s.acceptAlertFirst(ctx, c, ex)
+	s.describeTargets(ctx, c, ex)
 	r, err := s.handle(ctx, c)
 	if err != nil && s.dismissOutside(ctx, c, ex, err) {
 		// Held by a dialog of a page outside the policy, now dismissed: a

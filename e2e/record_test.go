@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/chromegate/chromegate/executor/cdp"
+)
+
+// recordSite serves the demo site (the one `make demo` drives) from its
+// source directory, plus /noisy: a page that logs a console error and asks
+// a host outside the policy for a script.
+func recordSite(t testing.TB) (base, port string) {
+	t.Helper()
+	files := http.FileServer(http.Dir(filepath.Join("..", "cmd", "chromegate", "internal", "demo", "site")))
+	mux := http.NewServeMux()
+	mux.Handle("/", files)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ = net.SplitHostPort(ln.Addr().String())
+	mux.HandleFunc("/noisy", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Noisy</title><h1>Noisy</h1>
+<script>console.error('noisy page error');</script>
+<img src="http://evil.test:%s/pixel.png" alt="">
+<p id="done">loaded</p>`, port)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://site.test:" + port, port
+}
+
+const recordResolver = "--browser-arg=--host-resolver-rules=MAP site.test 127.0.0.1, MAP evil.test 127.0.0.1"
+
+// runChromegate runs a chromegate command and returns its output.
+func runChromegate(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(binary, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("chromegate %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestRecordReport records a run as a person's agent would do it, renders
+// the report, and looks at it the way a person would: in a browser.
+func TestRecordReport(t *testing.T) {
+	base, port := recordSite(t)
+	root := filepath.Join(t.TempDir(), "rec")
+	typed := "Ada Lovelace-Byron"
+	s := startServer(t, recordResolver, "--allow-domain=site.test", "--enable-mutations", "--record="+root,
+		"--secrets="+secretsFile(t), "--secret-origins=PASSWORD=http://site.test:"+port)
+	calls := 0
+	call := func(tool string, args map[string]any) {
+		t.Helper()
+		s.call(tool, args)
+		calls++
+	}
+	call("navigate", map[string]any{"url": base + "/"})
+	call("type", map[string]any{"selector": "#name", "text": typed})
+	call("fill", map[string]any{"selector": "#email", "value": "<secret:PASSWORD>"})
+	call("click", map[string]any{"selector": "#terms"})
+	call("click", map[string]any{"selector": "#submit"})
+	call("get_text", map[string]any{"selector": "#result"}) // the page echoes both
+	call("navigate", map[string]any{"url": base + "/noisy"})
+	call("wait_for", map[string]any{"selector": "#done"})
+	s.fail("POLICY_DENIED", "navigate", map[string]any{"url": "https://example.org/"})
+	calls++
+	s.stop()
+
+	dir := filepath.Join(root, "local", "default")
+	for _, p := range []string{root, dir} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("the record: %v", err)
+		}
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s is %v, want 0700", p, fi.Mode().Perm())
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "calls.jsonl")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("calls.jsonl: %v", err)
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	runChromegate(t, "report", "-o", html, dir)
+
+	// Nothing typed and no secret, in any file of the record or the report.
+	var all strings.Builder
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, _ := os.ReadFile(p)
+			all.Write(b)
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s is %v, want 0600", p, fi.Mode().Perm())
+			}
+		}
+		return nil
+	})
+	page, _ := os.ReadFile(html)
+	all.Write(page)
+	assertNoSecret(t, "the record and its report", all.String())
+	for _, bit := range []string{typed, "Lovelace"} {
+		if strings.Contains(all.String(), bit) {
+			t.Errorf("the record or report holds typed text %q", bit)
+		}
+	}
+	for _, want := range []string{"&lt;secret:PASSWORD&gt;", "evil.test", "example.org"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+
+	// Open it as a person would.
+	d, err := cdp.FindDriver("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrome, _ := cdp.FindChromium("")
+	if os.Getenv("PLAYWRIGHT_NODEJS_PATH") == "" {
+		t.Setenv("PLAYWRIGHT_NODEJS_PATH", d.Node)
+	}
+	pw, err := playwright.Run(&playwright.RunOptions{DriverDirectory: d.Dir, Stdout: os.Stderr, Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Stop()
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{ExecutablePath: &chrome, Headless: playwright.Bool(true),
+		Args: []string{"--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer browser.Close()
+	bp, err := browser.NewPage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var problems []string
+	bp.OnRequest(func(r playwright.Request) {
+		if u := r.URL(); !strings.HasPrefix(u, "file:") && !strings.HasPrefix(u, "data:") {
+			out = append(out, u)
+		}
+	})
+	bp.OnConsole(func(m playwright.ConsoleMessage) {
+		if m.Type() == "error" || m.Type() == "warning" {
+			problems = append(problems, m.Text())
+		}
+	})
+	bp.OnPageError(func(err error) { problems = append(problems, err.Error()) })
+	if err := bp.Route("**/*", func(r playwright.Route) {
+		if strings.HasPrefix(r.Request().URL(), "file:") {
+			r.Continue()
+			return
+		}
+		r.Abort()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bp.Goto("file://" + html); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := bp.Screenshot(playwright.PageScreenshotOptions{FullPage: playwright.Bool(true)})
+	if err != nil || len(shot) < 5000 {
+		t.Fatalf("screenshot of the report: %d bytes, %v", len(shot), err)
+	}
+	os.WriteFile(filepath.Join(t.TempDir(), "report.png"), shot, 0o600)
+	count := func(sel string) int {
+		n, err := bp.Locator(sel).Count()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("#timeline .entry"); n != calls {
+		t.Errorf("the timeline shows %d entries, want %d (one per call)", n, calls)
+	}
+	if n := count("#timeline img.shot"); n < 4 {
+		t.Errorf("%d screenshots inline, want one per acting call", n)
+	}
+	for _, img := range []string{"#timeline img.shot"} {
+		ok, _ := bp.Locator(img).First().Evaluate("i => i.complete && i.naturalWidth > 0", nil)
+		if ok != true {
+			t.Errorf("the first screenshot did not render")
+		}
+	}
+	if n := count(".entry.deny"); n != 1 {
+		t.Errorf("%d denied entries highlighted, want 1", n)
+	}
+	if _, err := bp.Locator("#f-outcome").SelectOption(playwright.SelectOptionValues{Values: &[]string{"deny"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("#timeline .entry:visible"); n != 1 {
+		t.Errorf("filtered by denied: %d entries visible, want 1", n)
+	}
+	bp.Locator("#f-outcome").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
+	bp.Locator("#f-tool").SelectOption(playwright.SelectOptionValues{Values: &[]string{"click"}})
+	if n := count("#timeline .entry:visible"); n != 2 {
+		t.Errorf("filtered by click: %d entries visible, want 2", n)
+	}
+	bp.Locator("#f-tool").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
+	if len(problems) > 0 {
+		t.Errorf("console errors in the report: %q", problems)
+	}
+	if len(out) > 0 {
+		t.Errorf("the report made requests out of its file: %q", out)
+	}
+	text, _ := bp.Locator("body").InnerText()
+	if !strings.Contains(text, "blocked requests") || !strings.Contains(text, "evil.test") {
+		t.Errorf("the report does not show the denied request: %s", short(text))
+	}
+}
