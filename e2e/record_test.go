@@ -220,3 +220,51 @@ func TestRecordReport(t *testing.T) {
 		t.Errorf("the report does not show the denied request: %s", short(text))
 	}
 }
+
+// TestRecipeExport records the demo site's sign-up done by ref from
+// snapshots, exports it as a plugin tool, checks it loads, and replays it
+// on a fresh server against a fresh demo site with another name and e-mail.
+func TestRecipeExport(t *testing.T) {
+	base := demoSite(t)
+	host := "--allow-domain=127.0.0.1"
+	root := filepath.Join(t.TempDir(), "rec")
+	s := startServer(t, host, "--enable-mutations", "--record="+root)
+	s.call("navigate", map[string]any{"url": base})
+	_, outline := s.snapshotOf(nil)
+	s.call("fill", map[string]any{"ref": refOf(t, outline, "textbox", "Name"), "value": "Ada Lovelace"})
+	s.call("type", map[string]any{"ref": refOf(t, outline, "textbox", "Email"), "text": "ada@example.com"})
+	s.call("select_option", map[string]any{"ref": refOf(t, outline, "combobox", "Plan"), "values": []string{"Pro — weekly"}})
+	s.call("click", map[string]any{"ref": refOf(t, outline, "checkbox", "terms")})
+	s.call("click", map[string]any{"ref": refOf(t, outline, "button", "Sign up")})
+	s.call("wait_for", map[string]any{"text": "Thanks,"})
+	if got := resultText(s.call("get_text", map[string]any{"selector": "#result"})); !strings.Contains(got, "Ada Lovelace") {
+		t.Fatalf("the recorded run did not sign up: %s", got)
+	}
+	s.stop()
+
+	plugins := filepath.Join(t.TempDir(), "plugins")
+	os.MkdirAll(plugins, 0o755)
+	file := filepath.Join(plugins, "demo_signup.json")
+	runChromegate(t, "recipe", "export", "--name", "demo_signup", "-o", file, filepath.Join(root, "local", "default"))
+	recipe, _ := os.ReadFile(file)
+	t.Logf("recipe:\n%s", recipe)
+	for _, bad := range []string{"Ada", "ada@example.com", `"ref"`} {
+		if strings.Contains(string(recipe), bad) {
+			t.Errorf("the recipe holds %q", bad)
+		}
+	}
+	if out := runChromegate(t, "plugins", "check", plugins); !strings.Contains(out, "demo_signup") {
+		t.Errorf("plugins check: %s", out)
+	}
+
+	fresh := demoSite(t)
+	s2 := startServer(t, host, "--enable-mutations", "--plugins="+plugins)
+	res := s2.call("demo_signup", map[string]any{"origin": strings.TrimSuffix(fresh, "/"), "name": "Grace Hopper", "email": "grace@example.org"})
+	got := resultText(s2.call("get_text", map[string]any{"selector": "#result"}))
+	if !strings.Contains(got, "Thanks, Grace Hopper! We will write to grace@example.org (plan: pro)") {
+		t.Errorf("the replay did not end on the confirmation: %s\nplugin result: %s", got, resultText(res))
+	}
+	if tabs := resultText(s2.call("tabs_list", map[string]any{})); !strings.Contains(tabs, fresh) {
+		t.Errorf("the replay did not run on the fresh site: %s", tabs)
+	}
+}

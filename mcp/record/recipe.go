@@ -148,6 +148,19 @@ func Export(r *Record, name string) ([]byte, error) {
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("the record has no allowed acting call to replay")
 	}
+	// Step names are unique in a plugin: the tool's, numbered when it
+	// repeats.
+	count := map[string]int{}
+	for _, st := range steps {
+		count[st.Tool]++
+	}
+	nth := map[string]int{}
+	for i, st := range steps {
+		if count[st.Tool] > 1 {
+			nth[st.Tool]++
+			steps[i].Name = st.Tool + "_" + strconv.Itoa(nth[st.Tool])
+		}
+	}
 	def := map[string]any{
 		"name":        name,
 		"description": fmt.Sprintf("Replays a recorded run (%d steps) through the policy.", len(steps)),
