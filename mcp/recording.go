@@ -163,6 +163,9 @@ func (s *Server) endRecord(ctx context.Context, c *Call, ex executor.Executor, r
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
 	sr.typed = append(sr.typed, typedTexts(c)...)
+	if len(sr.typed) > maxTyped {
+		sr.typed = sr.typed[len(sr.typed)-maxTyped:]
+	}
 	scrub := func(v string) string {
 		v = s.opts.Secrets.Redact(v)
 		for _, typed := range sr.typed {
@@ -226,6 +229,10 @@ func (s *Server) endRecord(ctx context.Context, c *Call, ex executor.Executor, r
 
 const maxSummary = 600
 
+// maxTyped bounds the typed texts a session's record scrubs from what
+// pages echo (the latest ones).
+const maxTyped = 256
+
 // recordShot takes a small JPEG of the tab the call left, if the policy
 // allows its page: the record keeps nothing of a page outside it.
 func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor) []byte {
@@ -249,7 +256,8 @@ func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor) 
 	return shrinkJPEG(img.Data, w)
 }
 
-// shrinkJPEG scales a JPEG down to width (nearest pixel: it is a thumbnail).
+// shrinkJPEG scales a JPEG down to width (nearest pixel: it is a
+// thumbnail), sampling the decoded planes directly.
 func shrinkJPEG(data []byte, width int) []byte {
 	src, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
@@ -259,13 +267,29 @@ func shrinkJPEG(data []byte, width int) []byte {
 	if b.Dx() <= width {
 		return data
 	}
-	h := b.Dy() * width / b.Dx()
-	dst := image.NewRGBA(image.Rect(0, 0, width, h))
-	for y := 0; y < h; y++ {
-		sy := b.Min.Y + y*b.Dy()/h
-		for x := 0; x < width; x++ {
-			dst.Set(x, y, src.At(b.Min.X+x*b.Dx()/width, sy))
+	h := max(1, b.Dy()*width/b.Dx())
+	var dst image.Image
+	if y, ok := src.(*image.YCbCr); ok {
+		d := image.NewYCbCr(image.Rect(0, 0, width, h), y.SubsampleRatio)
+		for py := 0; py < h; py++ {
+			sy := b.Min.Y + py*b.Dy()/h
+			for px := 0; px < width; px++ {
+				sx := b.Min.X + px*b.Dx()/width
+				d.Y[d.YOffset(px, py)] = y.Y[y.YOffset(sx, sy)]
+				co := d.COffset(px, py)
+				sc := y.COffset(sx, sy)
+				d.Cb[co], d.Cr[co] = y.Cb[sc], y.Cr[sc]
+			}
 		}
+		dst = d
+	} else {
+		d := image.NewRGBA(image.Rect(0, 0, width, h))
+		for py := 0; py < h; py++ {
+			for px := 0; px < width; px++ {
+				d.Set(px, py, src.At(b.Min.X+px*b.Dx()/width, b.Min.Y+py*b.Dy()/h))
+			}
+		}
+		dst = d
 	}
 	var out bytes.Buffer
 	if jpeg.Encode(&out, dst, &jpeg.Options{Quality: 60}) != nil {

@@ -100,7 +100,7 @@ type Request struct {
 type Writer struct {
 	mu      sync.Mutex
 	dir     string
-	f       *os.File
+	path    string
 	size    int64
 	max     int64
 	seq     int
@@ -126,11 +126,15 @@ func Open(dir string, maxBytes int64, onErr func(error)) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s: %w", dir, err)
 	}
-	w := &Writer{dir: dir, f: f, max: maxBytes, onErr: onErr}
-	if fi, err := f.Stat(); err == nil {
-		w.size = fi.Size()
+	// The file is opened for each line, not held: a server with many
+	// sessions holds no descriptor per session.
+	fi, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("record %s: %w", dir, err)
 	}
-	w.seq = countLines(filepath.Join(dir, CallsFile))
+	w := &Writer{dir: dir, path: filepath.Join(dir, CallsFile), size: fi.Size(), max: maxBytes, onErr: onErr}
+	w.seq = countLines(w.path)
 	if onErr == nil {
 		w.onErr = func(error) {}
 	}
@@ -197,7 +201,14 @@ const maxLine = 256 << 10
 
 func (w *Writer) append(line []byte) bool {
 	line = append(line, '\n')
-	if _, err := w.f.Write(line); err != nil {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		_, err = f.Write(line)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		w.fail(err)
 		return false
 	}
@@ -210,17 +221,13 @@ func (w *Writer) fail(err error) {
 	w.onErr(err)
 }
 
-// Close closes the calls file. It may be called more than once.
+// Close stops the Writer: later writes are dropped. It may be called
+// more than once, concurrently.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stopped = true
-	if w.f == nil {
-		return nil
-	}
-	err := w.f.Close()
-	w.f = nil
-	return err
+	return nil
 }
 
 // Record is a record read back.
@@ -268,11 +275,19 @@ func (r *Record) Image(e Entry) []byte {
 var shotName = regexp.MustCompile(`^shots/[0-9]{6}\.jpg$`)
 
 // SessionDir is the directory of one session's record under root:
-// root/PRINCIPAL/SESSION, each part reduced to a safe file name.
+// root/PRINCIPAL/SESSION, each part reduced to a safe file name. SESSION
+// is "default" for the server's default session (stdio), mcp-ID for an MCP
+// session over HTTP (ID: its Mcp-Session-Id), named-NAME for a key's named
+// session.
 // The server's default session (stdio's) is "default".
 func SessionDir(root, principal, session string) string {
-	if session == "" {
+	switch {
+	case session == "":
 		session = "default"
+	case strings.HasPrefix(session, "named:"+principal+":"):
+		session = "named-" + strings.TrimPrefix(session, "named:"+principal+":")
+	case strings.HasPrefix(session, "mcp:"):
+		session = "mcp-" + strings.TrimPrefix(session, "mcp:")
 	}
 	return filepath.Join(root, safeName(principal), safeName(session))
 }
