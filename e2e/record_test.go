@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -182,8 +183,14 @@ func TestRecordReport(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("#timeline .entry"); n != calls {
+	// One entry per call: the test's, and the harness's chrome_status
+	// (it waits for the extension to pair with it).
+	if n := count(`#timeline .entry:not([data-tool="chrome_status"])`); n != calls {
 		t.Errorf("the timeline shows %d entries, want %d (one per call)", n, calls)
+	}
+	lines, _ := os.ReadFile(filepath.Join(dir, "calls.jsonl"))
+	if n := count("#timeline .entry"); n != strings.Count(string(lines), "\n") {
+		t.Errorf("the timeline shows %d entries of the record's %d", n, strings.Count(string(lines), "\n"))
 	}
 	if n := count("#timeline img.shot"); n < 4 {
 		t.Errorf("%d screenshots inline, want one per acting call", n)
@@ -267,4 +274,64 @@ func TestRecipeExport(t *testing.T) {
 	if tabs := resultText(s2.call("tabs_list", map[string]any{})); !strings.Contains(tabs, fresh) {
 		t.Errorf("the replay did not run on the fresh site: %s", tabs)
 	}
+}
+
+// BenchmarkRecord measures what --record costs per call, on and off in the
+// same run (two servers, calls interleaved), for an acting call (click:
+// a screenshot follows it) and a read (get_text), and the size of the
+// record and of its report after a 50-call session.
+func BenchmarkRecord(b *testing.B) {
+	base, _ := recordSite(b)
+	base = strings.Replace(base, "site.test", "127.0.0.1", 1) + "/"
+	root := filepath.Join(b.TempDir(), "rec")
+	off := startServer(b, "--allow-domain=127.0.0.1", "--enable-mutations")
+	on := startServer(b, "--allow-domain=127.0.0.1", "--enable-mutations", "--record="+root)
+	for _, s := range []*server{off, on} {
+		s.call("navigate", map[string]any{"url": base})
+	}
+	samples := map[string][]time.Duration{}
+	timed := func(key string, s *server, tool string, args map[string]any) {
+		start := time.Now()
+		s.call(tool, args)
+		samples[key] = append(samples[key], time.Since(start))
+	}
+	n := max(b.N, 25)
+	b.ResetTimer()
+	for range n {
+		timed("click-off", off, "click", map[string]any{"selector": "#like"})
+		timed("click-on", on, "click", map[string]any{"selector": "#like"})
+		timed("read-off", off, "get_text", map[string]any{"selector": "h1"})
+		timed("read-on", on, "get_text", map[string]any{"selector": "h1"})
+	}
+	b.StopTimer()
+	ms := func(k string) float64 { return float64(median(samples[k]).Microseconds()) / 1000 }
+	b.ReportMetric(ms("click-off"), "click-off-ms")
+	b.ReportMetric(ms("click-on"), "click-on-ms")
+	b.ReportMetric(ms("read-off"), "read-off-ms")
+	b.ReportMetric(ms("read-on"), "read-on-ms")
+
+	// A 50-call session: 25 clicks and 25 reads.
+	dir := filepath.Join(b.TempDir(), "rec50")
+	s := startServer(b, "--allow-domain=127.0.0.1", "--enable-mutations", "--record="+dir)
+	s.call("navigate", map[string]any{"url": base})
+	for i := range 49 {
+		if i%2 == 0 {
+			s.call("click", map[string]any{"selector": "#like"})
+		} else {
+			s.call("get_text", map[string]any{"selector": "#likes"})
+		}
+	}
+	s.stop()
+	var size int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			size += fi.Size()
+		}
+		return nil
+	})
+	html := filepath.Join(b.TempDir(), "report.html")
+	runChromegate(b, "report", "-o", html, filepath.Join(dir, "local", "default"))
+	fi, _ := os.Stat(html)
+	b.ReportMetric(float64(size)/1024, "record50-KiB")
+	b.ReportMetric(float64(fi.Size())/1024, "report50-KiB")
 }
