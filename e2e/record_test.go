@@ -2,15 +2,18 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/chromegate/chromegate/executor/cdp"
@@ -334,4 +337,53 @@ func BenchmarkRecord(b *testing.B) {
 	fi, _ := os.Stat(html)
 	b.ReportMetric(float64(size)/1024, "record50-KiB")
 	b.ReportMetric(float64(fi.Size())/1024, "report50-KiB")
+}
+
+// TestRecordPerHTTPSession records over HTTP: each key's MCP sessions and
+// named sessions each get their own record, under the key's name, and one
+// key's calls never land in another's.
+func TestRecordPerHTTPSession(t *testing.T) {
+	base, _ := recordSite(t)
+	base = strings.Replace(base, "site.test", "127.0.0.1", 1) + "/"
+	data := t.TempDir()
+	alice, bob := createKey(t, data, "alice"), createKey(t, data, "bob")
+	root := filepath.Join(t.TempDir(), "rec")
+	h := startHTTP(t, data, "--allow-domain=127.0.0.1", "--record="+root)
+	call := func(cs *sdk.ClientSession, args map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "navigate", Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("navigate: %v %s", err, resultText(res))
+		}
+	}
+	a1 := h.connect(alice, nil)
+	a2 := h.connect(alice, nil)
+	aw := h.connect(alice, map[string]string{"X-Chromegate-Session": "work"})
+	b1 := h.connect(bob, nil)
+	call(a1, map[string]any{"url": base + "?a1"})
+	call(a2, map[string]any{"url": base + "?a2"})
+	call(aw, map[string]any{"url": base + "?aw"})
+	call(b1, map[string]any{"url": base + "?b1"})
+
+	got := map[string]string{}
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Name() == "calls.jsonl" {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			b, _ := os.ReadFile(p)
+			got[rel] = string(b)
+		}
+		return nil
+	})
+	want := map[string]string{
+		"alice/mcp-" + a1.ID(): "?a1", "alice/mcp-" + a2.ID(): "?a2",
+		"alice/named-work": "?aw", "bob/mcp-" + b1.ID(): "?b1",
+	}
+	if len(got) != len(want) {
+		t.Errorf("records: %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+	}
+	for dir, mark := range want {
+		if !strings.Contains(got[dir], mark) || strings.Count(got[dir], "\n") != 1 {
+			t.Errorf("%s: want one call to %s, got %q", dir, mark, got[dir])
+		}
+	}
 }
