@@ -44,13 +44,16 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	if !s.visible(ctx, t, p) {
 		err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
 			WithHint("use the tools that tools/list shows")
+		s.recordRefused(t, session, p, err)
 		return s.finish(t, session, start, nil, err), nil
 	}
 	if p.Rate != nil && t.Action != ActionPlugin {
 		// A plugin is charged per step (pluginStep), not per call: what
 		// it costs is what it runs.
 		if wait, ok := p.Rate.Take(start); !ok {
-			return s.finish(t, session, start, nil, rateLimited(p, wait)), nil
+			err := rateLimited(p, wait)
+			s.recordRefused(t, session, p, err)
+			return s.finish(t, session, start, nil, err), nil
 		}
 	}
 	args, rpcErr, err := decodeArgs(e, raw)
@@ -58,6 +61,7 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		return nil, rpcErr
 	}
 	if err != nil {
+		s.recordRefused(t, session, p, err)
 		return s.finish(t, session, start, nil, err), nil
 	}
 

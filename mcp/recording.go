@@ -118,6 +118,16 @@ func (s *Server) startRecord(c *Call) *callRecord {
 	return &callRecord{s: sr, start: time.Now(), mark: s.opts.Egress.Mark(c.Session)}
 }
 
+// recordRefused records a call refused before runCall: a tool hidden from
+// the caller, a rate limit, arguments that do not validate (their values
+// are not recorded: they were never checked against the tool's schema).
+func (s *Server) recordRefused(t *Tool, session string, p Principal, err error) {
+	c := &Call{Tool: t, Session: session, Principal: p}
+	if c.rec = s.startRecord(c); c.rec != nil {
+		s.endRecord(context.Background(), c, nil, nil, err)
+	}
+}
+
 // describeTargets reads, once the Gate allowed the call and before it
 // acts, what the call's refs point at (the element may be gone after).
 func (s *Server) describeTargets(ctx context.Context, c *Call, ex executor.Executor) {

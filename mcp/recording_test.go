@@ -26,6 +26,9 @@ func TestRecordRedacts(t *testing.T) {
 	if res := h.call("navigate", map[string]any{"url": "https://denied.test/"}); !res.IsError {
 		t.Fatal("navigate off the allowlist was allowed")
 	}
+	if res := h.call("type", map[string]any{"selector": "#user", "text": "bad-args-text", "nope": 1}); !res.IsError {
+		t.Fatal("an unknown argument was taken")
+	}
 	rec.Close()
 
 	dir := record.SessionDir(root, LocalPrincipal.Name, DefaultSession)
@@ -33,7 +36,7 @@ func TestRecordRedacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{testSecret, "alice-in-chains", "plain-field-text"} {
+	for _, bad := range []string{testSecret, "alice-in-chains", "plain-field-text", "bad-args-text"} {
 		if strings.Contains(string(raw), bad) {
 			t.Errorf("the record holds %q:\n%s", bad, raw)
 		}
@@ -47,7 +50,7 @@ func TestRecordRedacts(t *testing.T) {
 		tools = append(tools, e.Tool+":"+e.Decision)
 	}
 	// The harness's own navigate comes first.
-	if got := strings.Join(tools, " "); got != "navigate:allow type:allow type:allow fill_form:allow navigate:deny" {
+	if got := strings.Join(tools, " "); got != "navigate:allow type:allow type:allow fill_form:allow navigate:deny type:error" {
 		t.Fatalf("entries: %s", got)
 	}
 	if got := r.Entries[1].Args["text"]; got != "[redacted]" {
@@ -62,6 +65,9 @@ func TestRecordRedacts(t *testing.T) {
 	}
 	if d := r.Entries[4]; d.Code != "POLICY_DENIED" || len(d.Reasons) == 0 || !strings.Contains(strings.Join(d.Reasons, " "), "denied.test") {
 		t.Errorf("denial recorded as %+v", d)
+	}
+	if e := r.Entries[5]; e.Code != "BAD_ARGS" || len(e.Args) != 0 {
+		t.Errorf("refused arguments recorded as %+v", e)
 	}
 }
 
