@@ -44,13 +44,16 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	if !s.visible(ctx, t, p) {
 		err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
 			WithHint("use the tools that tools/list shows")
+		s.recordRefused(t, session, p, err)
 		return s.finish(t, session, start, nil, err), nil
 	}
 	if p.Rate != nil && t.Action != ActionPlugin {
 		// A plugin is charged per step (pluginStep), not per call: what
 		// it costs is what it runs.
 		if wait, ok := p.Rate.Take(start); !ok {
-			return s.finish(t, session, start, nil, rateLimited(p, wait)), nil
+			err := rateLimited(p, wait)
+			s.recordRefused(t, session, p, err)
+			return s.finish(t, session, start, nil, err), nil
 		}
 	}
 	args, rpcErr, err := decodeArgs(e, raw)
@@ -58,6 +61,7 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 		return nil, rpcErr
 	}
 	if err != nil {
+		s.recordRefused(t, session, p, err)
 		return s.finish(t, session, start, nil, err), nil
 	}
 
@@ -107,6 +111,16 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 // the landing check of wherever the call left the tab. Every tool call runs
 // through it, and so does every step of a plugin tool.
 func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
+	c.rec = s.startRecord(c)
+	r, err := s.gatedCall(ctx, c, ex)
+	if c.rec != nil {
+		s.endRecord(ctx, c, ex, r, err)
+	}
+	return r, err
+}
+
+// gatedCall is runCall without the record.
+func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
 	t := c.Tool
 	c.ex = ex
 	c.Page = c.pageFunc(ex)
@@ -132,6 +146,7 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 		s.drove(c.Session, c.before.ID)
 	}
 	s.acceptAlertFirst(ctx, c, ex)
+	s.describeTargets(ctx, c, ex)
 	r, err := s.handle(ctx, c)
 	if err != nil && s.dismissOutside(ctx, c, ex, err) {
 		// Held by a dialog of a page outside the policy, now dismissed: a

@@ -138,6 +138,9 @@ type Options struct {
 	// as it opens (an alert has no choice to make); confirm, prompt and
 	// beforeunload are still the caller's to answer (dialog_answer).
 	AcceptAlerts bool
+	// Record, if set, keeps a record of every call, per principal and
+	// session (serve --record; see recording.go).
+	Record *Recorder
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may

@@ -242,6 +242,7 @@ type Call struct {
 	srv    *Server
 	before *executor.Tab // what Page returned, if the Gate asked
 	mark   uint64        // the session's last request denial when the call began
+	rec    *callRecord   // the call's record, when the server keeps one
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the

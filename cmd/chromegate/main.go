@@ -39,6 +39,8 @@ commands:
   plugins   write out the example plugin tools, and check a plugin directory (chromegate plugins -h)
   extension write out the Chrome extension for "Load unpacked" (install DIR | path)
   pair      pair the extension with this server (install | code | reset)
+  report    turn a session's record (serve --record) into one HTML file
+  recipe    export a recorded run as a plugin tool (recipe export DIR)
   version   print chromegate's and its components' versions
 
 Run 'chromegate <command> -h' for a command's flags.
@@ -73,6 +75,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = cmdPolicy(ctx, rest, stdout, stderr)
 	case "plugins":
 		err = cmdPlugins(rest, stdout, stderr)
+	case "report":
+		err = cmdReport(rest, stdout, stderr)
+	case "recipe":
+		err = cmdRecipe(rest, stdout, stderr)
 	case "extension":
 		err = cmdExtension(rest, stdout, stderr)
 	case "pair":

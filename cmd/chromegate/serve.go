@@ -89,6 +89,7 @@ type serveConfig struct {
 	vault          *vault.Vault
 	storageState   string
 	acceptAlerts   bool
+	record         string
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -109,6 +110,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.egressVia, "egress-via", "", "how a launched or local browser's requests reach the policy: proxy (default: chromegate's egress proxy, decided on the address dialled) or route (Playwright routing, for a browser that must not be given a proxy; weaker: redirect hops and DNS are not seen, see the README)")
 	fs.StringVar(&cfg.storageState, "storage-state", "", "restore this storage state (Playwright's storageState JSON, e.g. one state_save wrote under DATA/state/) into every new browser context before its first call; each origin is decided by the policy like a navigation to it, and denied ones are skipped")
 	fs.BoolVar(&cfg.acceptAlerts, "accept-alerts", false, "accept every alert of an allowed page as it opens (an alert asks nothing); confirm, prompt and beforeunload still wait for the model's dialog_answer")
+	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -181,6 +183,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err != nil {
 		return err
 	}
+	var recorder *mcp.Recorder
+	if cfg.record != "" {
+		recorder = &mcp.Recorder{Root: cfg.record}
+		defer recorder.Close()
+		log.Info("recording every call", "dir", cfg.record)
+	}
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:        mgr,
 		Gate:           gate,
@@ -195,6 +203,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		StateDir:       filepath.Join(cfg.browser.resolvedDataDir(), "state"),
 		StorageState:   initial,
 		AcceptAlerts:   cfg.acceptAlerts,
+		Record:         recorder,
 	})
 	if err != nil {
 		return err
