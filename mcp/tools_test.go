@@ -127,6 +127,10 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"state_load", map[string]any{"name": "seed"}, "SelectTab", tab, []string{"\n«page-", `{"name":"seed","origins":[{"origin":"http://a.test","cookies":1}],"cookies":1,"local_storage":0,"session_storage":0,"indexed_db":0,` +
 			`"skipped":[{"origin":"https://a.test","what":"storage","reason":"a tab opened on this origin did not stay on it`}},
 		{"state_list", nil, "", nil, []string{`{"states":[]}`}},
+		{"emulate", map[string]any{"device": "Desktop 1080p", "color_scheme": "dark", "network": "slow-3g", "tab_id": tab}, "Emulate",
+			executor.EmulateParams{TabID: tab, Set: &executor.Emulation{Device: "Desktop 1080p", Width: 1920, Height: 1080, DeviceScaleFactor: 1,
+				ColorScheme: "dark", Network: new(executor.NetworkPresets["slow-3g"])}},
+			[]string{`{"device":"Desktop 1080p","width":1920,"height":1080,"scale":1,"color_scheme":"dark","network":"slow-3g"}`}},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {

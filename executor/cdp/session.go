@@ -53,6 +53,7 @@ type Session struct {
 	ua       string
 
 	hub *webmcp.Hub // page-tool watchers (webmcp.go)
+	emu emuState    // the session's emulation (emulate.go)
 
 	newTabMu  sync.Mutex // one implicit tab at a time
 	closeOnce sync.Once
@@ -78,6 +79,7 @@ type tab struct {
 	w   world       // chromegate's isolated world in the main frame
 	pt  *webmcp.Tab // the page's WebMCP tools (webmcp.go)
 	net *netLog     // the page's requests (netlog.go)
+	emu tabEmu      // the tab's emulation session (emulate.go)
 
 	// crashed ends when the page's renderer crashes: calls on the tab in
 	// flight then fail at once (a crashed page answers nothing, so they
@@ -238,6 +240,11 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 		s.unregister(t)
 	} else if s.hub.Watched() {
 		t.pt.Watch()
+	}
+	if !created {
+		// A popup: this may run in a Playwright event handler, which must
+		// not wait on the browser.
+		go s.emulateNew(t)
 	}
 	return t
 }
@@ -470,6 +477,7 @@ func (s *Session) NewTab(ctx context.Context, p executor.NewTabParams) (executor
 		s.mu.Lock()
 		s.selectLocked(t)
 		s.mu.Unlock()
+		s.emulateNew(t)
 		if p.URL != "" {
 			// A page that opens a dialog as it loads holds its load: the
 			// tab is reported with the dialog open.

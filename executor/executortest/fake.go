@@ -55,6 +55,7 @@ type Fake struct {
 	pageTools map[string][]executor.PageTool // by public tab id
 	toolSubs  map[int]func(executor.PageToolsEvent)
 	nextSub   int
+	emulation executor.Emulation // (emulate.go)
 }
 
 type tab struct {

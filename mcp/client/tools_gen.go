@@ -18,6 +18,7 @@ var ToolNames = []string{
 	"dialog_answer",
 	"download_file",
 	"drag",
+	"emulate",
 	"eval",
 	"extract_links",
 	"fill",
@@ -193,6 +194,52 @@ type DragParams struct {
 	ToRef        string `json:"to_ref,omitempty"`
 	TabID        string `json:"tab_id,omitempty"`
 	TimeoutMs    int    `json:"timeout_ms,omitempty"`
+}
+
+// EmulateParams are the arguments of emulate.
+type EmulateParams struct {
+	Device    string  `json:"device,omitempty"`
+	Width     int     `json:"width,omitempty"`
+	Height    int     `json:"height,omitempty"`
+	Scale     float64 `json:"scale,omitempty"`
+	Mobile    bool    `json:"mobile,omitempty"`
+	Touch     bool    `json:"touch,omitempty"`
+	UserAgent string  `json:"user_agent,omitempty"`
+	Latitude  float64 `json:"latitude,omitempty"`
+	Longitude float64 `json:"longitude,omitempty"`
+	Accuracy  float64 `json:"accuracy,omitempty"`
+	Timezone  string  `json:"timezone,omitempty"`
+	Locale    string  `json:"locale,omitempty"`
+	// One of: light, dark, no-preference.
+	ColorScheme string `json:"color_scheme,omitempty"`
+	// One of: reduce, no-preference.
+	ReducedMotion string  `json:"reduced_motion,omitempty"`
+	CpuThrottling float64 `json:"cpu_throttling,omitempty"`
+	Network       string  `json:"network,omitempty"`
+	Reset         bool    `json:"reset,omitempty"`
+	TabID         string  `json:"tab_id,omitempty"`
+}
+
+// EmulateResult is the result of emulate.
+type EmulateResult struct {
+	Device        string   `json:"device,omitempty"`
+	Width         int      `json:"width,omitempty"`
+	Height        int      `json:"height,omitempty"`
+	Scale         float64  `json:"scale,omitempty"`
+	Mobile        bool     `json:"mobile,omitempty"`
+	Touch         bool     `json:"touch,omitempty"`
+	UserAgent     string   `json:"user_agent,omitempty"`
+	Latitude      *float64 `json:"latitude,omitempty"`
+	Longitude     *float64 `json:"longitude,omitempty"`
+	Accuracy      *float64 `json:"accuracy,omitempty"`
+	GeoOrigin     string   `json:"geolocation_origin,omitempty"`
+	Timezone      string   `json:"timezone,omitempty"`
+	Locale        string   `json:"locale,omitempty"`
+	ColorScheme   string   `json:"color_scheme,omitempty"`
+	ReducedMotion string   `json:"reduced_motion,omitempty"`
+	CPUThrottling float64  `json:"cpu_throttling,omitempty"`
+	Network       string   `json:"network,omitempty"`
+	Note          string   `json:"note,omitempty"`
 }
 
 // EvalParams are the arguments of eval.
@@ -831,6 +878,16 @@ func (c *Client) DownloadFile(ctx context.Context, p DownloadFileParams) (*Downl
 // Drag calls drag: Drag one element onto another.
 func (c *Client) Drag(ctx context.Context, p DragParams) (*ActionResult, error) {
 	out, raw, err := call[ActionResult](ctx, c, "drag", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
+// Emulate calls emulate: Emulate a device ("Pixel 7", "iPhone 13", "Desktop 1080p"...), position, timezone, locale, media, CPU or network (offline, slow-3g, fast-3g, fast-4g) in every tab until reset. Merges; no arguments reports.
+func (c *Client) Emulate(ctx context.Context, p EmulateParams) (*EmulateResult, error) {
+	out, raw, err := call[EmulateResult](ctx, c, "emulate", p)
 	if err != nil {
 		return nil, err
 	}

@@ -535,6 +535,36 @@ hints contains "dismiss it (dialog_answer accept=false), or ask the user to answ
 }
 
 # ---------------------------------------------------------------------------
+# Emulation: emulate changes how the session's pages behave (viewport,
+# clock, language, media features, CPU and network speed), not what is on
+# them: an interaction on the tab's page, allowed in safe mode. A user
+# agent or a position is another matter: it is what a site the user is
+# logged in to sees of the user's device and whereabouts, and a site may
+# act on a change (log the session out, lock the account, show or refuse
+# what a region may see). Emulating either is a mutation; so is a device
+# preset that carries a phone's user agent (every one but the desktop
+# screens). Taking an emulation away (reset, alone) never is.
+
+desktop_devices := {"Desktop 720p", "Desktop 1080p", "Desktop HiDPI"}
+
+emulate_identity if {
+	input.phase == "call"
+	input.tool == "emulate"
+	some k in {"user_agent", "latitude", "longitude"}
+	object.get(args, k, null) != null
+}
+
+emulate_identity if {
+	input.phase == "call"
+	input.tool == "emulate"
+	d := object.get(args, "device", null)
+	d != null
+	not d in desktop_devices
+}
+
+mutating if emulate_identity
+
+# ---------------------------------------------------------------------------
 # Phase "list": a tool is listed iff some call of it could be allowed.
 
 list_allowed if input.action in {"status", "navigate", "read"}

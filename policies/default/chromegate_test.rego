@@ -930,3 +930,41 @@ test_dialog_accept_refused_by_pattern if {
 test_dialog_refuse_patterns_must_be_a_list if {
 	allowed(answer(true, "https://example.com/", delete_all)) with data.allow_domains as ["example.com"] with data.enable_mutations as true with data.refuse_dialogs as "(?i)delete"
 }
+
+# ---------------------------------------------------------------------------
+# Emulation: emulate is an interaction on the tab's page; a user agent, a
+# position or a phone preset (which carries a user agent) is a mutation.
+
+emulating(url, a) := object.union(base, {
+	"tool": "emulate", "action": "interact", "args": a,
+	"page": object.union(chromegate.parse_url(url), {"origin": "n/a"}),
+})
+
+test_emulate_rendering_allowed_in_safe_mode if {
+	allowed(emulating("https://example.com/", {"width": 390, "height": 664, "color_scheme": "dark", "timezone": "Asia/Tokyo", "network": "slow-3g"})) with data.allow_domains as ["example.com"]
+	allowed(emulating("https://example.com/", {"device": "Desktop 1080p"})) with data.allow_domains as ["example.com"]
+	allowed(emulating("https://example.com/", {"reset": true})) with data.allow_domains as ["example.com"]
+	allowed(emulating("https://example.com/", {})) with data.allow_domains as ["example.com"]
+}
+
+test_emulate_identity_needs_mutations if {
+	every a in [{"user_agent": "x"}, {"latitude": 1, "longitude": 2}, {"device": "Pixel 7"}, {"reset": true, "device": "iPhone 13"}] {
+		inp := emulating("https://example.com/", a)
+		not allowed(inp) with data.allow_domains as ["example.com"]
+		"emulate changes the page or the browser, and mutations are off (safe mode)" in reasons(inp) with data.allow_domains as ["example.com"]
+	}
+}
+
+test_emulate_identity_allowed_with_mutations if {
+	allowed(emulating("https://example.com/", {"user_agent": "x", "latitude": 1, "longitude": 2})) with data.allow_domains as ["example.com"]
+		with data.enable_mutations as true
+}
+
+test_emulate_only_on_allowed_pages if {
+	not allowed(emulating("https://other.test/", {"width": 400, "height": 400})) with data.allow_domains as ["example.com"]
+	not allowed(emulating("about:blank", {"color_scheme": "dark"})) with data.allow_domains as ["example.com"]
+}
+
+test_emulate_listed_in_safe_mode if {
+	allowed(object.union(base, {"phase": "list", "tool": "emulate", "action": "interact"}))
+}
