@@ -411,6 +411,17 @@ func TestEveryTool(t *testing.T) {
 			t.Fatalf("after accepting the confirm: %q", got)
 		}
 	})
+	step("emulate", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/dialogs"})
+		s.call("emulate", map[string]any{"width": 600, "height": 500, "color_scheme": "dark"})
+		if got := s.evalString(`innerWidth + ' ' + matchMedia('(prefers-color-scheme: dark)').matches`); got != "600 true" {
+			t.Fatalf("after emulate: %q", got)
+		}
+		s.call("emulate", map[string]any{"reset": true})
+		if got := s.evalString(`matchMedia('(prefers-color-scheme: dark)').matches`); got != "false" {
+			t.Fatalf("after reset: %q", got)
+		}
+	})
 	step("page_tools", func(t *testing.T) {
 		// The form registers no WebMCP tools (TestPageTools has pages that do).
 		s.call("navigate", map[string]any{"url": base + "/form"})

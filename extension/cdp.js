@@ -21,10 +21,17 @@ import { imageSize } from './image.js';
 import { onDownloadCreated, nextDownload } from './downloads.js';
 import { toCDPCookie, fromCDPCookie } from './cookies.js';
 import * as dialogs from './dialogs.js';
+import * as emulate from './emulate.js';
 import {
   store, states, state, netlogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
-  onEvent, onDetach, onTabRemoved,
+  onEvent, onDetach, onTabRemoved, onAttached,
 } from './session.js';
+
+// A tab the debugger attaches to gets the emulation in force.
+onAttached(async (tabId) => {
+  const e = emulate.emulation();
+  if (!emulate.isZero(e)) await emulate.apply((m, p) => send(tabId, m, p), e);
+});
 
 // What sw.js wires to Chrome's events and the connection.
 export {
@@ -765,6 +772,22 @@ export const handlers = {
       }
       c.input = true; // settled like an input: a navigation it starts commits
     }, dialogs.ANSWER);
+  },
+
+  // emulate replaces the emulation of every driven tab (p.set, an
+  // executor.Emulation), or reports it (no set); see emulate.js.
+  async emulate(p, ctx) {
+    if (!p.set) return emulate.emulation();
+    let out;
+    await onTab(ctx, 'emulate', async () => {
+      try {
+        out = await emulate.set(p.set, await attachedTabs(), send);
+      } catch (e) {
+        if (/invalid/i.test(String((e && e.message) || e))) throw fail('BAD_ARGS', `emulate: the browser refused it: ${e.message}`);
+        throw e;
+      }
+    });
+    return out;
   },
 
   async status() {

@@ -36,6 +36,7 @@ export const METHODS = Object.freeze([
   'network',
   'networkEntry',
   'answerDialog',
+  'emulate',
 ]);
 
 // The events of protocol v1 the extension sends the server (an event

@@ -54,6 +54,15 @@ export function setEmitter(fn) {
   emit = fn;
 }
 
+// attachedHooks run once the debugger attached to a tab, before any call
+// uses it (emulate.js sends the session's emulation).
+const attachedHooks = [];
+
+// onAttached adds fn(tabId) to what runs as the debugger attaches.
+export function onAttached(fn) {
+  attachedHooks.push(fn);
+}
+
 let hook = async () => {
   throw new Error('no request boundary is set');
 };
@@ -180,6 +189,7 @@ async function doAttach(st) {
     st.loaderId = frame.loaderId;
   }
   st.attached = true;
+  for (const fn of attachedHooks) await fn(tabId);
   await store.setAttached(tabId, true);
   // A popup whose first page the boundary is still deciding is not listed
   // (tabs.js): the server learns of it once it is (announce), or never, if

@@ -180,6 +180,21 @@ func (e *Executor) AnswerDialog(ctx context.Context, p executor.DialogParams) (e
 	return do[executor.PageState](ctx, e, wire.MethodAnswerDialog, &p.TabID, &p)
 }
 
+var _ executor.Emulator = (*Executor)(nil)
+
+// Emulate replaces (p.Set) or reports the emulation of every tab the
+// extension drives (extension/emulate.js). The user's permissions are
+// not changed: a position is emulated where Chrome lets the page ask.
+func (e *Executor) Emulate(ctx context.Context, p executor.EmulateParams) (executor.Emulation, error) {
+	if p.Set != nil {
+		if err := p.Set.Validate(); err != nil {
+			return executor.Emulation{}, err
+		}
+		p.Origin = ""
+	}
+	return do[executor.Emulation](ctx, e, wire.MethodEmulate, &p.TabID, &p)
+}
+
 func (e *Executor) stampID(id *string) {
 	if *id != "" {
 		*id = e.ids.Stamp(*id)

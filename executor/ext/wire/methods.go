@@ -38,6 +38,7 @@ const (
 	MethodNetwork        = "network"
 	MethodNetworkEntry   = "networkEntry"
 	MethodAnswerDialog   = "answerDialog"
+	MethodEmulate        = "emulate"
 )
 
 // Methods returns every command method, in the order of methods.js.
@@ -51,6 +52,7 @@ func Methods() []string {
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
 		MethodAnswerDialog,
+		MethodEmulate,
 	}
 }
 
