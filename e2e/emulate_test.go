@@ -369,6 +369,8 @@ func TestEmulateRefusals(t *testing.T) {
 		{map[string]any{"timezone": "Mars/Olympus Mons"}, "IANA"},
 		{map[string]any{"locale": "not a locale!"}, "BCP 47"},
 		{map[string]any{"color_scheme": "sepia"}, ""},
+		// A header a page's requests would carry: one line, or nothing.
+		{map[string]any{"user_agent": "a\r\nX-Injected: 1"}, "one line"},
 	} {
 		txt := s.fail("BAD_ARGS", "emulate", c.args)
 		if !strings.Contains(txt, c.want) {

@@ -63,3 +63,24 @@ func TestEmulationCommands(t *testing.T) {
 		t.Errorf("%s differs (-golden +now); if intended, rerun with UPDATE_GOLDEN=1:\n%s", path, diff)
 	}
 }
+
+// BenchmarkExecutorEmulate is one emulate call on a session of one tab: a
+// phone, dark, in Tokyo, on slow 3G, then back to nothing (each call
+// sends the whole of its emulation: ten commands).
+func BenchmarkExecutorEmulate(b *testing.B) {
+	s, tab := benchTab(b, "/dialogs")
+	ctx := benchCtx(b)
+	pixel := executor.Devices["Pixel 7"]
+	slow := executor.NetworkPresets["slow-3g"]
+	phone := executor.Emulation{Device: "Pixel 7", Width: pixel.Width, Height: pixel.Height, DeviceScaleFactor: pixel.DeviceScaleFactor,
+		Mobile: true, Touch: true, UserAgent: pixel.UserAgent, Timezone: "Asia/Tokyo", ColorScheme: "dark", Network: &slow}
+	b.Cleanup(func() { _, _ = s.Emulate(benchCtx(b), executor.EmulateParams{TabID: tab, Set: &executor.Emulation{}}) })
+	for b.Loop() {
+		if _, err := s.Emulate(ctx, executor.EmulateParams{TabID: tab, Set: &phone}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Emulate(ctx, executor.EmulateParams{TabID: tab, Set: &executor.Emulation{}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
