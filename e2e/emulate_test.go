@@ -17,7 +17,7 @@ import (
 
 // envPage prints what the page sees of its device, every 100 ms (a
 // viewport or a media feature changes under a live page).
-const envPage = `<!doctype html><title>Env</title><meta name="viewport" content="width=device-width, initial-scale=1"><p id="env" style="word-break: break-all"></p><script>
+const envPage = `<!doctype html><title>Env</title><meta name="viewport" content="width=device-width, initial-scale=1"><p id="env" style="word-break: break-all"></p><button id="popup" onclick="window.open('/env?popup', '_blank')">popup</button><script>
 function show() {
   document.getElementById('env').textContent = 'ENV' + JSON.stringify({
     w: innerWidth, h: innerHeight, dpr: devicePixelRatio,
@@ -228,8 +228,17 @@ func TestEmulateDeviceIdentity(t *testing.T) {
 	waitEnv(t, s, "", "Pixel 7", func(e pageEnv) bool {
 		return e.W == 412 && e.DPR == 2.625 && strings.Contains(e.UA, "Pixel 7") && e.Touch > 0
 	})
-	emulated(t, s, map[string]any{"user_agent": "chromegate-test-agent/1.0"})
+	emulated(t, s, map[string]any{"user_agent": "chromegate-test-agent/1.0", "color_scheme": "dark"})
 	waitEnv(t, s, "", "a user agent", func(e pageEnv) bool { return e.UA == "chromegate-test-agent/1.0" && e.W == 412 })
+	// A popup the page opens is a tab of the session: it has the
+	// emulation too (its document sees it by the time it is read).
+	s.call("click", map[string]any{"selector": "#popup"})
+	popup := popupOf(t, s)
+	if popup == "" {
+		t.Fatal("the popup is not listed")
+	}
+	waitEnv(t, s, popup, "the popup", func(e pageEnv) bool { return e.W == 412 && e.Dark && e.DPR == 2.625 })
+	s.call("tab_close", map[string]any{"tab_id": popup})
 	emulated(t, s, map[string]any{"reset": true, "device": "Desktop 1080p"})
 	waitEnv(t, s, "", "Desktop 1080p", func(e pageEnv) bool {
 		return e.W == 1920 && e.H == 1080 && e.DPR == 1 && !strings.Contains(e.UA, "Pixel") && e.Touch == 0
@@ -247,6 +256,8 @@ func TestEmulateGeolocation(t *testing.T) {
 	port := serveMux(t, emulateMux())
 	base := "http://127.0.0.1:" + port
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--allow-domain=127.0.0.1", "--allow-domain=localhost", "--enable-mutations")
+	// Through the extension the permissions are the user's. Over CDP or a
+	// browser server chromegate makes a context of its own: its to grant.
 	ext := e2eBackend == "ext"
 	if !ext {
 		s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/env"})
@@ -265,7 +276,7 @@ func TestEmulateGeolocation(t *testing.T) {
 	case !ext && !strings.Contains(txt, "GEO 48.8584 2.2945 25"):
 		t.Errorf("the page's position: %s", txt)
 	case ext && !strings.Contains(txt, "GEO 48.8584 2.2945 25") && !strings.Contains(txt, "GEOERR 1"):
-		t.Errorf("through the extension, want the position or the browser's refusal: %s", txt)
+		t.Errorf("without a grant, want the position or the browser's refusal: %s", txt)
 	}
 	// Another origin: never granted (the permission is the one origin's).
 	other := "http://localhost:" + port

@@ -56,7 +56,8 @@ func (s *Session) Emulate(ctx context.Context, p executor.EmulateParams) (execut
 	return await(ctx, s, "emulate", func() (executor.Emulation, error) {
 		s.emu.mu.Lock()
 		defer s.emu.mu.Unlock()
-		if e.Geolocation != nil {
+		e.GeoOrigin = ""
+		if e.Geolocation != nil && s.ownsCtx {
 			e.GeoOrigin = p.Origin
 		}
 		if err := s.grantGeolocation(e.GeoOrigin); err != nil {
@@ -97,11 +98,12 @@ func (s *Session) emulateNew(t *tab) {
 }
 
 // grantGeolocation grants the geolocation permission to origin alone,
-// taking it from the origin that had it; the clipboard grants stay. An
-// attached browser's permissions are the user's: they are not touched
-// (its pages ask as usual).
+// taking it from the origin that had it; the clipboard grants stay. Only
+// in a context chromegate created: the permissions of a context it
+// attached to (a browser's default context over CDP) are the user's, not
+// touched (its pages ask as usual), and GeoOrigin stays empty.
 func (s *Session) grantGeolocation(origin string) error {
-	if s.in.attached || origin == s.emu.geoGranted {
+	if !s.ownsCtx || origin == s.emu.geoGranted {
 		return nil
 	}
 	if s.emu.geoGranted != "" {
