@@ -550,8 +550,15 @@ desktop_devices := {"Desktop 720p", "Desktop 1080p", "Desktop HiDPI"}
 emulate_identity if {
 	input.phase == "call"
 	input.tool == "emulate"
-	some k in {"user_agent", "latitude", "longitude"}
+	some k in {"latitude", "longitude"}
 	object.get(args, k, null) != null
+}
+
+# An empty user_agent is the browser's own again: no identity emulated.
+emulate_identity if {
+	input.phase == "call"
+	input.tool == "emulate"
+	object.get(args, "user_agent", "") != ""
 }
 
 emulate_identity if {

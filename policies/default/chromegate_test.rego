@@ -945,10 +945,11 @@ test_emulate_rendering_allowed_in_safe_mode if {
 	allowed(emulating("https://example.com/", {"device": "Desktop 1080p"})) with data.allow_domains as ["example.com"]
 	allowed(emulating("https://example.com/", {"reset": true})) with data.allow_domains as ["example.com"]
 	allowed(emulating("https://example.com/", {})) with data.allow_domains as ["example.com"]
+	allowed(emulating("https://example.com/", {"user_agent": ""})) with data.allow_domains as ["example.com"]
 }
 
 test_emulate_identity_needs_mutations if {
-	every a in [{"user_agent": "x"}, {"latitude": 1, "longitude": 2}, {"device": "Pixel 7"}, {"reset": true, "device": "iPhone 13"}] {
+	every a in [{"user_agent": "x"}, {"latitude": 0, "longitude": 0}, {"device": "Pixel 7"}, {"reset": true, "device": "iPhone 13"}] {
 		inp := emulating("https://example.com/", a)
 		not allowed(inp) with data.allow_domains as ["example.com"]
 		"emulate changes the page or the browser, and mutations are off (safe mode)" in reasons(inp) with data.allow_domains as ["example.com"]
