@@ -36,6 +36,8 @@ export const METHODS = Object.freeze([
   'network',
   'networkEntry',
   'answerDialog',
+  'console',
+  'pdf',
 ]);
 
 // The events of protocol v1 the extension sends the server (an event

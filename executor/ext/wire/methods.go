@@ -38,6 +38,8 @@ const (
 	MethodNetwork        = "network"
 	MethodNetworkEntry   = "networkEntry"
 	MethodAnswerDialog   = "answerDialog"
+	MethodConsole        = "console"
+	MethodPDF            = "pdf"
 )
 
 // Methods returns every command method, in the order of methods.js.
@@ -50,7 +52,7 @@ func Methods() []string {
 		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
-		MethodAnswerDialog,
+		MethodAnswerDialog, MethodConsole, MethodPDF,
 	}
 }
 
