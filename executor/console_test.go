@@ -31,6 +31,18 @@ func TestConsoleRingBoundsCountAndSize(t *testing.T) {
 	}
 }
 
+func TestConsoleRingMillion(t *testing.T) {
+	t.Parallel()
+	r := NewConsoleRing(0)
+	for i := range 1_000_000 {
+		r.Add(ConsoleMessage{Text: "flood", Nav: 1, TimeMs: int64(i)})
+	}
+	ms, dropped := r.List(1, 1)
+	if len(ms) != MaxConsoleEntries || dropped != 1_000_000-MaxConsoleEntries || cap(r.ring) > 4*MaxConsoleEntries {
+		t.Fatalf("kept %d (capacity %d), dropped %d", len(ms), cap(r.ring), dropped)
+	}
+}
+
 func TestConsoleRingGenerations(t *testing.T) {
 	t.Parallel()
 	r := NewConsoleRing(0)

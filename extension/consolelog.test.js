@@ -47,16 +47,16 @@ test('an uncaught exception and an unhandled rejection', () => {
   assert.deepEqual([b.url, b.line, b.column], ['https://a.test/', 1, 5]);
 });
 
-test('a page that logs in a loop, or megabytes at once, stays bounded', () => {
+test('a page that logs a million times, or megabytes at once, stays bounded', () => {
   const l = new TabConsole();
   const huge = 'x'.repeat(10 * 1024 * 1024);
-  for (let i = 0; i < MAX_ENTRIES + 500; i++) {
+  for (let i = 0; i < 1_000_000; i++) {
     l.onEvent('Runtime.consoleAPICalled', { type: 'log', args: [{ type: 'string', value: i === 0 ? huge : 'm' + i }] }, 1, '');
   }
   l.onEvent('Runtime.exceptionThrown', { exceptionDetails: { exception: { description: 'Error: ' + huge } } }, 1, '');
   const { messages, dropped } = l.list(1, 1);
   assert.equal(messages.length, MAX_ENTRIES);
-  assert.equal(dropped, 501);
+  assert.equal(dropped, 1_000_000 + 1 - MAX_ENTRIES);
   assert.ok(l.ring.every((m) => m.text.length <= MAX_TEXT && (m.stack || '').length <= MAX_STACK));
   const last = messages[messages.length - 1];
   assert.ok(last.textBytes > 10 * 1024 * 1024 && last.text.length <= MAX_TEXT);

@@ -22,7 +22,7 @@ const (
 )
 
 // withheldNote says why messages are missing from a listing.
-const withheldNote = "messages logged by pages outside the policy (earlier navigations) are not shown"
+const withheldNote = "messages of pages, frames or scripts outside the policy are not shown"
 
 func observeTools() []*Tool {
 	return []*Tool{
@@ -115,26 +115,42 @@ func msgOut(m executor.ConsoleMessage, current string) consoleMsgOut {
 	return o
 }
 
-// screenConsole drops the messages of documents the caller may not see:
-// the tab's current document was decided by the gate; an earlier one's
-// (navigations > 1), or one the backend could not name, is decided here
-// like a dialog's page (dialogOutside). It returns the messages kept and
-// how many were withheld.
+// screenConsole drops the messages the caller may not see. The tab's
+// current document was decided by the gate; a message is withheld when
+// the document that logged it (an earlier one, with navigations > 1; one
+// the backend could not name) or the script it names as its source (a
+// frame or script of another origin on the same page) is outside the
+// policy, decided like a dialog's page (dialogOutside). Fail closed: a
+// third-party script's messages on an allowed page are withheld too, when
+// its host is not one the caller may read. It returns the messages kept
+// and how many were withheld.
 func (c *Call) screenConsole(ctx context.Context, ms []executor.ConsoleMessage, current string) ([]executor.ConsoleMessage, int) {
 	seen := map[string]bool{}
+	outside := func(u string) bool {
+		key := u
+		if o := executor.OriginOf(u); o != "null" {
+			key = o
+		}
+		v, ok := seen[key]
+		if !ok {
+			v = c.srv.dialogOutside(ctx, c, u)
+			seen[key] = v
+		}
+		return v
+	}
+	here := executor.OriginOf(current)
 	withheld := 0
 	out := ms[:0:0]
 	for _, m := range ms {
-		if m.Page != current {
-			outside, ok := seen[m.Page]
-			if !ok {
-				outside = c.srv.dialogOutside(ctx, c, m.Page)
-				seen[m.Page] = outside
-			}
-			if outside {
-				withheld++
-				continue
-			}
+		if m.Page != current && outside(m.Page) {
+			withheld++
+			continue
+		}
+		// A source of the page's own origin, or none that names an origin
+		// (an inline script, eval, an extension), is the page's.
+		if o := executor.OriginOf(m.URL); o != "null" && o != here && outside(m.URL) {
+			withheld++
+			continue
 		}
 		out = append(out, m)
 	}
