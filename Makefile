@@ -73,7 +73,7 @@ test-ext:
 # And through remote browsers: a local `playwright run-server` (from the
 # pinned playwright-core) joined with --browser-endpoint, and a bare
 # Chromium attached with --cdp-endpoint.
-REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestConsole.*|TestPDF.*)$$
+REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF)$$
 test-remote:
 	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/

@@ -612,6 +612,9 @@ export const handlers = {
       } catch (e) {
         const msg = String((e && e.message) || e).split('\n')[0];
         if (/page range/i.test(msg)) throw fail('BAD_ARGS', `the page ranges are outside the document: ${msg}`);
+        if (/not implemented/i.test(msg)) {
+          throw fail('BAD_ARGS', `this Chrome cannot print to PDF while it shows a window: ${msg}`, 'update Chrome, or use the cdp backend headless');
+        }
         throw fail('INTERNAL', `printing the page failed: ${msg}`);
       }
       const handle = r && r.stream;

@@ -83,8 +83,9 @@ const pdfChunk = 1 << 20
 
 // PDF implements executor.Executor: CDP's Page.printToPDF on a session of
 // the tab's page, read as a stream so that a PDF over the cap is stopped
-// at the cap, never held whole. Playwright's Page.PDF would refuse a
-// headed browser; the CDP command prints in both modes.
+// at the cap, never held whole. Playwright's Page.PDF refuses a headed
+// browser outright; the CDP command prints headed too in a Chrome that
+// can (an older one answers "not implemented": BAD_ARGS, run headless).
 func (s *Session) PDF(ctx context.Context, p executor.PDFParams) (executor.PDFResult, error) {
 	args, err := p.PrintParams()
 	if err != nil {
@@ -152,6 +153,11 @@ func printErr(err error) error {
 	msg := firstLine(err)
 	if strings.Contains(msg, "Page range") || strings.Contains(msg, "page range") {
 		return executor.Errorf(executor.CodeBadArgs, "the page ranges are outside the document: %s", msg).Wrap(err)
+	}
+	if strings.Contains(strings.ToLower(msg), "not implemented") {
+		// An older Chrome prints only headless.
+		return executor.Errorf(executor.CodeBadArgs, "this browser cannot print to PDF while it shows a window: %s", msg).
+			WithHint("run chromegate headless (without --headed) to save PDFs").Wrap(err)
 	}
 	return executor.Errorf(executor.CodeInternal, "printing the page failed: %s", msg).Wrap(err)
 }
