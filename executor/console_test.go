@@ -120,3 +120,20 @@ func FuzzStackLocation(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkConsoleRingAdd is what one console message costs the event
+// handler: a short one, and one cut from 10 MB.
+func BenchmarkConsoleRingAdd(b *testing.B) {
+	huge := strings.Repeat("x", 10<<20)
+	for _, bc := range []struct {
+		name string
+		text string
+	}{{"short", "flood 12345"}, {"10MB", huge}} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := NewConsoleRing(0)
+			for i := 0; b.Loop(); i++ {
+				r.Add(ConsoleMessage{Level: LevelLog, Text: bc.text, URL: "https://a.test/app.js", Page: "https://a.test/", Nav: 1})
+			}
+		})
+	}
+}

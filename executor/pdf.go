@@ -144,9 +144,12 @@ func SavePDF(dir, name string, data []byte, limit int64) (PDFResult, error) {
 }
 
 var (
-	pagesCountRe = regexp.MustCompile(`/Type\s*/Pages\b[^>]*?/Count\s+(\d+)|/Count\s+(\d+)[^>]*?/Type\s*/Pages\b`)
-	pageObjRe    = regexp.MustCompile(`/Type\s*/Page\b`)
+	pagesTypeRe = regexp.MustCompile(`/Type\s*/Pages\b`)
+	pageObjRe   = regexp.MustCompile(`/Type\s*/Page\b`)
 )
+
+// dictWindow bounds how far around a /Count its dictionary is looked for.
+const dictWindow = 4 << 10
 
 // PDFPageCount counts the pages of a PDF: the largest /Count of a /Pages
 // node (the root's: an intermediate node counts fewer), or, where none can
@@ -154,12 +157,34 @@ var (
 // it can tell neither. It never fails on input.
 func PDFPageCount(data []byte) int {
 	best := 0
-	for _, m := range pagesCountRe.FindAllSubmatch(data, -1) {
-		s := m[1]
-		if len(s) == 0 {
-			s = m[2]
+	key := []byte("/Count")
+	for off := 0; ; {
+		i := bytes.Index(data[off:], key)
+		if i < 0 {
+			break
 		}
-		if n, err := strconv.Atoi(string(s)); err == nil && n > best && n < 1<<24 {
+		i += off
+		off = i + len(key)
+		j := off
+		for j < len(data) && (data[j] == ' ' || data[j] == '\n' || data[j] == '\r' || data[j] == '\t') {
+			j++
+		}
+		k := j
+		for k < len(data) && k-j < 9 && data[k] >= '0' && data[k] <= '9' {
+			k++
+		}
+		n, err := strconv.Atoi(string(data[j:k]))
+		if err != nil || n <= best || (k < len(data) && data[k] >= '0' && data[k] <= '9') {
+			continue
+		}
+		// The dictionary /Count is in: from the "<<" before it to the
+		// ">>" after it (nested dictionaries aside: Chrome's are flat).
+		lo := bytes.LastIndex(data[max(0, i-dictWindow):i], []byte("<<"))
+		hi := bytes.Index(data[k:min(len(data), k+dictWindow)], []byte(">>"))
+		if lo < 0 || hi < 0 {
+			continue
+		}
+		if pagesTypeRe.Match(data[max(0, i-dictWindow)+lo : k+hi]) {
 			best = n
 		}
 	}

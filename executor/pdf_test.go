@@ -111,3 +111,14 @@ func TestPrintParams(t *testing.T) {
 		t.Error("Limit")
 	}
 }
+
+// BenchmarkPDFPageCount counts the pages of a 300-page PDF.
+func BenchmarkPDFPageCount(b *testing.B) {
+	data := onePDF(300)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if PDFPageCount(data) != 300 {
+			b.Fatal("count")
+		}
+	}
+}
