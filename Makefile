@@ -6,7 +6,7 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build deps chromium node driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress clean
 
 all: build
 
@@ -25,6 +25,13 @@ node:
 	  echo "== installing Node.js"; \
 	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q nodejs npm; fi
 
+# pdftotext (Debian's poppler-utils), with which the e2e tests read the
+# text of the PDFs the pdf tool saves.
+pdftotext:
+	@if command -v pdftotext >/dev/null; then :; else \
+	  echo "== installing poppler-utils (pdftotext)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q poppler-utils; fi
+
 # playwright-core at the version playwright-go pins, from npm, into
 # chromegate's cache dir (idempotent).
 driver: build node
@@ -38,7 +45,7 @@ webmcp-deps: node
 	  echo "== installing @mcp-b/global for the e2e tests"; \
 	  npm ci --prefix $(WEBMCP_DIR) --no-audit --no-fund --ignore-scripts; fi
 
-deps: chromium driver webmcp-deps
+deps: chromium driver webmcp-deps pdftotext
 
 demo: deps
 	./$(BIN) demo
@@ -59,14 +66,14 @@ test: deps vet
 
 # The e2e tool suite again, through chromegate's extension loaded into the
 # browser chromegate launches and paired over CDP (e2e/main_test.go).
-EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*)$$
+EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*)$$
 test-ext:
 	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
 
 # And through remote browsers: a local `playwright run-server` (from the
 # pinned playwright-core) joined with --browser-endpoint, and a bare
 # Chromium attached with --cdp-endpoint.
-REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*)$$
+REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF)$$
 test-remote:
 	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
@@ -90,6 +97,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzPageToolPath$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSelector$$' -fuzztime $(FUZZTIME) ./executor/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./mcp/statefile/
+	$(GO) test -run '^$$' -fuzz '^FuzzPDFPageCount$$' -fuzztime $(FUZZTIME) ./executor/
+	$(GO) test -run '^$$' -fuzz '^FuzzStackLocation$$' -fuzztime $(FUZZTIME) ./executor/
 
 # The fault and load suite at length: every fault, and the soak of
 # LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the

@@ -335,6 +335,18 @@ func TestEveryTool(t *testing.T) {
 			t.Fatalf("network_request with its body: %s", txt)
 		}
 	})
+	step("console_and_pdf", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/other"})
+		s.call("eval", map[string]any{"expression": `console.warn('every-tool-warning')`})
+		txt := resultText(s.call("console_messages", map[string]any{"levels": []string{"warn"}}))
+		if !strings.Contains(txt, `"text":"every-tool-warning"`) {
+			t.Fatalf("console_messages: %s", txt)
+		}
+		txt = resultText(s.call("pdf", map[string]any{"filename": "other"}))
+		if !strings.Contains(txt, `"filename":"other.pdf"`) || !strings.Contains(txt, `"pages":1`) {
+			t.Fatalf("pdf: %s", txt)
+		}
+	})
 	step("tabs", func(t *testing.T) {
 		before := tabIDs(s)
 		if len(before) != 1 {

@@ -116,6 +116,13 @@ type Executor interface {
 	// redacted, and its response body when asked (network.go).
 	Network(ctx context.Context, p NetworkParams) (NetworkLog, error)
 	NetworkEntry(ctx context.Context, p NetworkEntryParams) (NetworkEntry, error)
+	// Console lists the console messages and uncaught exceptions of a
+	// tab's pages since its last main-frame navigation (or the last few),
+	// bounded (console.go).
+	Console(ctx context.Context, p ConsoleParams) (ConsoleLog, error)
+	// PDF prints the tab's page as PDF into the download directory
+	// (pdf.go).
+	PDF(ctx context.Context, p PDFParams) (PDFResult, error)
 
 	Cookies(ctx context.Context, p CookiesParams) ([]Cookie, error)
 	SetCookies(ctx context.Context, p SetCookiesParams) error

@@ -23,7 +23,7 @@ import { toCDPCookie, fromCDPCookie } from './cookies.js';
 import * as dialogs from './dialogs.js';
 import * as emulate from './emulate.js';
 import {
-  store, states, state, netlogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
+  store, states, state, netlogs, consolelogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
   onEvent, onDetach, onTabRemoved, onAttached,
 } from './session.js';
 
@@ -596,6 +596,56 @@ export const handlers = {
     return { ...st, ...out };
   },
 
+  async console(p, ctx) {
+    let out;
+    const st = await onTab(ctx, 'console_messages', async (c) => {
+      out = consolelogs.tab(c.tabId).list(netlogs.tab(c.tabId).nav, p.navigations);
+    });
+    return { ...st, ...out };
+  },
+
+  // pdf prints the page (Page.printToPDF, which works headed too) and
+  // returns it as base64, read from the stream a chunk at a time and
+  // stopped once over maxBytes: a page cannot make the extension hold
+  // more than the cap. The server checks and stores it.
+  async pdf(p, ctx) {
+    const max = Number(p.maxBytes) > 0 ? Number(p.maxBytes) : 32 * 1024 * 1024;
+    const args = pdfArgs(p);
+    const chunks = [];
+    const st = await onTab(ctx, 'pdf', async (c) => {
+      let r;
+      try {
+        r = await csend(c, 'Page.printToPDF', { ...args, transferMode: 'ReturnAsStream' });
+      } catch (e) {
+        const msg = String((e && e.message) || e).split('\n')[0];
+        if (/page range/i.test(msg)) throw fail('BAD_ARGS', `the page ranges are outside the document: ${msg}`);
+        if (/not implemented/i.test(msg)) {
+          throw fail('BAD_ARGS', `this Chrome cannot print to PDF while it shows a window: ${msg}`, 'update Chrome, or use the cdp backend headless');
+        }
+        throw fail('INTERNAL', `printing the page failed: ${msg}`);
+      }
+      const handle = r && r.stream;
+      if (!handle) throw fail('INTERNAL', 'Page.printToPDF returned no stream');
+      let size = 0;
+      try {
+        for (;;) {
+          const part = await csend(c, 'IO.read', { handle, size: 1024 * 1024 });
+          const bin = part.base64Encoded ? atob(part.data || '') : String(part.data || '');
+          size += bin.length;
+          if (size > max) {
+            throw fail('DOWNLOAD_FAILED', `the PDF is more than the limit of ${max} bytes; nothing was saved`,
+              'print fewer pages (ranges), a smaller scale, or without background');
+          }
+          chunks.push(bin);
+          if (part.eof) break;
+        }
+      } finally {
+        csend(c, 'IO.close', { handle }).catch(() => {});
+      }
+    });
+    return { ...st, data: btoa(chunks.join('')) };
+  },
+
   async networkEntry(p, ctx) {
     const out = {};
     const st = await onTab(ctx, 'network_request', async (c) => {
@@ -807,3 +857,25 @@ export const handlers = {
 };
 
 export { modifierMask };
+
+// The paper sizes of the pdf method, in inches (executor/pdf.go).
+const PAPER = {
+  letter: [8.5, 11], legal: [8.5, 14], tabloid: [11, 17], ledger: [17, 11],
+  a0: [33.1, 46.8], a1: [23.4, 33.1], a2: [16.54, 23.4], a3: [11.7, 16.54],
+  a4: [8.27, 11.7], a5: [5.83, 8.27], a6: [4.13, 5.83],
+};
+
+// pdfArgs are the arguments of Page.printToPDF for the pdf method's
+// params (the server checked them; checked again here).
+export function pdfArgs(p) {
+  const size = PAPER[String(p.format || 'letter').toLowerCase()];
+  if (!size) throw fail('BAD_ARGS', `unknown paper format ${JSON.stringify(String(p.format))}`);
+  const scale = Number(p.scale) || 1;
+  if (scale < 0.1 || scale > 2) throw fail('BAD_ARGS', `scale ${scale} is outside 0.1 to 2`);
+  const ranges = String(p.ranges || '').replace(/\s+/g, '');
+  if (ranges && !/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(ranges)) throw fail('BAD_ARGS', `page ranges ${JSON.stringify(ranges)} are not like "1-3,5"`);
+  return {
+    landscape: !!p.landscape, printBackground: !!p.background, scale, paperWidth: size[0], paperHeight: size[1],
+    pageRanges: ranges, marginTop: 0.4, marginBottom: 0.4, marginLeft: 0.4, marginRight: 0.4, preferCSSPageSize: false,
+  };
+}

@@ -37,6 +37,8 @@ export const METHODS = Object.freeze([
   'networkEntry',
   'answerDialog',
   'emulate',
+  'console',
+  'pdf',
 ]);
 
 // The events of protocol v1 the extension sends the server (an event

@@ -12,6 +12,7 @@
 import { fail, WireError } from './errors.js';
 import * as tabs from './tabs.js';
 import { NetLogs } from './netlog.js';
+import { ConsoleLogs } from './consolelog.js';
 import { boundEvent } from './webmcp.js';
 import { TabState, csend } from './tabstate.js';
 import { Store } from './store.js';
@@ -48,6 +49,9 @@ let emit = () => {};
 
 // The network log of every attached tab (netlog.js), fed by onEvent.
 export const netlogs = new NetLogs();
+
+// The console log of every attached tab (consolelog.js), fed by onEvent.
+export const consolelogs = new ConsoleLogs();
 
 // setEmitter sets where events (tabClosed, detached) go: the connection.
 export function setEmitter(fn) {
@@ -182,6 +186,9 @@ async function doAttach(st) {
   // The network log (network_requests). Bodies stay in Chrome's buffer
   // until asked for; a failure here costs the log, not the tab.
   await send(tabId, 'Network.enable').catch(() => {});
+  // The console log (console_messages): Runtime.enable also replays the
+  // messages the page logged before the debugger came.
+  await send(tabId, 'Runtime.enable').catch(() => {});
   const tree = await send(tabId, 'Page.getFrameTree');
   const frame = tree && tree.frameTree && tree.frameTree.frame;
   if (frame) {
@@ -225,6 +232,9 @@ export function onEvent(source, method, params) {
   if (tabId === undefined || source.sessionId) return;
   const st = state(tabId);
   netlogs.onEvent(tabId, method, params, st.mainFrameId);
+  if (method.startsWith('Runtime.')) {
+    consolelogs.onEvent(tabId, method, params, netlogs.tab(tabId).nav, st.url);
+  }
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.
   if (method.startsWith('WebMCP.')) {
@@ -277,6 +287,7 @@ export function onDetach(source, reason) {
 export function onTabRemoved(tabId) {
   states.delete(tabId);
   netlogs.forget(tabId);
+  consolelogs.forget(tabId);
   tabs.forget(tabId).catch(() => {});
   store.setAttached(tabId, false).catch(() => {});
   store.forgetWorld(tabId).catch(() => {});

@@ -167,6 +167,8 @@ func truncationHint(t *Tool) string {
 		return "filter by url, types or outcome, or pass a smaller limit"
 	case t.Name == "network_request":
 		return "pass a smaller max_bytes"
+	case t.Name == "console_messages":
+		return "filter by levels or text, or pass a smaller limit"
 	}
 	return "narrow the selector or use get_text on a smaller element"
 }

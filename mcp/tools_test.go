@@ -111,6 +111,12 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 		{"network_request", map[string]any{"id": "7", "include_body": true, "max_bytes": 3, "tab_id": tab}, "NetworkEntry",
 			executor.NetworkEntryParams{TabID: tab, ID: "7", Body: true, MaxBody: 3},
 			[]string{`"request_headers":[{"name":"Authorization","value":"[redacted]"}]`, `"body_bytes":5,"body_truncated":true`, "\nhel\n«/page-"}},
+		{"console_messages", map[string]any{"levels": []string{"error"}, "text": "BOOM", "navigations": 2, "offset": 0, "limit": 5, "tab_id": tab}, "Console",
+			executor.ConsoleParams{TabID: tab, Navigations: 2},
+			[]string{"\n«page-", `"total":2,"levels":{"error":1,"log":1},"matched":1,"messages":[{"id":"2","level":"error","exception":true,"text":"Uncaught Error: boom","source":"https://a.test/a.js:3:9","stack":"Error: boom\n    at f (https://a.test/a.js:3:9)"`}},
+		{"pdf", map[string]any{"filename": "../../x", "format": "A4", "landscape": true, "background": true, "scale": 0.5, "ranges": "1-2", "max_bytes": 1000, "tab_id": tab}, "PDF",
+			executor.PDFParams{TabID: tab, Filename: "../../x", Format: "A4", Landscape: true, Background: true, Scale: 0.5, Ranges: "1-2", MaxBytes: 1000},
+			[]string{"\n«page-", `"path":"/downloads/x","filename":"x","size":3,"pages":1`}},
 		{"dialog_answer", map[string]any{"accept": true, "prompt_text": "Ada", "tab_id": tab}, "AnswerDialog",
 			executor.DialogParams{TabID: tab, Accept: true, PromptText: new(string("Ada"))},
 			[]string{"\n«page-", `"dialogs":[{"type":"prompt","message":"name?","default":"anon","action":"accepted","answer":"Ada"}]`}},
@@ -152,6 +158,17 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 				if _, err := f.AddRequest("", executor.NetworkRequest{ID: "7", Method: "GET", URL: "https://a.test/x", ResourceType: "fetch",
 					Status: 200, Size: 5, MIMEType: "text/plain", RequestHeaders: []executor.Header{{Name: "Authorization", Value: "Bearer s3cret"}}}, []byte("hello")); err != nil {
 					t.Fatal(err)
+				}
+			}
+			if tt.tool == "console_messages" {
+				for _, m := range []executor.ConsoleMessage{
+					{Text: "hello"},
+					{Level: executor.LevelError, Exception: true, Text: "Uncaught Error: boom", URL: "https://a.test/a.js", Line: 3, Column: 9,
+						Stack: "Error: boom\n    at f (https://a.test/a.js:3:9)"},
+				} {
+					if err := f.AddConsole("", m); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			if tt.tool == "state_load" {

@@ -25,6 +25,8 @@ var testClasses = map[string]Class{
 	"cookies_get":      {Action: ActionRead, ReadOnly: true},
 	"network_requests": {Action: ActionRead, ReadOnly: true},
 	"network_request":  {Action: ActionRead, ReadOnly: true},
+	"console_messages": {Action: ActionRead, ReadOnly: true},
+	"pdf":              {Action: ActionRead},
 
 	"click":           {Action: ActionInteract, Mutating: true},
 	"type":            {Action: ActionInteract, Mutating: true, Secrets: []string{"text"}},

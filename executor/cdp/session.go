@@ -76,10 +76,11 @@ type tab struct {
 	leaving int               // navigations under LeaveDialog in flight
 	title   string            // the last title read, for TabInfo (guarded by dmu)
 
-	w   world       // chromegate's isolated world in the main frame
-	pt  *webmcp.Tab // the page's WebMCP tools (webmcp.go)
-	net *netLog     // the page's requests (netlog.go)
-	emu tabEmu      // the tab's emulation session (emulate.go)
+	w   world                 // chromegate's isolated world in the main frame
+	pt  *webmcp.Tab           // the page's WebMCP tools (webmcp.go)
+	net *netLog               // the page's requests (netlog.go)
+	emu tabEmu                // the tab's emulation session (emulate.go)
+	con *executor.ConsoleRing // the page's console (console.go)
 
 	// crashed ends when the page's renderer crashes: calls on the tab in
 	// flight then fail at once (a crashed page answers nothing, so they
@@ -223,6 +224,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	t.crashed, t.crash = context.WithCancel(context.Background())
 	t.pt = newPageTools(s, t)
 	t.net = newNetLog(executor.MaxNetworkEntries)
+	t.con = executor.NewConsoleRing(executor.MaxConsoleEntries)
 	s.tabs[t.raw] = t
 	s.byPage[p] = t
 	s.order = append(s.order, t)
@@ -231,6 +233,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	}
 	s.mu.Unlock()
 	t.net.watch(p)
+	t.watchConsole(p)
 	p.OnClose(func(playwright.Page) { s.unregister(t) })
 	p.OnCrash(func(playwright.Page) {
 		s.log.Warn("a page crashed", "tab", t.raw)

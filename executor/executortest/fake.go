@@ -65,7 +65,8 @@ type tab struct {
 	navs    int       // main-frame navigations, for the network log
 	net     []fakeReq // the network log, oldest first, at most MaxNetworkEntries
 	nextReq int
-	dialog  *executor.Dialog // open (OpenDialog) until AnswerDialog
+	console *executor.ConsoleRing // made on first use
+	dialog  *executor.Dialog      // open (OpenDialog) until AnswerDialog
 }
 
 // fakeReq is a logged request and its response body.
@@ -808,5 +809,60 @@ func (f *Fake) NetworkEntry(ctx context.Context, p executor.NetworkEntryParams) 
 		}
 		return executor.NetworkEntry{}, executor.Errorf(executor.CodeBadArgs, "no request %q in the tab's network log", p.ID).
 			WithHint("call network_requests for the ids; the log starts again at each navigation")
+	})
+}
+
+// AddConsole logs a console message in a tab's console log ("" = the
+// selected tab), as a backend would have seen it; the fake sets its ID,
+// Nav and, when empty, Page (the tab's URL) and Level (log).
+func (f *Fake) AddConsole(tabID string, m executor.ConsoleMessage) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t, err := f.find(tabID)
+	if err != nil {
+		return err
+	}
+	if t.console == nil {
+		t.console = executor.NewConsoleRing(0)
+	}
+	m.Nav = t.navs
+	m.Page = cmp.Or(m.Page, t.url())
+	m.Level = cmp.Or(m.Level, executor.LevelLog)
+	t.console.Add(m)
+	return nil
+}
+
+// Console implements executor.Executor.
+func (f *Fake) Console(ctx context.Context, p executor.ConsoleParams) (executor.ConsoleLog, error) {
+	return run(f, ctx, "Console", p, func() (executor.ConsoleLog, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t, err := f.find(p.TabID)
+		if err != nil {
+			return executor.ConsoleLog{}, err
+		}
+		out := executor.ConsoleLog{PageState: f.state(t), Messages: []executor.ConsoleMessage{}, Nav: t.navs}
+		if t.console != nil {
+			out.Messages, out.Dropped = t.console.List(t.navs, p.Navigations)
+		}
+		return out, nil
+	})
+}
+
+// PDF implements executor.Executor. Nothing is written to disk.
+func (f *Fake) PDF(ctx context.Context, p executor.PDFParams) (executor.PDFResult, error) {
+	return run(f, ctx, "PDF", p, func() (executor.PDFResult, error) {
+		if _, err := p.PrintParams(); err != nil {
+			return executor.PDFResult{}, err
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		t, err := f.find(p.TabID)
+		if err != nil {
+			return executor.PDFResult{}, err
+		}
+		name := executor.SanitizeFilename(cmp.Or(p.Filename, "page.pdf"))
+		return executor.PDFResult{PageState: f.state(t), Path: "/downloads/" + name, Filename: name, Size: 3, Pages: 1,
+			SHA256: "039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81"}, nil
 	})
 }

@@ -231,6 +231,10 @@ func (e *Executor) stamp(v any) {
 		e.stampID(&r.TabID)
 	case *executor.NetworkEntry:
 		e.stampID(&r.TabID)
+	case *executor.ConsoleLog:
+		e.stampID(&r.TabID)
+	case *pdfReply:
+		e.stampID(&r.TabID)
 	}
 }
 

@@ -13,6 +13,7 @@ var ToolNames = []string{
 	"chrome_status",
 	"click",
 	"clipboard_write",
+	"console_messages",
 	"cookies_get",
 	"cookies_set",
 	"dialog_answer",
@@ -32,6 +33,7 @@ var ToolNames = []string{
 	"network_requests",
 	"page_tool_call",
 	"page_tools_list",
+	"pdf",
 	"press",
 	"query",
 	"read_as_markdown",
@@ -110,6 +112,44 @@ type ClipboardWriteParams struct {
 // ClipboardWriteResult is the result of clipboard_write.
 type ClipboardWriteResult struct {
 	Written int `json:"written"`
+}
+
+// ConsoleMessagesParams are the arguments of console_messages.
+type ConsoleMessagesParams struct {
+	Levels      []string `json:"levels,omitempty"`
+	Text        string   `json:"text,omitempty"`
+	Navigations int      `json:"navigations,omitempty"`
+	Offset      int      `json:"offset,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	TabID       string   `json:"tab_id,omitempty"`
+}
+
+// ConsoleMsg is part of some tools' results.
+type ConsoleMsg struct {
+	ID        string `json:"id"`
+	Level     string `json:"level"`
+	Exception bool   `json:"exception,omitempty"`
+	Text      string `json:"text"`
+	TextBytes int    `json:"text_bytes,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Stack     string `json:"stack,omitempty"`
+	TimeMs    int64  `json:"time_ms,omitempty"`
+	Page      string `json:"page,omitempty"`
+}
+
+// ConsoleMessagesResult is the result of console_messages.
+type ConsoleMessagesResult struct {
+	TabID    string         `json:"tab_id"`
+	URL      string         `json:"url"`
+	Total    int            `json:"total"`
+	Levels   map[string]int `json:"levels"`
+	Matched  int            `json:"matched"`
+	Offset   int            `json:"offset,omitempty"`
+	Next     int            `json:"next,omitempty"`
+	Dropped  int            `json:"dropped,omitempty"`
+	Withheld int            `json:"withheld,omitempty"`
+	Note     string         `json:"note,omitempty"`
+	Messages []ConsoleMsg   `json:"messages"`
 }
 
 // CookiesGetParams are the arguments of cookies_get.
@@ -518,6 +558,30 @@ type PageToolsListResult struct {
 	Tools []PageTool `json:"tools"`
 }
 
+// PdfParams are the arguments of pdf.
+type PdfParams struct {
+	Filename string `json:"filename,omitempty"`
+	// One of: Letter, Legal, Tabloid, Ledger, A0, A1, A2, A3, A4, A5, A6.
+	Format     string  `json:"format,omitempty"`
+	Landscape  bool    `json:"landscape,omitempty"`
+	Background bool    `json:"background,omitempty"`
+	Scale      float64 `json:"scale,omitempty"`
+	Ranges     string  `json:"ranges,omitempty"`
+	MaxBytes   int     `json:"max_bytes,omitempty"`
+	TabID      string  `json:"tab_id,omitempty"`
+}
+
+// PdfResult is the result of pdf.
+type PdfResult struct {
+	TabID    string `json:"tab_id"`
+	URL      string `json:"url"`
+	Path     string `json:"path"`
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+	Pages    int    `json:"pages"`
+	SHA256   string `json:"sha256"`
+}
+
 // PressParams are the arguments of press.
 type PressParams struct {
 	Key       string   `json:"key"`
@@ -834,6 +898,17 @@ func (c *Client) ClipboardWrite(ctx context.Context, p ClipboardWriteParams) (*C
 	return out, nil
 }
 
+// ConsoleMessages calls console_messages: A tab's console messages and uncaught errors since its last navigation, with source and stack. Use to see why a page failed. Filter by levels, text; page by offset/limit.
+// It is read-only.
+func (c *Client) ConsoleMessages(ctx context.Context, p ConsoleMessagesParams) (*ConsoleMessagesResult, error) {
+	out, raw, err := call[ConsoleMessagesResult](ctx, c, "console_messages", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
 // CookiesGet calls cookies_get: Cookies of the session, or only those sent to urls.
 // It is read-only.
 func (c *Client) CookiesGet(ctx context.Context, p CookiesGetParams) (*CookiesGetResult, error) {
@@ -1024,6 +1099,16 @@ func (c *Client) PageToolCall(ctx context.Context, p PageToolCallParams) (*PageT
 // It is read-only.
 func (c *Client) PageToolsList(ctx context.Context, p PageToolsListParams) (*PageToolsListResult, error) {
 	out, raw, err := call[PageToolsListResult](ctx, c, "page_tools_list", p)
+	if err != nil {
+		return nil, err
+	}
+	_ = raw
+	return out, nil
+}
+
+// Pdf calls pdf: Save the tab's page as a PDF file on the server. Returns path, pages, size. ranges: "1-3,5".
+func (c *Client) Pdf(ctx context.Context, p PdfParams) (*PdfResult, error) {
+	out, raw, err := call[PdfResult](ctx, c, "pdf", p)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ actions := {
 	"get_text": "read", "get_html": "read", "snapshot": "read", "query": "read", "screenshot": "read",
 	"wait_for": "read", "extract_links": "read", "read_as_markdown": "read", "cookies_get": "read",
 	"network_requests": "read", "network_request": "read",
+	"console_messages": "read", "pdf": "read",
 	"click": "interact", "type": "interact", "fill": "interact", "press": "interact", "hover": "interact",
 	"scroll": "interact", "select_option": "interact", "set_files": "interact", "drag": "interact",
 	"fill_form": "interact", "clipboard_write": "interact", "cookies_set": "interact",
@@ -968,4 +969,23 @@ test_emulate_only_on_allowed_pages if {
 
 test_emulate_listed_in_safe_mode if {
 	allowed(object.union(base, {"phase": "list", "tool": "emulate", "action": "interact"}))
+}
+
+# ---------------------------------------------------------------------------
+# The console and PDF (issue 15, observe): reads of the tab's page, so only
+# of an allowed one, without mutations; listed like every read.
+
+test_console_and_pdf_are_reads_of_the_page if {
+	every tool in ["console_messages", "pdf"] {
+		allowed(on(tool, "https://docs.example.com/x")) with data.allow_domains as ["*.example.com"]
+		not allowed(on(tool, "https://other.test/x")) with data.allow_domains as ["*.example.com"]
+		not allowed(call(tool, {})) with data.allow_domains as ["*.example.com"]
+		allowed(listing(tool))
+	}
+	reasons(on("console_messages", "https://other.test/x")) == ["console_messages is not allowed on other.test: host not in allow_domains (the tab shows a page outside the policy; navigate to an allowed page first)"] with data.allow_domains as ["example.com"]
+}
+
+test_console_and_pdf_never_on_local_pages if {
+	not allowed(on("pdf", "file:///etc/passwd")) with data.all_domains as true
+	not allowed(on("console_messages", "http://127.0.0.1:9222/json")) with data.allow_domains as ["*"]
 }

@@ -39,6 +39,8 @@ const (
 	MethodNetworkEntry   = "networkEntry"
 	MethodAnswerDialog   = "answerDialog"
 	MethodEmulate        = "emulate"
+	MethodConsole        = "console"
+	MethodPDF            = "pdf"
 )
 
 // Methods returns every command method, in the order of methods.js.
@@ -51,8 +53,7 @@ func Methods() []string {
 		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
-		MethodAnswerDialog,
-		MethodEmulate,
+		MethodAnswerDialog, MethodEmulate, MethodConsole, MethodPDF,
 	}
 }
 

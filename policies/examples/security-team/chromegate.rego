@@ -46,7 +46,7 @@ looking_tools := {
 	"navigate", "back", "forward", "reload",
 	"get_text", "get_html", "snapshot", "query", "screenshot", "wait_for",
 	"extract_links", "read_as_markdown", "hover", "scroll", "page_tools_list",
-	"network_requests", "network_request",
+	"network_requests", "network_request", "console_messages",
 }
 
 # ---------------------------------------------------------------------------

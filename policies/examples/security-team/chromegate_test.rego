@@ -52,7 +52,7 @@ test_local_addresses_never if {
 }
 
 test_reads_on_role_hosts if {
-	every tool in ["get_text", "get_html", "snapshot", "screenshot", "read_as_markdown", "extract_links", "query", "wait_for", "network_requests", "network_request"] {
+	every tool in ["get_text", "get_html", "snapshot", "screenshot", "read_as_markdown", "extract_links", "query", "wait_for", "network_requests", "network_request", "console_messages"] {
 		allowed(on(tool, "read", "https://app.example.com/"))
 	}
 	allowed(on("screenshot", "read", "about:blank"))

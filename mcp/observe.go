@@ -1,0 +1,234 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// What a page did, for a caller that wants to know why a step failed or to
+// keep proof of what it saw: console_messages lists a tab's console and
+// uncaught exceptions (the backends' ring, executor/console.go); pdf
+// prints the page into the download directory. Both are reads of the
+// tab's page, decided by the policy like get_text.
+
+// Console tool limits.
+const (
+	defaultConsoleLimit = 50
+	maxConsoleLimit     = 200
+)
+
+// withheldNote says why messages are missing from a listing.
+const withheldNote = "messages of pages, frames or scripts outside the policy are not shown"
+
+func observeTools() []*Tool {
+	return []*Tool{
+		{
+			Name: "console_messages", Title: "Console messages",
+			Output:      &Output{Value: consoleOut{}},
+			Description: "A tab's console messages and uncaught errors since its last navigation, with source and stack. Use to see why a page failed. Filter by levels, text; page by offset/limit.",
+			InputSchema: object(nil,
+				prop{"levels", array("", enum("", executor.ConsoleLevels...), 0)},
+				prop{"text", str("")},
+				prop{"navigations", intRange("", 1, executor.MaxConsoleNavigations)},
+				prop{"offset", intRange("", 0, executor.MaxConsoleEntries)},
+				prop{"limit", intRange("", 1, maxConsoleLimit)},
+				tabIDProp()),
+			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+			Handler: consoleMessages,
+		},
+		{
+			Name: "pdf", Title: "Save as PDF",
+			Output:      &Output{Value: pdfOut{}},
+			Description: "Save the tab's page as a PDF file on the server. Returns path, pages, size. ranges: \"1-3,5\".",
+			InputSchema: object(nil,
+				prop{"filename", str("")},
+				prop{"format", enum("", executor.PDFFormats...)},
+				prop{"landscape", boolean("")},
+				prop{"background", boolean("")},
+				prop{"scale", number("")},
+				prop{"ranges", str("")},
+				prop{"max_bytes", intRange("", 1, executor.MaxPDFBytes)},
+				tabIDProp()),
+			ReadOnly: no(), Destructive: no(), Action: ActionRead,
+			Handler: pdfHandler,
+		},
+	}
+}
+
+type consoleMsgOut struct {
+	ID        string `json:"id"`
+	Level     string `json:"level"`
+	Exception bool   `json:"exception,omitempty"`
+	Text      string `json:"text"`
+	// TextBytes is the whole text's length when the text was cut.
+	TextBytes int    `json:"text_bytes,omitempty"`
+	Source    string `json:"source,omitempty"` // url:line:column
+	Stack     string `json:"stack,omitempty"`
+	TimeMs    int64  `json:"time_ms,omitempty"`
+	// Page is the document that logged it, when not the tab's current one.
+	Page string `json:"page,omitempty"`
+}
+
+type consoleOut struct {
+	TabID    string          `json:"tab_id"`
+	URL      string          `json:"url"`
+	Total    int             `json:"total"`
+	Levels   map[string]int  `json:"levels"`
+	Matched  int             `json:"matched"`
+	Offset   int             `json:"offset,omitempty"`
+	Next     int             `json:"next,omitempty"`
+	Dropped  int             `json:"dropped,omitempty"`
+	Withheld int             `json:"withheld,omitempty"`
+	Note     string          `json:"note,omitempty"`
+	Messages []consoleMsgOut `json:"messages"`
+}
+
+type pdfOut struct {
+	TabID    string `json:"tab_id"`
+	URL      string `json:"url"`
+	Path     string `json:"path"`
+	Filename string `json:"filename"`
+	Size     int64  `json:"size"`
+	Pages    int    `json:"pages"`
+	SHA256   string `json:"sha256"`
+}
+
+func msgOut(m executor.ConsoleMessage, current string) consoleMsgOut {
+	o := consoleMsgOut{ID: m.ID, Level: m.Level, Exception: m.Exception, Text: m.Text, TextBytes: m.TextBytes,
+		Stack: m.Stack, TimeMs: m.TimeMs}
+	if m.URL != "" {
+		o.Source = m.URL
+		if m.Line > 0 {
+			o.Source += ":" + strconv.Itoa(m.Line)
+			if m.Column > 0 {
+				o.Source += ":" + strconv.Itoa(m.Column)
+			}
+		}
+	}
+	if m.Page != "" && m.Page != current {
+		o.Page = m.Page
+	}
+	return o
+}
+
+// screenConsole drops the messages the caller may not see. The tab's
+// current document was decided by the gate; a message is withheld when
+// the document that logged it (an earlier one, with navigations > 1; one
+// the backend could not name) or the script it names as its source (a
+// frame or script of another origin on the same page) is outside the
+// policy, decided like a dialog's page (dialogOutside). Fail closed: a
+// third-party script's messages on an allowed page are withheld too, when
+// its host is not one the caller may read. It returns the messages kept
+// and how many were withheld.
+func (c *Call) screenConsole(ctx context.Context, ms []executor.ConsoleMessage, current string) ([]executor.ConsoleMessage, int) {
+	seen := map[string]bool{}
+	outside := func(u string) bool {
+		key := u
+		if o := executor.OriginOf(u); o != "null" {
+			key = o
+		}
+		v, ok := seen[key]
+		if !ok {
+			v = c.srv.dialogOutside(ctx, c, u)
+			seen[key] = v
+		}
+		return v
+	}
+	here := executor.OriginOf(current)
+	withheld := 0
+	out := ms[:0:0]
+	for _, m := range ms {
+		if m.Page != current && outside(m.Page) {
+			withheld++
+			continue
+		}
+		// A source of the page's own origin, or none that names an origin
+		// (an inline script, eval, an extension), is the page's.
+		if o := executor.OriginOf(m.URL); o != "null" && o != here && outside(m.URL) {
+			withheld++
+			continue
+		}
+		out = append(out, m)
+	}
+	return out, withheld
+}
+
+func consoleMessages(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID       string   `json:"tab_id"`
+		Levels      []string `json:"levels"`
+		Text        string   `json:"text"`
+		Navigations int      `json:"navigations"`
+		Offset      int      `json:"offset"`
+		Limit       int      `json:"limit"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	log, err := c.Executor().Console(ctx, executor.ConsoleParams{TabID: a.TabID, Navigations: max(a.Navigations, 1)})
+	if err != nil {
+		return nil, err
+	}
+	ms, withheld := c.screenConsole(ctx, log.Messages, log.URL)
+	out := consoleOut{TabID: log.TabID, URL: log.URL, Total: len(ms), Levels: map[string]int{},
+		Offset: a.Offset, Dropped: log.Dropped, Withheld: withheld, Messages: []consoleMsgOut{}}
+	if withheld > 0 {
+		out.Note = withheldNote
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = defaultConsoleLimit
+	}
+	needle := strings.ToLower(a.Text)
+	for _, m := range ms {
+		out.Levels[m.Level]++
+		if len(a.Levels) > 0 && !slices.Contains(a.Levels, m.Level) {
+			continue
+		}
+		if needle != "" && !strings.Contains(strings.ToLower(m.Text), needle) {
+			continue
+		}
+		if out.Matched >= a.Offset && len(out.Messages) < limit {
+			out.Messages = append(out.Messages, msgOut(m, log.URL))
+		}
+		out.Matched++
+	}
+	if a.Offset+len(out.Messages) < out.Matched {
+		out.Next = a.Offset + len(out.Messages)
+	}
+	// Every word of it is the page's.
+	return &Result{Value: out, Untrusted: true, Page: &log.PageState}, nil
+}
+
+func pdfHandler(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID      string  `json:"tab_id"`
+		Filename   string  `json:"filename"`
+		Format     string  `json:"format"`
+		Landscape  bool    `json:"landscape"`
+		Background bool    `json:"background"`
+		Scale      float64 `json:"scale"`
+		Ranges     string  `json:"ranges"`
+		MaxBytes   int64   `json:"max_bytes"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	p := executor.PDFParams{TabID: a.TabID, Filename: a.Filename, Format: a.Format, Landscape: a.Landscape,
+		Background: a.Background, Scale: a.Scale, Ranges: a.Ranges, MaxBytes: a.MaxBytes}
+	if _, err := p.PrintParams(); err != nil {
+		return nil, err
+	}
+	r, err := c.Executor().PDF(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	// The URL and title are the page's; the file name the server's
+	// cleaned form of the caller's.
+	return &Result{Value: pdfOut{TabID: r.TabID, URL: r.URL, Path: r.Path, Filename: r.Filename, Size: r.Size,
+		Pages: r.Pages, SHA256: r.SHA256}, Untrusted: true, Page: &r.PageState}, nil
+}
