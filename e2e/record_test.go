@@ -119,7 +119,7 @@ func TestRecordReport(t *testing.T) {
 			t.Errorf("the record or report holds typed text %q", bit)
 		}
 	}
-	for _, want := range []string{"&lt;secret:PASSWORD&gt;", "evil.test", "example.org"} {
+	for _, want := range []string{"&lt;secret:PASSWORD&gt;", "evil.test", "example.org", "noisy page error"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -47,6 +47,10 @@ type sessionRecord struct {
 	w     *record.Writer
 	mu    sync.Mutex
 	typed []string // plain text typed in this session: never written anywhere
+	// console is, per tab, the time of the latest console error the
+	// record holds, so each error is recorded once, with the call that
+	// ended after it.
+	console map[string]int64
 }
 
 // Close closes every session's record. It may be called more than once.
@@ -231,10 +235,53 @@ func (s *Server) endRecord(ctx context.Context, c *Call, ex executor.Executor, r
 		e.Denied = append(e.Denied, record.Request{Method: d.Method, URL: cut(scrub(d.URL), 2000), Reason: cut(scrub(d.Reason), 500)})
 	}
 	var shot []byte
-	if e.Acting && err == nil && ex != nil && t.Name != "screenshot" {
-		shot = s.recordShot(ctx, c, ex)
+	if ex != nil {
+		if tab, ok := s.recordedTab(ctx, c, ex); ok {
+			e.Console = s.recordConsole(ctx, c, ex, sr, tab, scrub)
+			if e.Acting && err == nil && t.Name != "screenshot" {
+				shot = s.recordShot(ctx, ex, tab)
+			}
+		}
 	}
 	sr.w.Write(e, shot)
+}
+
+// maxConsoleErrors bounds the console errors one entry holds, and
+// maxConsoleText each one's text.
+const (
+	maxConsoleErrors = 20
+	maxConsoleText   = 300
+)
+
+// recordConsole returns the console errors and uncaught exceptions the
+// tab's page logged since the record last looked (the last two
+// navigations, so a page the call left is included), screened like
+// console_messages (nothing of a page or script outside the policy) and
+// scrubbed.
+func (s *Server) recordConsole(ctx context.Context, c *Call, ex executor.Executor, sr *sessionRecord, tab executor.Tab, scrub func(string) string) []string {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	log, err := ex.Console(cctx, executor.ConsoleParams{TabID: tab.ID, Navigations: 2})
+	if err != nil {
+		return nil
+	}
+	ms, _ := c.screenConsole(cctx, log.Messages, log.URL)
+	if sr.console == nil {
+		sr.console = map[string]int64{}
+	}
+	since, latest := sr.console[tab.ID], sr.console[tab.ID]
+	var out []string
+	for _, m := range ms {
+		if m.Level != "error" || m.TimeMs <= since {
+			continue
+		}
+		latest = max(latest, m.TimeMs)
+		if len(out) < maxConsoleErrors {
+			out = append(out, cut(scrub(m.Text), maxConsoleText))
+		}
+	}
+	sr.console[tab.ID] = latest
+	return out
 }
 
 const maxSummary = 600
@@ -243,18 +290,26 @@ const maxSummary = 600
 // pages echo (the latest ones).
 const maxTyped = 256
 
-// recordShot takes a small JPEG of the tab the call left, if the policy
-// allows its page: the record keeps nothing of a page outside it.
-func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor) []byte {
+// recordedTab is the tab the call left, if the policy allows its page:
+// the record keeps nothing of a page outside it, and nothing at all
+// without a policy to decide the page on.
+func (s *Server) recordedTab(ctx context.Context, c *Call, ex executor.Executor) (executor.Tab, bool) {
+	if _, ok := s.opts.Gate.(TabFilter); !ok {
+		return executor.Tab{}, false
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
+	defer cancel()
+	tab, err := c.pageFunc(ex)(tctx)
+	if err != nil || s.outside(tctx, c, documentURL(tab)) {
+		return executor.Tab{}, false
+	}
+	return tab, true
+}
+
+// recordShot takes a small JPEG of the tab (see recordedTab).
+func (s *Server) recordShot(ctx context.Context, ex executor.Executor, tab executor.Tab) []byte {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	tab, err := c.pageFunc(ex)(sctx)
-	if err != nil || s.outside(sctx, c, documentURL(tab)) {
-		return nil
-	}
-	if _, ok := s.opts.Gate.(TabFilter); !ok {
-		return nil // no policy to decide the page on: keep no image of it
-	}
 	img, err := ex.Screenshot(sctx, executor.ScreenshotParams{TabID: tab.ID, Format: executor.FormatJPEG, Quality: 60})
 	if err != nil {
 		return nil

@@ -66,9 +66,8 @@ type Entry struct {
 	Fields []*Element `json:"fields,omitempty"`
 	// Denied are the page requests the policy blocked during the call.
 	Denied []Request `json:"denied_requests,omitempty"`
-	// Console are console errors the page logged during the call. The
-	// server fills it once its executors report console messages (issue
-	// 15, item 1); the report shows it whenever a record has it.
+	// Console are the console errors and uncaught exceptions the tab's
+	// page logged since the entry before (screened and scrubbed).
 	Console []string `json:"console_errors,omitempty"`
 	// Truncated marks the line written at the size cap: nothing follows.
 	Truncated bool `json:"truncated,omitempty"`
