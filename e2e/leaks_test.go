@@ -213,7 +213,26 @@ func TestDeniedPopupDialogIsNotReported(t *testing.T) {
 	// the server finds it holds the call, dismisses it (the popup is
 	// outside the policy) and runs the wait again: a second's grace and a
 	// probe, which take longer on a loaded machine than 2 s allow.
-	record(s.call("wait_for", map[string]any{"selector": "body", "timeout_ms": 10000}))
+	//
+	// Through the extension a blob: popup's alert that opens before the
+	// debugger reaches the popup is seen by no one (the extension learns
+	// of dialogs from the debugger): it holds the opener until each
+	// call's deadline. Such a call fails with TIMEOUT and says nothing of
+	// the popup, which is what this test is about; the calls on the
+	// opener below may then fail the same way (a known gap, see the
+	// README's dialogs table).
+	onOpener := func(tool string, args map[string]any) {
+		t.Helper()
+		res := record(s.try(tool, args))
+		if !res.IsError {
+			return
+		}
+		if txt := resultText(res); e2eBackend != "ext" || !(strings.HasPrefix(txt, "TIMEOUT") || strings.HasPrefix(txt, "DIALOG_OPEN")) {
+			t.Fatalf("%s %v: %s", tool, args, txt)
+		}
+		t.Logf("%s on the opener: %s", tool, firstLine(resultText(res)))
+	}
+	onOpener("wait_for", map[string]any{"selector": "body", "timeout_ms": 10000})
 	if popup != "" {
 		record(s.try("get_text", map[string]any{"tab_id": popup}))
 		record(s.call("navigate", map[string]any{"tab_id": popup, "url": base + "/hostile"}))
@@ -221,14 +240,14 @@ func TestDeniedPopupDialogIsNotReported(t *testing.T) {
 		t.Logf("the popup is not listed on this backend")
 	}
 	record(s.call("tabs_list", nil))
-	record(s.call("navigate", map[string]any{"url": base + "/hostile"}))
+	onOpener("navigate", map[string]any{"url": base + "/hostile"})
 
 	// The same from a tab that navigated itself off the policy.
-	record(s.call("navigate", map[string]any{"url": base + "/leave-alert"}))
+	onOpener("navigate", map[string]any{"url": base + "/leave-alert"})
 	time.Sleep(time.Second) // it left, and its alert is answered
 	record(s.call("tabs_list", nil))
 	record(s.try("get_text", nil))
-	record(s.call("navigate", map[string]any{"url": base + "/hostile"}))
+	onOpener("navigate", map[string]any{"url": base + "/hostile"})
 	for _, txt := range seen {
 		if strings.Contains(txt, "SECRET") {
 			t.Errorf("a result tells what the denied popup wrote: %s", txt)
