@@ -53,9 +53,11 @@ var (
 	// (NaN, the infinities, BigInts, Dates, cycles); eval's value and a
 	// bare evaluation's both go through it.
 	JSONSafeScript = stripComments(jsonSafeScript)
-	// SelectScript is a function (element, wanted) that checks a
-	// select_option before Playwright's selectOption (the CDP backend's
-	// own; the extension's element script selects itself).
+	// SelectScript is a function (element, wanted) that does a
+	// select_option: matches the wanted values or shown labels (a cut
+	// label "…" by its prefix), selects, and fires input and change; see
+	// scripts/select.js. ElementScript composes it for refs and the
+	// extension.
 	SelectScript = stripComments(selectScript)
 	// InsertScript is a function (element, {text, origin, replace}) that
 	// inserts a text holding a secret into element in one step, only

@@ -17,8 +17,9 @@ var elementScript string
 
 // ElementScript acts on the element a ref names, for a backend (see
 // scripts/element.js for its operations). It is composed with the
-// registry, ready for ScriptParams.Source.
-var ElementScript = WithRefs(stripComments(elementScript))
+// registry and with SelectScript (as chromegateSelect), ready for
+// ScriptParams.Source.
+var ElementScript = "(() => {\nconst chromegateSelect = (" + SelectScript + ");\nreturn " + WithRefs(stripComments(elementScript)) + ";\n})()"
 
 // WithRefs composes a page script (an expression whose value is a
 // function, as ScriptParams.Source) with the ref registry: inside it,

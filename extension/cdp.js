@@ -329,13 +329,17 @@ export const handlers = {
     let selected = [];
     const st = await onAction(ctx, 'select_option', async (c) => {
       const r = await targetOp(c, 'select_option', p, 'select', { values: p.values.map(String) });
+      // The options are the page's words: fenced by the server (page),
+      // never in the message or the hint (executor/scripts/select.js).
+      let avail = (r.available || []).join(', ');
+      if (r.more) avail += ', …';
+      if (r.ambiguous && r.ambiguous.length) {
+        throw fail('BAD_ARGS', `select_option: the cut label ${JSON.stringify(r.ambiguous[0])} stands for several options`,
+          "pass one option's whole label or its value; snapshot with the select's ref lists them whole", 'the options it may stand for: ' + avail);
+      }
       if (r.missing && r.missing.length) {
-        let avail = (r.available || []).join(', ');
-        if (r.more) avail += ', …';
-        // The options are the page's words: fenced by the server (page),
-        // never in the hint.
         throw fail('BAD_ARGS', `select_option: no option has the value or label "${r.missing.join('", "')}"`,
-          "pass the value or label of one of the options; the page's options are listed below", 'the options are: ' + avail);
+          "pass the value or label of one of the options; the closest are listed below, and snapshot with the select's ref lists them all", 'the closest options: ' + avail);
       }
       selected = Array.isArray(r.selected) ? r.selected : [];
     });

@@ -37,6 +37,10 @@ type SnapshotParams struct {
 	Offset int `json:"offset,omitempty"`
 }
 
+// CutNote ends an outline that cut something: said once, not on every
+// cut line.
+const CutNote = "[…, +N: cut; snapshot with the line's ref shows it whole]"
+
 // SnapshotResult is the outline. Text is page content: untrusted.
 type SnapshotResult struct {
 	executor.PageState
@@ -63,6 +67,8 @@ type SnapshotResult struct {
 //	## Pricing                             a heading, one # per level
 //	"First words of a paragraph…" (+3)     text: the first line of a run, and how many
 //	                                       more lines it had
+//	kq9 "A run cut short…" (+40)           a cut run carries the ref of the element
+//	                                       holding it, to expand it
 //	links (ref kq+number):                 a run of plain sibling links: each line is
 //	12 Guide one                           a number and a name, the ref is kq12
 //	iframe Checkout                        a same-origin frame, its contents indented
@@ -73,7 +79,17 @@ type SnapshotResult struct {
 // States: value="…", options=[…], checked, mixed, pressed, selected,
 // expanded, collapsed, disabled, required, readonly. A line that starts
 // with a quote is always the page's text; names and text are cut at 80
-// characters. OutlineRefs reads the refs back.
+// characters, options to the first 8 cut at 30; an outline that cut
+// something ends with CutNote.
+//
+// A scoped snapshot (Scope set) is expanded: nothing in it is cut, a
+// select's or datalist's options and a closed combobox's popup options
+// follow their control as "option label states" lines (selected,
+// disabled, value="…" where it differs from the label; "group label"
+// over a select's optgroup), and a radio's or an option's ref scopes its
+// whole group. It is paged by MaxChars like the outline, so a control of
+// 100,000 options is read a page at a time. OutlineRefs reads the refs
+// back.
 func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (SnapshotResult, error) {
 	if !p.Scope.IsZero() {
 		if err := p.Scope.Validate(); err != nil {
@@ -103,6 +119,7 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		Total  int    `json:"total"`
 		Offset int    `json:"offset"`
 		Next   int    `json:"next"`
+		Cut    bool   `json:"cut"`
 	}
 	if err := json.Unmarshal(r.Value, &out); err != nil {
 		return SnapshotResult{}, executor.Errorf(executor.CodeInternal, "snapshot: unexpected result: %v", err)
@@ -111,6 +128,9 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		return SnapshotResult{}, err
 	}
 	text := out.Text
+	if out.Cut {
+		text += "\n" + CutNote
+	}
 	if out.Next > 0 {
 		text += fmt.Sprintf("\n[cut at line %d of %d: call snapshot with offset=%d for the rest]", out.Next, out.Total, out.Next)
 	}
@@ -134,7 +154,8 @@ var (
 )
 
 // OutlineRefs returns the refs of a snapshot outline's controls, in
-// order, with their lines: what a client needs to act on an outline.
+// order, with their lines: what a client needs to act on an outline. A
+// cut text run's ref is not a control's, and is left out.
 func OutlineRefs(outline string) []OutlineRef {
 	var out []OutlineRef
 	list, listPad := "", ""
@@ -148,7 +169,7 @@ func OutlineRefs(outline string) []OutlineRef {
 			continue
 		}
 		list = ""
-		if m := outlineLine.FindStringSubmatch(line); m != nil {
+		if m := outlineLine.FindStringSubmatch(line); m != nil && !strings.HasPrefix(m[2], `"`) {
 			out = append(out, OutlineRef{Ref: m[1], Line: m[2]})
 		}
 	}

@@ -264,9 +264,9 @@ func (s *Session) SelectOption(ctx context.Context, p executor.SelectParams) (ex
 		if err := selectCheck(v); err != nil {
 			return err
 		}
-		selected, err = loc.SelectOption(playwright.SelectOptionValues{ValuesOrLabels: &p.Values},
-			playwright.LocatorSelectOptionOptions{Timeout: c.to()})
-		return err
+		m, _ := v.(map[string]any)
+		selected = toStrings(m["selected"])
+		return nil
 	}, func(c *call, ref string) error {
 		var err error
 		selected, err = c.refSelect(ref, p.Values)
@@ -282,21 +282,31 @@ func (s *Session) SelectOption(ctx context.Context, p executor.SelectParams) (ex
 func selectCheck(v any) error {
 	m, _ := v.(map[string]any)
 	if msg, _ := m["error"].(string); msg != "" {
-		return executor.Errorf(executor.CodeBadArgs, "select_option: %s", msg)
+		why, _ := m["why"].(string)
+		if why == "" {
+			why = msg
+		}
+		page, _ := m["page"].(string)
+		return executor.Errorf(executor.CodeBadArgs, "select_option: %s", why).WithPage(page)
+	}
+	// The options are the page's words: they are shown fenced, never in
+	// the message or the hint.
+	avail := strings.Join(toStrings(m["available"]), ", ")
+	if more, _ := m["more"].(bool); more {
+		avail += ", …"
+	}
+	if amb := toStrings(m["ambiguous"]); len(amb) > 0 {
+		return executor.Errorf(executor.CodeBadArgs, "select_option: the cut label %q stands for several options", amb[0]).
+			WithHint("pass one option's whole label or its value; snapshot with the select's ref lists them whole").
+			WithPage("the options it may stand for: " + avail)
 	}
 	missing := toStrings(m["missing"])
 	if len(missing) == 0 {
 		return nil
 	}
-	// The options are the page's words: they are shown fenced, never in
-	// the hint.
-	avail := strings.Join(toStrings(m["available"]), ", ")
-	if more, _ := m["more"].(bool); more {
-		avail += ", …"
-	}
 	return executor.Errorf(executor.CodeBadArgs, "select_option: no option has the value or label %q", strings.Join(missing, `", "`)).
-		WithHint("pass the value or label of one of the options; the page's options are listed below").
-		WithPage("the options are: " + avail)
+		WithHint("pass the value or label of one of the options; the closest are listed below, and snapshot with the select's ref lists them all").
+		WithPage("the closest options: " + avail)
 }
 
 func toStrings(v any) []string {

@@ -293,7 +293,7 @@ func TestSelectAndFiles(t *testing.T) {
 		}
 	}
 	_, err := s.SelectOption(ctx, executor.SelectParams{TargetParams: color, Values: []string{"purple"}})
-	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, "g (Green)") || strings.Contains(e.Hint, "Green") {
+	if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, `"Green" (value "g")`) || strings.Contains(e.Hint, "Green") {
 		t.Errorf("missing option: the options (the page's words) should be in Page, not the hint: %#v", e)
 	}
 	_, err = s.SelectOption(ctx, executor.SelectParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Selector: "#name"}}, Values: []string{"x"}})

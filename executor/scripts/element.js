@@ -18,7 +18,8 @@
 //   fill    {value} -> {done} when set directly (date, colour, range...),
 //           {insert} when focused with its content selected for the
 //           backend to insert text, or {error: "notfillable", why}
-//   select  {values} -> {selected} or {missing, available, more} or {error}
+//   select  {values} -> scripts/select.js's result: {selected}, or
+//           {missing|ambiguous, available, more}, or {error}
 //   scroll  -> {ok}
 //   text    -> {text}; html {outer} -> {text}
 //   rect    -> {x, y, width, height} in the top viewport after scrolling
@@ -210,24 +211,10 @@
       }
       return { insert: true };
     }
-    case 'select': {
-      const s = el.tagName === 'LABEL' && el.control ? el.control : el;
-      if (s.tagName !== 'SELECT') return { error: 'notselect', why: 'the element is not a <select>', page: 'the element is a <' + s.tagName.toLowerCase() + '>' };
-      if (disabled(s)) return { error: 'notselect', why: 'the <select> is disabled' };
-      const options = Array.from(s.options);
-      const matches = (o, w) => o.value === w || o.label === w || o.text.trim() === w;
-      const missing = arg.values.filter((w) => !options.some((o) => matches(o, w)));
-      if (missing.length) {
-        const available = options.slice(0, 30).map((o) => (o.value === o.label ? o.value : o.value + ' (' + o.label + ')'));
-        return { missing, available, more: options.length > 30 };
-      }
-      const chosen = options.filter((o) => arg.values.some((w) => matches(o, w)));
-      const keep = s.multiple ? chosen : chosen.slice(0, 1);
-      for (const o of options) o.selected = keep.includes(o);
-      s.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-      s.dispatchEvent(new Event('change', { bubbles: true }));
-      return { selected: keep.map((o) => o.value) };
-    }
+    case 'select':
+      // chromegateSelect is scripts/select.js, composed in (ElementScript).
+      if (disabled(el.tagName === 'LABEL' && el.control ? el.control : el)) return { error: 'notselect', why: 'the <select> is disabled' };
+      return chromegateSelect(el, arg.values);
     case 'scroll':
       reveal();
       return { ok: true };

@@ -19,13 +19,20 @@
 //   iframe Checkout                   same-origin frames, contents indented
 (arg, env) => {
   const reg = chromegateRefs(env);
-  const MAX_NAME = 80;
-  const MAX_TEXT = 80;
-  const MAX_VALUE = 40;
+  // A scoped snapshot is expanded: what the outline cuts (names, values,
+  // text runs, a control's options) it shows whole, a line no longer than
+  // FULL (a longer text goes on as further lines), paged like any outline.
+  const sc = arg.scope || {};
+  const expanded = arg.op === 'snapshot' && !!(sc.ref || sc.selector);
+  const FULL = 2000;
+  const MAX_NAME = expanded ? FULL : 80;
+  const MAX_TEXT = expanded ? FULL : 80;
+  const MAX_VALUE = expanded ? FULL : 40;
   const MAX_OPTIONS = 8;
+  const MAX_OPTION = 30;
   // Text lines in a row before the rest are only counted: the snapshot is
   // for acting; get_text and read_as_markdown are for reading.
-  const TEXT_RUN = 1;
+  const TEXT_RUN = expanded ? Infinity : 1;
 
   const LANDMARKS = new Set(['banner', 'navigation', 'main', 'complementary', 'contentinfo',
     'search', 'form', 'region', 'dialog', 'alertdialog']);
@@ -36,7 +43,13 @@
   const TEXTY = new Set(['', 'text', 'email', 'tel', 'url', 'password']);
 
   const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
-  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  // cutAny: the outline cut something, and says once how to see it whole.
+  let cutAny = false;
+  const cut = (s, n) => {
+    if (s.length <= n) return s;
+    cutAny = true;
+    return s.slice(0, n - 1) + '…';
+  };
   const quote = (s) => JSON.stringify(s);
 
   // textOf: the visible words of an element, images by their alt text,
@@ -172,16 +185,18 @@
     } else if (tag === 'INPUT' && t === 'file') {
       if (el.files && el.files.length) out.push('files=' + quote(cut(Array.from(el.files, (f) => f.name).join(', '), MAX_VALUE)));
     } else if (tag === 'SELECT') {
-      const sel = Array.from(el.selectedOptions, (o) => norm(o.label || o.text));
-      if (sel.length) out.push('value=' + quote(cut(sel.join(', '), MAX_VALUE)));
-      const opts = Array.from(el.options);
-      const shown = opts.slice(0, MAX_OPTIONS).map((o) => cut(norm(o.label || o.text), 30));
-      if (opts.length > MAX_OPTIONS) shown.push('+' + (opts.length - MAX_OPTIONS) + ' more');
-      out.push('options=[' + shown.join(', ') + ']');
+      // Expanded, the options follow as lines of their own, each with its
+      // state: the value and the list would say it twice.
+      if (!expanded) {
+        const sel = Array.from(el.selectedOptions, optLabel);
+        if (sel.length) out.push('value=' + quote(cut(sel.join(', '), MAX_VALUE)));
+        out.push(optionList(el.options));
+      }
     } else if (role === 'textbox' && el.isContentEditable) {
       const v = textOf(el, MAX_VALUE + 10);
       if (v) out.push('value=' + quote(cut(v, MAX_VALUE)));
     }
+    if (tag === 'INPUT' && el.list && !expanded && el.list.options.length) out.push(optionList(el.list.options));
     if (tag === 'INPUT' && (t === 'checkbox' || t === 'radio')) {
       if (el.indeterminate) out.push('mixed'); else if (el.checked) out.push('checked');
     } else {
@@ -197,6 +212,24 @@
     if (el.required || el.getAttribute('aria-required') === 'true') out.push('required');
     if (el.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) out.push('readonly');
     return out;
+  }
+
+  // An option's label as the outline shows it and select_option matches it.
+  function optLabel(o) {
+    return norm(o.label || o.text) || norm(o.value);
+  }
+
+  // optionList: the outline's options=[…]: the first few, cut short, and
+  // how many more; a scoped snapshot of the control lists them all.
+  function optionList(options) {
+    const n = options.length;
+    const shown = [];
+    for (let i = 0; i < Math.min(n, MAX_OPTIONS); i++) shown.push(cut(optLabel(options[i]), MAX_OPTION));
+    if (n > MAX_OPTIONS) {
+      cutAny = true;
+      shown.push('+' + (n - MAX_OPTIONS) + ' more');
+    }
+    return 'options=[' + shown.join(', ') + ']';
   }
 
   // clickable: a focusable or pointer-cursor element that has no role but
@@ -259,6 +292,32 @@
   }
 
   // --- snapshot --------------------------------------------------------
+
+  // parentOf: the composed parent (a shadow root's host).
+  const parentOf = (n) => (n.parentNode && n.parentNode.nodeType === 11 ? n.parentNode.host : n.parentNode);
+  // common: the nearest element holding both nodes.
+  function common(a, b) {
+    const up = new Set();
+    for (let n = a; n; n = parentOf(n)) up.add(n);
+    for (let n = b; n; n = parentOf(n)) if (n.nodeType === 1 && up.has(n)) return n;
+    return null;
+  }
+  // groupOf: what expanding a control shows: a radio's whole group, an
+  // option's list; else the element itself.
+  function groupOf(el) {
+    if (el.tagName === 'INPUT' && el.type === 'radio' && el.name) {
+      const scopeEl = el.form || el.getRootNode();
+      const group = Array.from(scopeEl.querySelectorAll('input[type=radio]'))
+        .filter((r) => r.name === el.name && (r.form || null) === (el.form || null));
+      let c = el;
+      for (const r of group) c = common(c, r) || c;
+      return c;
+    }
+    const role = roleOf(el);
+    if (role === 'radio') return el.closest('[role=radiogroup]') || el;
+    if (role === 'option' || role === 'treeitem') return el.closest('[role=listbox], [role=tree]') || el;
+    return el;
+  }
   let root = document.body || document.documentElement;
   const scope = arg.scope || {};
   if (scope.ref) {
@@ -273,6 +332,7 @@
     }
     if (!root) return { error: 'notfound' };
   }
+  root = groupOf(root);
   reg.prune();
 
   // Landmark roles by their HTML names, which are shorter and as familiar.
@@ -292,10 +352,24 @@
   let lastText = -1; // the rec of the current text run's last shown line
   let pending = '';
   let pendingDepth = 0;
+  // The current text run's first and last text nodes: a cut run's line
+  // carries the ref of the element holding both, which expands it.
+  let runFirst = null;
+  let runLast = null;
+  let runCut = false;
+  let pendFirst = null;
+  let pendLast = null;
   let mute = 0; // > 0 inside an element already named: its words are not text lines
 
   const endRun = () => {
     if (textSkipped && lastText >= 0) recs[lastText].s += ' (+' + textSkipped + ')';
+    if ((textSkipped || runCut) && lastText >= 0 && runFirst) {
+      cutAny = true;
+      const holder = common(runFirst, runLast);
+      if (holder) recs[lastText].s = reg.refFor(holder) + ' ' + recs[lastText].s;
+    }
+    runFirst = runLast = null;
+    runCut = false;
     textSkipped = 0;
     textRun = 0;
     lastText = -1;
@@ -308,18 +382,32 @@
   };
   function flushText() {
     const t = norm(pending);
+    const first = pendFirst;
+    const last = pendLast;
     pending = '';
+    pendFirst = pendLast = null;
     // Separators between links (",", "·", "›") carry nothing.
     if (!t || interactiveOnly || !/[\p{L}\p{N}]/u.test(t)) return;
+    if (!runFirst) runFirst = first;
+    runLast = last;
     if (textRun >= TEXT_RUN) { textSkipped++; return; }
     textRun++;
     lastText = recs.length;
+    if (expanded) {
+      for (let i = 0; i < t.length; i += FULL) recs.push({ d: pendingDepth, k: 't', s: quote(t.slice(i, i + FULL)) });
+      return;
+    }
+    if (t.length > MAX_TEXT) runCut = true;
     recs.push({ d: pendingDepth, k: 't', s: quote(cut(t, MAX_TEXT)) });
   }
-  const addText = (depth, s) => {
+  const addText = (depth, s, node) => {
     if (interactiveOnly || mute) return;
     if (!pending.trim()) pendingDepth = depth;
     pending += s;
+    if (node && /\S/.test(s)) {
+      if (!pendFirst) pendFirst = node;
+      pendLast = node;
+    }
   };
   // nameThen: a name to the end of the line, or quoted when more follows
   // (or when it starts with a quote of its own).
@@ -332,7 +420,7 @@
 
   function walk(node, depth, parentCursor, hiddenByVisibility) {
     if (node.nodeType === 3) {
-      if (!hiddenByVisibility) addText(depth, node.data);
+      if (!hiddenByVisibility) addText(depth, node.data, node);
       return;
     }
     if (node.nodeType === 11) { // a shadow root
@@ -372,6 +460,7 @@
       const word = el.tagName === 'INPUT' && TYPED.has(t) ? t : role;
       const ref = reg.refFor(el);
       emit(depth, { k: 'el', s: ref + ' ' + word + nameThen(name, st.join(' ')), n: name, ref, plain: role === 'link' && !st.length });
+      if (expanded) expandOptions(el, role, depth + 1);
       // Nested controls stay addressable; the element's own words were
       // its name.
       if (el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'INPUT') {
@@ -397,6 +486,47 @@
     // A label's words are its control's name already.
     walkChildren(el, childDepth, style.cursor, invisible, el.tagName === 'LABEL' && !!el.control);
     if (block) flushText();
+  }
+
+  // expandOptions lists a control's options as lines of their own: a
+  // select's (by group), a datalist's, and a combobox's popup list while
+  // it is closed (an open one is outlined where it stands).
+  function expandOptions(el, role, depth) {
+    const optLine = (o, d) => {
+      const label = optLabel(o);
+      const st = [];
+      if (o.selected) st.push('selected');
+      if (o.disabled || (o.parentElement && o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled)) st.push('disabled');
+      if (o.value !== label) st.push('value=' + quote(cut(o.value, MAX_VALUE)));
+      emit(d, { k: 'o', s: 'option' + nameThen(cut(label, MAX_NAME), st.join(' ')) });
+    };
+    if (el.tagName === 'SELECT') {
+      for (const c of el.children) {
+        if (c.tagName === 'OPTION') optLine(c, depth);
+        else if (c.tagName === 'OPTGROUP') {
+          emit(depth, { k: 'o', s: 'group' + nameThen(cut(norm(c.label), MAX_NAME), c.disabled ? 'disabled' : '') });
+          for (const o of c.children) if (o.tagName === 'OPTION') optLine(o, depth + 1);
+        }
+      }
+      return;
+    }
+    if (el.tagName === 'INPUT' && el.list) {
+      for (const o of el.list.options) optLine({ label: o.label, text: o.text, value: o.value, selected: false, disabled: o.disabled }, depth);
+      return;
+    }
+    if (role !== 'combobox') return;
+    const ids = norm((el.getAttribute('aria-controls') || '') + ' ' + (el.getAttribute('aria-owns') || '')).split(' ').filter(Boolean);
+    for (const id of ids) {
+      const pop = byId(el, id);
+      if (!pop || root.contains(pop) && hasBox(pop, pop.ownerDocument.defaultView.getComputedStyle(pop))) continue;
+      for (const o of pop.querySelectorAll('[role=option]')) {
+        const st = [];
+        const sel = o.getAttribute('aria-selected') === 'true';
+        if (sel) st.push('selected');
+        if (o.getAttribute('aria-disabled') === 'true') st.push('disabled');
+        emit(depth, { k: 'o', s: 'option' + nameThen(cut(accName(o, 'option'), MAX_NAME), st.join(' ')) });
+      }
+    }
   }
 
   // walkChildren walks el's composed children. controlsOnly: inside an
@@ -475,5 +605,5 @@
     end++;
   }
   if (end === offset && end < total) shown.push(lines[end++]); // always make progress
-  return { text: shown.join('\n'), total, offset, next: end < total ? end : 0 };
+  return { text: shown.join('\n'), total, offset, next: end < total ? end : 0, cut: cutAny && !expanded };
 }
