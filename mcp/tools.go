@@ -185,7 +185,7 @@ func toolTable() []*Tool {
 		{
 			Name: "select_option", Title: "Select option",
 			Output:      &Output{Value: actionOut{}},
-			Description: "Choose options of a select element by value or label.",
+			Description: "Choose a select's options by value or label as shown (a cut one too).",
 			InputSchema: object([]string{"values"}, props(targetProps(""), []prop{
 				{"values", strList("", 0)}, tabIDProp(),
 			})...),
@@ -218,7 +218,7 @@ func toolTable() []*Tool {
 		{
 			Name: "snapshot", Title: "Snapshot",
 			Output:      &Output{Value: snapshotOut{}, Text: true},
-			Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N lines not shown). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation.",
+			Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"interactive_only", boolean("")},
 				{"max_chars", integer("")},

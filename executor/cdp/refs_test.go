@@ -157,7 +157,7 @@ func TestRefActions(t *testing.T) {
 		}
 		_, err = s.SelectOption(ctx(), executor.SelectParams{TargetParams: byRef(tab, color), Values: []string{"Purple"}})
 		// The options are the page's words: in Page (fenced), not the hint.
-		if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, "r (Red)") || strings.Contains(e.Hint, "Red") {
+		if e := wantCode(t, err, executor.CodeBadArgs); !strings.Contains(e.Page, `"Red" (value "r")`) || strings.Contains(e.Hint, "Red") {
 			t.Errorf("missing option: %#v", e)
 		}
 		_, err = s.Fill(ctx(), executor.FillParams{TargetParams: byRef(tab, color), Value: "x"})

@@ -1179,7 +1179,7 @@ func (c *Client) Scroll(ctx context.Context, p ScrollParams) (*ActionResult, err
 	return out, nil
 }
 
-// SelectOption calls select_option: Choose options of a select element by value or label.
+// SelectOption calls select_option: Choose a select's options by value or label as shown (a cut one too).
 func (c *Client) SelectOption(ctx context.Context, p SelectOptionParams) (*ActionResult, error) {
 	out, raw, err := call[ActionResult](ctx, c, "select_option", p)
 	if err != nil {
@@ -1199,7 +1199,7 @@ func (c *Client) SetFiles(ctx context.Context, p SetFilesParams) (*ActionResult,
 	return out, nil
 }
 
-// Snapshot calls snapshot: Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N lines not shown). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation.
+// Snapshot calls snapshot: Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed.
 // It is read-only.
 func (c *Client) Snapshot(ctx context.Context, p SnapshotParams) (*SnapshotResult, error) {
 	out, raw, err := call[SnapshotResult](ctx, c, "snapshot", p)
