@@ -70,7 +70,11 @@ var mdConverter = sync.OnceValue(func() *converter.Converter {
 	return converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(),
 		commonmark.NewCommonmarkPlugin(),
-		table.NewTablePlugin(),
+		// Columns unpadded: aligning them is for a reader of the source, and on
+		// a long table it is most of the text a model would pay for. A table
+		// without a header row takes its first row as one, which keeps it a
+		// GFM table without an empty row.
+		table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorNone), table.WithHeaderPromotion(true)),
 		strikethrough.NewStrikethroughPlugin(),
 	))
 })

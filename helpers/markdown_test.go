@@ -33,7 +33,7 @@ func TestReadAsMarkdownDropsChrome(t *testing.T) {
 			"article.html", "https://coastal.example/travel/saint-malo/tides.html", "article",
 			[]string{
 				"# Tide Tables and the Harbour of Saint-Malo",
-				"| Wednesday | 09:00      | 13.3",                                           // the table
+				"|Wednesday|09:00|13.3",                                                     // the table
 				"[equinoctial spring tides](https://coastal.example/science/equinox-tides)", // absolute links
 				"(https://coastal.example/travel/data/tides-2025.csv)",
 				"~~The ferry to Dinard runs every hour.~~",
@@ -44,7 +44,7 @@ func TestReadAsMarkdownDropsChrome(t *testing.T) {
 		},
 		{
 			"blog.html", "https://blog.example/2025/03/wireless", "scored div#post-body",
-			[]string{"# Restoring a 1930s wireless", "| C20      | 8 µF 450 V", "That will be a post of its own."},
+			[]string{"# Restoring a 1930s wireless", "|C20|8 µF 450 V", "That will be a post of its own."},
 			[]string{"Archive", "soldering", "Copyright", "RSS"},
 		},
 	}
