@@ -489,8 +489,9 @@
   }
 
   // expandOptions lists a control's options as lines of their own: a
-  // select's (by group), a datalist's, and a combobox's popup list while
-  // it is closed (an open one is outlined where it stands).
+  // select's (by group), a datalist's, and a combobox's popup list (with
+  // refs when open) unless the scope holds it open, where it is outlined
+  // where it stands.
   function expandOptions(el, role, depth) {
     const optLine = (o, d) => {
       const label = optLabel(o);
@@ -524,7 +525,10 @@
         const sel = o.getAttribute('aria-selected') === 'true';
         if (sel) st.push('selected');
         if (o.getAttribute('aria-disabled') === 'true') st.push('disabled');
-        emit(depth, { k: 'o', s: 'option' + nameThen(cut(accName(o, 'option'), MAX_NAME), st.join(' ')) });
+        // An open popup outside the scope: its options can be clicked.
+        const ost = o.ownerDocument.defaultView.getComputedStyle(o);
+        const open = ost.visibility === 'visible' && hasBox(o, ost);
+        emit(depth, { k: 'o', s: (open ? reg.refFor(o) + ' ' : '') + 'option' + nameThen(cut(accName(o, 'option'), MAX_NAME), st.join(' ')) });
       }
     }
   }
