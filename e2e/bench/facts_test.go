@@ -51,7 +51,7 @@ var factPages = []struct {
 	}},
 	{"docs/pg-monitoring-stats.html", []fact{
 		{"pg_stat_activity.backend_start", words("Time when this process was started")},
-		{"pg_stat_activity.state_change", regexp.MustCompile("Time when the `?state`? was last changed")},
+		{"pg_stat_activity.state_change", regexp.MustCompile(`Time when the[^.]{0,80}state[^.]{0,80}was last changed`)},
 		{"wait event CopyFileRead", words("Waiting for a read during a file copy operation")},
 		{"wait event RelationMapSync", words("Waiting for the relation map file to reach durable storage")},
 		{"wait event CheckpointStart", words("Waiting for a checkpoint to start")},

@@ -41,7 +41,7 @@ const (
 // The pages whose reading results are compared.
 var readPages = []string{
 	"article.html", "blog.html", "form.html", "links.html",
-	"docs/pg-app-psql.html", "docs/pg-monitoring-stats.html", "docs/py-datetime.html",
+	"docs/pg-app-psql.html", "docs/pg-monitoring-stats.html", "docs/py-datetime.html", "docs/pg-sql-keywords.html",
 }
 
 // benchPage is the small page the latency loop acts on.
