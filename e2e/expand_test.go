@@ -279,6 +279,9 @@ func TestSnapshotExpandIsBounded(t *testing.T) {
 	if next == 0 || len(first) > helpers.DefaultSnapshotChars+200 || !strings.Contains(first, " option \"Item number 1\" selected value=\"v1\"") {
 		t.Fatalf("the first page of the expansion (next %v, %d chars):\n%s", head["next"], len(first), short(first))
 	}
+	if !strings.Contains(first, fmt.Sprintf("call snapshot with the same ref and offset=%d", int(next))) {
+		t.Errorf("a cut expansion should say how to go on:\n…%s", first[max(0, len(first)-200):])
+	}
 	_, more := s.snapshotOf(map[string]any{"ref": ref, "offset": next, "max_chars": 2000})
 	if len(more) > 2300 || !strings.Contains(more, fmt.Sprintf(`option "Item number %d" value="v%d"`, int(next), int(next))) {
 		t.Errorf("the page at offset %v:\n%s", next, short(more))

@@ -132,7 +132,11 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		text += "\n" + CutNote
 	}
 	if out.Next > 0 {
-		text += fmt.Sprintf("\n[cut at line %d of %d: call snapshot with offset=%d for the rest]", out.Next, out.Total, out.Next)
+		with := ""
+		if !p.Scope.IsZero() {
+			with = "the same " + map[bool]string{true: "ref", false: "selector"}[p.Scope.Ref != ""] + " and "
+		}
+		text += fmt.Sprintf("\n[cut at line %d of %d: call snapshot with %soffset=%d for the rest]", out.Next, out.Total, with, out.Next)
 	}
 	if out.Total == 0 {
 		text = "(nothing visible)"
