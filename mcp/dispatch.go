@@ -113,6 +113,10 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
 	c.rec = s.startRecord(c)
 	r, err := s.gatedCall(ctx, c, ex)
+	if err == nil {
+		s.addChanges(ctx, c, ex, r)
+		s.sawOf(c, r)
+	}
 	if c.rec != nil {
 		s.endRecord(ctx, c, ex, r, err)
 	}

@@ -599,6 +599,9 @@ func (s *Server) pluginHandler(p *Plugin) func(ctx context.Context, c *Call) (*R
 		res := &Result{Untrusted: untrusted}
 		if out != nil {
 			res.Value, res.Text, res.Image = out.Value, out.Text, out.Image
+			if p.def.Result == nil {
+				res.seen = out.seen // the caller is shown the step's outline
+			}
 		}
 		if p.def.Result != nil {
 			v, _, err := env.expand(p.def.Result)

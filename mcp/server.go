@@ -141,6 +141,10 @@ type Options struct {
 	// Record, if set, keeps a record of every call, per principal and
 	// session (serve --record; see recording.go).
 	Record *Recorder
+	// Changes has acting calls return what they changed in the tab's
+	// outline since the caller last saw it (serve --changes; see
+	// changes.go); a call's changes argument overrides it.
+	Changes bool
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -157,6 +161,7 @@ type Server struct {
 	pages *pageBridge // pagetools.go
 
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
+	views      views    // the outline each caller last saw of each tab; see changes.go
 	started    sync.Map // executor.Executor → *sync.Once; see startState
 }
 
@@ -374,6 +379,7 @@ func (s *Server) Status(ctx context.Context) map[string]any {
 // (an MCP session over HTTP, an idle named context).
 func (s *Server) CloseSession(session string) error {
 	s.forgetSession(session)
+	s.views.forget(session, "")
 	return s.opts.Manager.CloseSession(session)
 }
 
@@ -430,6 +436,9 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 				s.redactResult(res)
 				return res, nil
 			}
+		}
+		if req.Session != nil {
+			ctx = withMCPSession(ctx, req.Session.ID())
 		}
 		return s.dispatch(ctx, e, session, p, req.Params.Arguments)
 	}

@@ -360,6 +360,11 @@ type Result struct {
 	// the policy is returned. Every handler whose executor result carries
 	// a PageState sets it.
 	Page *executor.PageState
+
+	// seen is the outline the result shows the caller of its tab (a
+	// snapshot's, or an acting call's change): runCall keeps it as what
+	// the caller last saw (changes.go).
+	seen *seenOutline
 }
 
 // Image is an encoded image result.

@@ -31,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withTimeouts(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools()))
+	return withChanges(withTimeouts(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools())))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -557,6 +557,7 @@ func historyTool(name, title, desc string, move func(executor.Executor, context.
 type actionOut struct {
 	pageOut
 	Values []string `json:"values,omitempty"`
+	changesOut
 }
 
 // actionResult reports an action. The values a select ended up with are
@@ -566,7 +567,7 @@ func (c *Call) actionResult(ctx context.Context, ar executor.ActionResult, err e
 		return nil, err
 	}
 	p := c.pageOf(ctx, ar.PageState)
-	r := pageResult(actionOut{p, ar.Selected}, p, ar.PageState)
+	r := pageResult(actionOut{pageOut: p, Values: ar.Selected}, p, ar.PageState)
 	r.Untrusted = r.Untrusted || len(ar.Selected) > 0
 	return r, nil
 }
@@ -743,9 +744,10 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sr, err := helpers.Snapshot(ctx, c.Executor(), helpers.SnapshotParams{
+	sp := helpers.SnapshotParams{
 		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
-	})
+	}
+	sr, err := helpers.Snapshot(ctx, c.Executor(), sp)
 	if err != nil {
 		return nil, err
 	}
@@ -755,7 +757,9 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	if sr.Next > 0 || sr.Offset > 0 {
 		out.Lines, out.Next = sr.Lines, sr.Next
 	}
-	return &Result{Value: out, Text: sr.Text, Untrusted: true, Page: &sr.PageState}, nil
+	r := &Result{Value: out, Text: sr.Text, Untrusted: true, Page: &sr.PageState}
+	c.srv.sawSnapshot(ctx, c, r, sr, sp)
+	return r, nil
 }
 
 func query(ctx context.Context, c *Call) (*Result, error) {

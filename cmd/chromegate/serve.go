@@ -89,6 +89,7 @@ type serveConfig struct {
 	vault          *vault.Vault
 	storageState   string
 	acceptAlerts   bool
+	changes        onOff
 	record         string
 }
 
@@ -110,6 +111,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.egressVia, "egress-via", "", "how a launched or local browser's requests reach the policy: proxy (default: chromegate's egress proxy, decided on the address dialled) or route (Playwright routing, for a browser that must not be given a proxy; weaker: redirect hops and DNS are not seen, see the README)")
 	fs.StringVar(&cfg.storageState, "storage-state", "", "restore this storage state (Playwright's storageState JSON, e.g. one state_save wrote under DATA/state/) into every new browser context before its first call; each origin is decided by the policy like a navigation to it, and denied ones are skipped")
 	fs.BoolVar(&cfg.acceptAlerts, "accept-alerts", false, "accept every alert of an allowed page as it opens (an alert asks nothing); confirm, prompt and beforeunload still wait for the model's dialog_answer")
+	cfg.changes = true
+	fs.Var(&cfg.changes, "changes", "on | off: acting calls (click, type, fill, ...) return what they changed in the tab's outline since the caller last saw it, or the new outline after a navigation (a call's changes argument overrides it)")
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
@@ -204,6 +207,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		StorageState:   initial,
 		AcceptAlerts:   cfg.acceptAlerts,
 		Record:         recorder,
+		Changes:        bool(cfg.changes),
 	})
 	if err != nil {
 		return err
@@ -288,4 +292,26 @@ func mergeStatus(parts ...func(context.Context) map[string]any) func(context.Con
 		}
 		return out
 	}
+}
+
+// onOff is a flag.Value of "on" or "off" (and Go's boolean spellings).
+type onOff bool
+
+func (o *onOff) String() string {
+	if o != nil && bool(*o) {
+		return "on"
+	}
+	return "off"
+}
+
+func (o *onOff) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "on", "true", "1", "yes":
+		*o = true
+	case "off", "false", "0", "no":
+		*o = false
+	default:
+		return fmt.Errorf("want on or off, got %q", s)
+	}
+	return nil
 }

@@ -60,6 +60,7 @@ type BackParams struct {
 	// One of: load, domcontentloaded, networkidle.
 	WaitUntil string `json:"wait_until,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // Dialog is part of some tools' results.
@@ -73,13 +74,16 @@ type Dialog struct {
 	Next    string `json:"next,omitempty"`
 }
 
-// PageResult is the result of several tools.
-type PageResult struct {
-	TabID   string   `json:"tab_id"`
-	URL     string   `json:"url"`
-	Title   string   `json:"title,omitempty"`
-	Status  int      `json:"status,omitempty"`
-	Dialogs []Dialog `json:"dialogs,omitempty"`
+// PageChangesResult is the result of several tools.
+type PageChangesResult struct {
+	TabID       string   `json:"tab_id"`
+	URL         string   `json:"url"`
+	Title       string   `json:"title,omitempty"`
+	Status      int      `json:"status,omitempty"`
+	Dialogs     []Dialog `json:"dialogs,omitempty"`
+	Changes     string   `json:"changes,omitempty"`
+	Outline     string   `json:"outline,omitempty"`
+	ChangesNote string   `json:"changes_note,omitempty"`
 }
 
 // ClickParams are the arguments of click.
@@ -91,16 +95,20 @@ type ClickParams struct {
 	Count     int    `json:"count,omitempty"`
 	TabID     string `json:"tab_id,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // ActionResult is the result of several tools.
 type ActionResult struct {
-	TabID   string   `json:"tab_id"`
-	URL     string   `json:"url"`
-	Title   string   `json:"title,omitempty"`
-	Status  int      `json:"status,omitempty"`
-	Dialogs []Dialog `json:"dialogs,omitempty"`
-	Values  []string `json:"values,omitempty"`
+	TabID       string   `json:"tab_id"`
+	URL         string   `json:"url"`
+	Title       string   `json:"title,omitempty"`
+	Status      int      `json:"status,omitempty"`
+	Dialogs     []Dialog `json:"dialogs,omitempty"`
+	Values      []string `json:"values,omitempty"`
+	Changes     string   `json:"changes,omitempty"`
+	Outline     string   `json:"outline,omitempty"`
+	ChangesNote string   `json:"changes_note,omitempty"`
 }
 
 // ClipboardWriteParams are the arguments of clipboard_write.
@@ -204,6 +212,7 @@ type DialogAnswerParams struct {
 	Accept     bool   `json:"accept"`
 	PromptText string `json:"prompt_text,omitempty"`
 	TabID      string `json:"tab_id,omitempty"`
+	Changes    *bool  `json:"changes,omitempty"`
 }
 
 // DownloadFileParams are the arguments of download_file.
@@ -234,6 +243,7 @@ type DragParams struct {
 	ToRef        string `json:"to_ref,omitempty"`
 	TabID        string `json:"tab_id,omitempty"`
 	TimeoutMs    int    `json:"timeout_ms,omitempty"`
+	Changes      *bool  `json:"changes,omitempty"`
 }
 
 // EmulateParams are the arguments of emulate.
@@ -337,6 +347,7 @@ type FillParams struct {
 	Value     string `json:"value"`
 	TabID     string `json:"tab_id,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // FormField is an item of fill_form.fields[].
@@ -392,6 +403,7 @@ type ForwardParams struct {
 	// One of: load, domcontentloaded, networkidle.
 	WaitUntil string `json:"wait_until,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // GetHTMLParams are the arguments of get_html.
@@ -429,6 +441,7 @@ type HoverParams struct {
 	Ref       string `json:"ref,omitempty"`
 	TabID     string `json:"tab_id,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // NavigateParams are the arguments of navigate.
@@ -438,6 +451,7 @@ type NavigateParams struct {
 	// One of: load, domcontentloaded, networkidle.
 	WaitUntil string `json:"wait_until,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // NetworkRequestParams are the arguments of network_request.
@@ -590,6 +604,7 @@ type PressParams struct {
 	Ref       string   `json:"ref,omitempty"`
 	TabID     string   `json:"tab_id,omitempty"`
 	TimeoutMs int      `json:"timeout_ms,omitempty"`
+	Changes   *bool    `json:"changes,omitempty"`
 }
 
 // QueryParams are the arguments of query.
@@ -654,6 +669,15 @@ type ReloadParams struct {
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
 }
 
+// ReloadResult is the result of reload.
+type ReloadResult struct {
+	TabID   string   `json:"tab_id"`
+	URL     string   `json:"url"`
+	Title   string   `json:"title,omitempty"`
+	Status  int      `json:"status,omitempty"`
+	Dialogs []Dialog `json:"dialogs,omitempty"`
+}
+
 // ScreenshotParams are the arguments of screenshot.
 type ScreenshotParams struct {
 	Selector string `json:"selector,omitempty"`
@@ -689,6 +713,7 @@ type ScrollParams struct {
 	DY        int    `json:"dy,omitempty"`
 	TabID     string `json:"tab_id,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
+	Changes   *bool  `json:"changes,omitempty"`
 }
 
 // SelectOptionParams are the arguments of select_option.
@@ -698,6 +723,7 @@ type SelectOptionParams struct {
 	Values    []string `json:"values"`
 	TabID     string   `json:"tab_id,omitempty"`
 	TimeoutMs int      `json:"timeout_ms,omitempty"`
+	Changes   *bool    `json:"changes,omitempty"`
 }
 
 // SetFilesParams are the arguments of set_files.
@@ -707,6 +733,7 @@ type SetFilesParams struct {
 	Paths     []string `json:"paths"`
 	TabID     string   `json:"tab_id,omitempty"`
 	TimeoutMs int      `json:"timeout_ms,omitempty"`
+	Changes   *bool    `json:"changes,omitempty"`
 }
 
 // SnapshotParams are the arguments of snapshot.
@@ -835,6 +862,7 @@ type TypeParams struct {
 	PressEnter bool   `json:"press_enter,omitempty"`
 	TabID      string `json:"tab_id,omitempty"`
 	TimeoutMs  int    `json:"timeout_ms,omitempty"`
+	Changes    *bool  `json:"changes,omitempty"`
 }
 
 // WaitForParams are the arguments of wait_for.
@@ -859,8 +887,8 @@ type WaitForResult struct {
 }
 
 // Back calls back: Go back in history.
-func (c *Client) Back(ctx context.Context, p BackParams) (*PageResult, error) {
-	out, raw, err := call[PageResult](ctx, c, "back", p)
+func (c *Client) Back(ctx context.Context, p BackParams) (*PageChangesResult, error) {
+	out, raw, err := call[PageChangesResult](ctx, c, "back", p)
 	if err != nil {
 		return nil, err
 	}
@@ -931,8 +959,8 @@ func (c *Client) CookiesSet(ctx context.Context, p CookiesSetParams) (*CookiesSe
 }
 
 // DialogAnswer calls dialog_answer: Answer the dialog a page waits on (DIALOG_OPEN, or action "open"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.
-func (c *Client) DialogAnswer(ctx context.Context, p DialogAnswerParams) (*PageResult, error) {
-	out, raw, err := call[PageResult](ctx, c, "dialog_answer", p)
+func (c *Client) DialogAnswer(ctx context.Context, p DialogAnswerParams) (*PageChangesResult, error) {
+	out, raw, err := call[PageChangesResult](ctx, c, "dialog_answer", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1012,8 +1040,8 @@ func (c *Client) FillForm(ctx context.Context, p FillFormParams) (*FillFormResul
 }
 
 // Forward calls forward: Go forward in history.
-func (c *Client) Forward(ctx context.Context, p ForwardParams) (*PageResult, error) {
-	out, raw, err := call[PageResult](ctx, c, "forward", p)
+func (c *Client) Forward(ctx context.Context, p ForwardParams) (*PageChangesResult, error) {
+	out, raw, err := call[PageChangesResult](ctx, c, "forward", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1054,8 +1082,8 @@ func (c *Client) Hover(ctx context.Context, p HoverParams) (*ActionResult, error
 }
 
 // Navigate calls navigate: Load a URL in a tab. Returns url, title, HTTP status. Start here.
-func (c *Client) Navigate(ctx context.Context, p NavigateParams) (*PageResult, error) {
-	out, raw, err := call[PageResult](ctx, c, "navigate", p)
+func (c *Client) Navigate(ctx context.Context, p NavigateParams) (*PageChangesResult, error) {
+	out, raw, err := call[PageChangesResult](ctx, c, "navigate", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1149,8 +1177,8 @@ func (c *Client) ReadAsMarkdown(ctx context.Context, p ReadAsMarkdownParams) (*R
 }
 
 // Reload calls reload: Reload the page.
-func (c *Client) Reload(ctx context.Context, p ReloadParams) (*PageResult, error) {
-	out, raw, err := call[PageResult](ctx, c, "reload", p)
+func (c *Client) Reload(ctx context.Context, p ReloadParams) (*ReloadResult, error) {
+	out, raw, err := call[ReloadResult](ctx, c, "reload", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1199,7 +1227,7 @@ func (c *Client) SetFiles(ctx context.Context, p SetFilesParams) (*ActionResult,
 	return out, nil
 }
 
-// Snapshot calls snapshot: Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed.
+// Snapshot calls snapshot: Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed. Acting calls return changes since the last outline you saw ('+'/'-'/'~' lines, by ref), or outline if it navigated; changes=false: none.
 // It is read-only.
 func (c *Client) Snapshot(ctx context.Context, p SnapshotParams) (*SnapshotResult, error) {
 	out, raw, err := call[SnapshotResult](ctx, c, "snapshot", p)

@@ -204,6 +204,11 @@ func (g *gen) object(name, doc, path string, s *jsonschema.Schema) error {
 			if len(ps.Default) > 0 && !isZeroJSON(ps.Default) && !strings.HasPrefix(goType, "[]") {
 				goType = "*" + goType
 			}
+			// A switch whose absence means the server's own default
+			// needs a pointer too, so that false can be sent.
+			if serverDefault[prop] && goType == "bool" {
+				goType = "*bool"
+			}
 		}
 		if c := fieldComment(ps); c != "" {
 			fmt.Fprintf(&fields, "\t// %s\n", c)
@@ -231,6 +236,10 @@ func fieldComment(s *jsonschema.Schema) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// serverDefault are the boolean arguments that, left out, take a default
+// the server is configured with (serve --changes).
+var serverDefault = map[string]bool{"changes": true}
 
 func isZeroJSON(raw json.RawMessage) bool {
 	switch strings.TrimSpace(string(raw)) {
