@@ -106,7 +106,7 @@ func acted(t *testing.T, res *sdk.CallToolResult) actResult {
 			t.Errorf("text after the fence: %q", after)
 		}
 		body = content
-	} else if strings.Contains(text, "changes") || strings.Contains(text, "outline") {
+	} else if strings.Contains(text, `"changes":`) || strings.Contains(text, `"outline":`) {
 		t.Fatalf("a result with changes is not fenced:\n%s", short(text))
 	}
 	var r actResult
@@ -363,5 +363,55 @@ func TestChangesHostilePages(t *testing.T) {
 	}
 	if !strings.Contains(r.Changes, "zz97") {
 		t.Errorf("the page's words are missing from the change: %q", r.Changes)
+	}
+}
+
+// TestChangesPerSession: two MCP sessions over HTTP, each in its own
+// browser context, keep what each saw apart; a key whose tools do not
+// include snapshot gets no changes; REST returns them as MCP does.
+func TestChangesPerSession(t *testing.T) {
+	base := "http://127.0.0.1:" + changesSite(t)
+	dir := t.TempDir()
+	key := createKey(t, dir, "agent")
+	blind := createKey(t, dir, "blind", "--allow-tools", "navigate,click")
+	h := startHTTP(t, dir, permissive...)
+	a, b := h.connect(key, nil), h.connect(key, nil)
+	for _, cs := range []*sdk.ClientSession{a, b} {
+		mustOK(t, "navigate", mcpCall(t, cs, "navigate", map[string]any{"url": base + "/panel"}))
+	}
+	mustOK(t, "snapshot", mcpCall(t, a, "snapshot", nil))
+	ra := acted(t, mcpCall(t, a, "click", map[string]any{"selector": "#open"}))
+	rb := acted(t, mcpCall(t, b, "click", map[string]any{"selector": "#open"}))
+	if ra.Changes == "" || ra.Outline != "" {
+		t.Errorf("session A saw the page: want changes, got %+v", ra)
+	}
+	if rb.Changes != "" || !strings.Contains(rb.Outline, "checkbox") {
+		t.Errorf("session B never saw it: want the outline, got %+v", rb)
+	}
+	// Each goes on from its own: A's next change is A's.
+	ra = acted(t, mcpCall(t, a, "click", map[string]any{"selector": "#save"}))
+	if !strings.Contains(ra.Changes, `"Saved"`) || ra.Outline != "" {
+		t.Errorf("session A after Save: %+v", ra)
+	}
+
+	// A key without snapshot reads no outline through an action.
+	c := h.connect(blind, nil)
+	mustOK(t, "navigate", mcpCall(t, c, "navigate", map[string]any{"url": base + "/panel"}))
+	rc := acted(t, mcpCall(t, c, "click", map[string]any{"selector": "#open"}))
+	if rc.Changes != "" || rc.Outline != "" || !strings.Contains(rc.ChangesNote, "not shown") {
+		t.Errorf("a key without snapshot: got %+v", rc)
+	}
+
+	// REST: the same data.
+	if status, _, body := h.rest("POST", "/api/v1/command", key, `{"command":"navigate","params":{"url":"`+base+`/panel"}}`, nil); status != 200 {
+		t.Fatalf("REST navigate: %d %s", status, body)
+	}
+	status, _, body := h.rest("POST", "/api/v1/command", key, `{"command":"click","params":{"selector":"#open"}}`, nil)
+	if status != 200 || !strings.Contains(body, `"outline"`) || !strings.Contains(body, "Dark mode") {
+		t.Errorf("REST click: %d %s", status, short(body))
+	}
+	status, _, body = h.rest("POST", "/api/v1/command", key, `{"command":"click","params":{"selector":"#save"}}`, nil)
+	if status != 200 || !strings.Contains(body, `"changes"`) || !strings.Contains(body, "Saved") {
+		t.Errorf("REST click after: %d %s", status, short(body))
 	}
 }
