@@ -66,14 +66,14 @@ test: deps vet
 
 # The e2e tool suite again, through chromegate's extension loaded into the
 # browser chromegate launches and paired over CDP (e2e/main_test.go).
-EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*)$$
+EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*|TestChanges(Panel|Typing|Navigation|ReadDenied|OfASecret|HostilePages))$$
 test-ext:
 	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
 
 # And through remote browsers: a local `playwright run-server` (from the
 # pinned playwright-core) joined with --browser-endpoint, and a bare
 # Chromium attached with --cdp-endpoint.
-REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF)$$
+REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF|TestChanges(Panel|Typing|Navigation|ReadDenied|OfASecret|HostilePages))$$
 test-remote:
 	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
@@ -93,6 +93,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzPolicyInput$$' -fuzztime $(FUZZTIME) ./policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRefs$$' -fuzztime $(FUZZTIME) ./mcp/vault/
+	$(GO) test -run '^$$' -fuzz '^FuzzDiffOutlines$$' -fuzztime $(FUZZTIME) ./helpers/
 	$(GO) test -run '^$$' -fuzz '^FuzzRESTCommand$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
 	$(GO) test -run '^$$' -fuzz '^FuzzPageToolPath$$' -fuzztime $(FUZZTIME) ./mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckSelector$$' -fuzztime $(FUZZTIME) ./executor/

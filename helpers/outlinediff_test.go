@@ -226,3 +226,24 @@ func BenchmarkDiffOutlines(b *testing.B) {
 		})
 	}
 }
+
+// Any two texts, outlines or not: no panic, a change of marked lines whose
+// counts add up, and applied by ref, the ref lines of after.
+func FuzzDiffOutlines(f *testing.F) {
+	f.Add("kq1 button A\nkq2 button B", "kq2 button B pressed\nkq3 link C")
+	f.Add("links (ref kq+number):\n1 One\n2 Two", "\"text\"\n## Head\nkq2 link Two")
+	f.Add("", "(nothing visible)")
+	f.Fuzz(func(t *testing.T, before, after string) {
+		c, ok := DiffOutlines(before, after, 50)
+		if !ok {
+			return
+		}
+		n := 0
+		if c.Text != "" {
+			n = strings.Count(c.Text, "\n") + 1
+		}
+		if n != c.Added+c.Removed+c.Changed {
+			t.Fatalf("%d lines, counts +%d -%d ~%d", n, c.Added, c.Removed, c.Changed)
+		}
+	})
+}
