@@ -271,7 +271,8 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
 	}
 	note := func(n string) { setChanges(r, changesOut{ChangesNote: n}) }
-	if err := s.readAllowed(ctx, c, ex, tab, p.Scope); err != nil {
+	decided, err := s.readAllowed(ctx, c, ex, tab, p.Scope)
+	if err != nil {
 		if executor.CodeOf(err) == executor.CodePolicyDenied {
 			note("not shown: the policy does not allow reading this page; call snapshot if it should")
 		} else {
@@ -289,6 +290,12 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		if executor.CodeOf(err) != executor.CodeDialogOpen {
 			note("not read (" + string(executor.CodeOf(err)) + "); call snapshot")
 		}
+		return
+	}
+	if sr.URL != decided {
+		// The page moved on between the decision and the read: what
+		// was read is not what the policy decided on.
+		note("not read: the page changed while it was read; call snapshot")
 		return
 	}
 	if sr.Next > 0 {
@@ -334,18 +341,18 @@ func (s *Server) sameDocNav(c *Call, last *seenOutline, ps executor.PageState) b
 
 // readAllowed decides reading tab's outline for c's caller as the snapshot
 // call it is: the caller's tool ACL and list filter, then the Gate, on
-// the tab's document as it is now.
-func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor, tab string, scope executor.Target) error {
+// the tab's document as it is now. It returns the URL it decided on.
+func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor, tab string, scope executor.Target) (string, error) {
 	e, ok := s.tools["snapshot"]
 	if !ok {
-		return executor.Errorf(executor.CodePolicyDenied, "no snapshot tool")
+		return "", executor.Errorf(executor.CodePolicyDenied, "no snapshot tool")
 	}
 	visible := s.visible(ctx, e.tool, c.Principal)
 	if c.Plugin != nil {
 		visible = s.visibleStep(ctx, e.tool, c.Principal, c.Plugin)
 	}
 	if !visible {
-		return executor.Errorf(executor.CodePolicyDenied, "snapshot is not available to %s", c.Principal.Name)
+		return "", executor.Errorf(executor.CodePolicyDenied, "snapshot is not available to %s", c.Principal.Name)
 	}
 	args := map[string]any{"tab_id": tab}
 	if scope.Ref != "" {
@@ -356,7 +363,16 @@ func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor,
 	}
 	rc := &Call{Tool: e.tool, Args: args, Session: c.Session, Principal: c.Principal, Plugin: c.Plugin, srv: s, ex: ex, mark: c.mark}
 	rc.Page = rc.pageFunc(ex)
-	return s.gateErr(e.tool, s.opts.Gate.Before(ctx, rc))
+	if err := s.gateErr(e.tool, s.opts.Gate.Before(ctx, rc)); err != nil {
+		return "", err
+	}
+	// The Gate read the page it decided on; one that did not (AllowAll)
+	// is asked here, so the read can be held to it.
+	t, err := rc.Page(ctx)
+	if err != nil {
+		return "", err
+	}
+	return t.URL, nil
 }
 
 // setChanges puts ch into r's JSON value and marks r as page content.
