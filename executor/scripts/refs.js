@@ -30,13 +30,15 @@ function chromegateRefs(env) {
       },
       // lookup returns {el} or {error, why}: error is "malformed",
       // "expired" (another document's ref, or its element left the
-      // document) or "unknown" (this document never issued it).
+      // document) or "unknown" (this document never issued it). Refs
+      // are issued in order, so one below next that is not held any
+      // more was issued and pruned: its element left.
       lookup(ref) {
         const m = /^([a-z]+)([0-9]+)$/.exec(String(ref));
         if (!m) return { error: 'malformed' };
         if (m[1] !== reg.doc) return { error: 'expired', why: 'navigated' };
         const w = byRef.get(ref);
-        if (!w) return { error: 'unknown' };
+        if (!w) return Number(m[2]) >= 1 && Number(m[2]) < next ? { error: 'expired', why: 'removed' } : { error: 'unknown' };
         const el = w.deref();
         if (!el || !el.isConnected) {
           byRef.delete(ref);
