@@ -220,6 +220,21 @@ func TestChangesTyping(t *testing.T) {
 	if len(ch['~']) != 1 || !strings.Contains(ch['~'][0], `textbox "Name" value="Grace"`) || len(ch['+'])+len(ch['-']) != 0 {
 		t.Errorf("type: changes %q", r.Changes)
 	}
+
+	// Like with like: after an interactive-only snapshot, changes are of
+	// controls only.
+	s.snapshotOf(map[string]any{"interactive_only": true})
+	r = acted(t, s.call("click", map[string]any{"selector": "#open"}))
+	ch = changeLines(t, r.Changes)
+	lineRef(t, ch['+'], "checkbox", "Dark mode")
+	for _, l := range strings.Split(r.Changes, "\n") {
+		if strings.Contains(l, `"`) && !strings.Contains(l, " button ") && !strings.Contains(l, " checkbox ") {
+			t.Errorf("an interactive-only change has a text line: %q", l)
+		}
+	}
+	if r = acted(t, s.call("click", map[string]any{"selector": "#save"})); r.Changes != "" || r.Outline != "" {
+		t.Errorf("a text that changed is no change of the controls: %+v", r)
+	}
 }
 
 // TestChangesNavigation: a click that loads another document returns its
