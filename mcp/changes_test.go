@@ -1,9 +1,17 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 func TestViewsBounds(t *testing.T) {
@@ -92,5 +100,94 @@ func TestChangesOn(t *testing.T) {
 		if got := s.changesOn(&Call{Tool: tt.tool, Args: tt.args}); got != tt.want {
 			t.Errorf("%s %v (server %v): %v", tt.tool.Name, tt.args, tt.on, got)
 		}
+	}
+}
+
+// readGate denies the snapshot tool, and so reading the outline, while
+// deny is set: a policy that lets the caller act on a page but not read it.
+type readGate struct{ deny atomic.Bool }
+
+func (g *readGate) Before(_ context.Context, c *Call) error {
+	if c.Tool.Name == "snapshot" && g.deny.Load() {
+		return executor.Errorf(executor.CodePolicyDenied, "reading is off")
+	}
+	return nil
+}
+
+func (g *readGate) Landed(context.Context, *Call, executor.PageState) error { return nil }
+
+// Through dispatch, on a fake page whose outline the test sets: what the
+// caller saw is its last snapshot or change; a denied read, a page that
+// moved while it was read and an open dialog give no outline.
+func TestChangesThroughDispatch(t *testing.T) {
+	gate := &readGate{}
+	h := newHarness(t, func(o *Options) { o.Gate = gate; o.Changes = true })
+	f := h.fake()
+	tab := f.TabID(0)
+	var mu sync.Mutex
+	outline, url := "## Shop\nab1 button \"Cart\" collapsed\nab2 link Help", "about:blank"
+	f.Handle("RunScript", func(_ context.Context, p any) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		v, _ := json.Marshal(map[string]any{"text": outline, "total": strings.Count(outline, "\n") + 1})
+		return executor.ScriptResult{PageState: executor.PageState{TabID: tab, URL: url}, Value: v}, nil
+	})
+	set := func(o, u string) { mu.Lock(); outline, url = o, u; mu.Unlock() }
+	got := func(res *sdk.CallToolResult) (changes, whole, note string) {
+		t.Helper()
+		m := jsonOf(t, res)
+		c, _ := m["changes"].(string)
+		o, _ := m["outline"].(string)
+		n, _ := m["changes_note"].(string)
+		return c, o, n
+	}
+
+	// Never seen: the outline.
+	if _, o, _ := got(h.call("click", map[string]any{"selector": "#x"})); !strings.Contains(o, "ab1 button") {
+		t.Errorf("first click: outline %q", o)
+	}
+	set("## Shop\nab1 button \"Cart\" expanded\n dialog Cart\n  ab3 button Checkout\nab2 link Help", "about:blank")
+	c, o, _ := got(h.call("click", map[string]any{"selector": "#x"}))
+	if want := "~ ab1 button \"Cart\" expanded\n+  dialog Cart\n+   ab3 button Checkout"; c != want || o != "" {
+		t.Errorf("click: changes %q outline %q, want %q", c, o, want)
+	}
+	if res := h.call("click", map[string]any{"selector": "#x"}); !strings.Contains(textOf(res), "\"tab_id\"") || strings.Contains(textOf(res), "changes") {
+		t.Errorf("nothing changed: %s", textOf(res))
+	}
+
+	// Denied: a note, and nothing of the page.
+	gate.deny.Store(true)
+	set("## Shop\nab9 button Secret", "about:blank")
+	c, o, n := got(h.call("click", map[string]any{"selector": "#x"}))
+	if c != "" || o != "" || !strings.Contains(n, "policy does not allow reading") {
+		t.Errorf("denied read: %q %q %q", c, o, n)
+	}
+	gate.deny.Store(false)
+
+	// The page moved on between the decision and the read.
+	set("## Elsewhere\ncd1 button Pay", "https://elsewhere.test/")
+	c, o, n = got(h.call("click", map[string]any{"selector": "#x"}))
+	if c != "" || o != "" || !strings.Contains(n, "changed while it was read") {
+		t.Errorf("moved page: %q %q %q", c, o, n)
+	}
+
+	// Another document: the outline.
+	set("## Next\nzz1 button Done", "about:blank")
+	if c, o, _ := got(h.call("click", map[string]any{"selector": "#x"})); c != "" || !strings.Contains(o, "zz1 button Done") {
+		t.Errorf("navigated: %q %q", c, o)
+	}
+	// A snapshot is seen too: the next click says only what changed.
+	h.call("snapshot", nil)
+	set("## Next\nzz1 button Done pressed", "about:blank")
+	if c, _, _ := got(h.call("click", map[string]any{"selector": "#x"})); c != "~ zz1 button Done pressed" {
+		t.Errorf("after a snapshot: %q", c)
+	}
+	// Closing the tab forgets it.
+	if h.server.views.len() != 1 {
+		t.Errorf("%d outlines kept, want 1", h.server.views.len())
+	}
+	h.call("tab_close", map[string]any{"tab_id": tab})
+	if h.server.views.len() != 0 {
+		t.Errorf("%d outlines kept after the tab closed", h.server.views.len())
 	}
 }
