@@ -191,3 +191,34 @@ func TestChangesThroughDispatch(t *testing.T) {
 		t.Errorf("%d outlines kept after the tab closed", h.server.views.len())
 	}
 }
+
+// A plugin's steps show the caller nothing by themselves: the plugin's
+// result is its last step's, changed against what the caller saw before
+// the plugin ran, and only that is seen.
+func TestChangesOfAPlugin(t *testing.T) {
+	ps := loadPlugins(t, map[string]string{"twice.json": `{"name": "press_twice", "description": "Press twice.", "read_only": false,
+	  "steps": [{"name": "a", "tool": "click", "args": {"selector": "#a"}}, {"name": "b", "tool": "click", "args": {"selector": "#b"}}]}`})
+	h := newHarness(t, func(o *Options) { o.Plugins = ps; o.Changes = true })
+	f := h.fake()
+	tab := f.TabID(0)
+	var mu sync.Mutex
+	outlines := []string{"ab1 button A\nab2 button B\n\"x\"", "ab1 button A pressed\nab2 button B\n\"x\"", "ab1 button A pressed\nab2 button B pressed\n\"x\"", "ab1 button A pressed\nab2 button B pressed\n\"y\""}
+	n := 0
+	f.Handle("RunScript", func(context.Context, any) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		o := outlines[min(n, len(outlines)-1)]
+		n++
+		v, _ := json.Marshal(map[string]any{"text": o, "total": 3})
+		return executor.ScriptResult{PageState: executor.PageState{TabID: tab, URL: "about:blank"}, Value: v}, nil
+	})
+	h.call("snapshot", nil) // outline 0
+	res := h.call("press_twice", nil)
+	if c, _ := jsonOf(t, res)["changes"].(string); c != "~ ab1 button A pressed\n~ ab2 button B pressed" {
+		t.Errorf("the plugin's changes: %q (%s)", c, textOf(res))
+	}
+	res = h.call("click", map[string]any{"selector": "#c"})
+	if c, _ := jsonOf(t, res)["changes"].(string); c != "- \"x\"\n+ \"y\"" {
+		t.Errorf("after the plugin: %q", c)
+	}
+}
