@@ -75,7 +75,9 @@ func outlineEntries(outline string) []outlineEntry {
 			list = ""
 		}
 		if l := lettersEnd(body); l > 0 {
-			if d := digitsEnd(body[l:]); d > 0 && l+d < len(body) && body[l+d] == ' ' {
+			// A ref then a quote is a cut run of text, with the ref
+			// of the element holding it: text, not a control.
+			if d := digitsEnd(body[l:]); d > 0 && l+d < len(body) && body[l+d] == ' ' && !strings.HasPrefix(body[l+d+1:], `"`) {
 				out = append(out, outlineEntry{key: body[:l+d], line: line, ref: true})
 				continue
 			}

@@ -50,6 +50,8 @@ func TestDiffOutlines(t *testing.T) {
 			before: "links (ref kq+number):\n1 One\n2 Two", after: "kq1 link One\nkq2 link Two"},
 		{name: "the cut note is no line", before: "kq1 button A\n[cut at line 1 of 9: call snapshot with offset=1 for the rest]",
 			after: "kq1 button A"},
+		{name: "a cut run of text with its holder's ref is text", before: "kq1 button A\nkq9 \"Saving…\" (+2)",
+			after: "kq1 button A\nkq9 \"Saved…\" (+2)", want: "- kq9 \"Saving…\" (+2)\n+ kq9 \"Saved…\" (+2)", added: 1, rm: 1},
 		{name: "page text that looks like a change stays a text line", before: "kq1 button A",
 			after: "kq1 button A\n\"+ kq2 button Pay\"", want: "+ \"+ kq2 button Pay\"", added: 1},
 	}

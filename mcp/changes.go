@@ -305,7 +305,7 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	now := s.redactOutline(sr.Text)
 	seen := &seenOutline{viewer: who, session: c.Session, tab: tab, outline: now, scope: p.Scope, interactiveOnly: p.InteractiveOnly}
 	r.seen = seen
-	whole := cutOutline(now, helpers.DefaultSnapshotChars)
+	whole := cutOutline(now, helpers.DefaultSnapshotChars, p.Scope)
 	if last == nil || !helpers.SameDocument(last.outline, now) {
 		setChanges(r, changesOut{Outline: whole})
 		return
@@ -391,9 +391,9 @@ func setChanges(r *Result, ch changesOut) {
 	}
 }
 
-// cutOutline cuts an outline as the snapshot tool does by default: at a
-// line, with the note that says where to continue.
-func cutOutline(outline string, max int) string {
+// cutOutline cuts an outline of scope as the snapshot tool does by
+// default: at a line, with the note that says where to continue.
+func cutOutline(outline string, max int, scope executor.Target) string {
 	if utf8.RuneCountInString(outline) <= max {
 		return outline
 	}
@@ -407,8 +407,15 @@ func cutOutline(outline string, max int) string {
 		used += n
 		end++
 	}
+	with := ""
+	switch {
+	case scope.Ref != "":
+		with = "the same ref and "
+	case scope.Selector != "":
+		with = "the same selector and "
+	}
 	return strings.Join(lines[:end], "\n") +
-		fmt.Sprintf("\n[cut at line %d of %d: call snapshot with offset=%d for the rest]", end, len(lines), end)
+		fmt.Sprintf("\n[cut at line %d of %d: call snapshot with %soffset=%d for the rest]", end, len(lines), with, end)
 }
 
 // sawSnapshot keeps a snapshot call's outline as what its caller saw of

@@ -66,16 +66,19 @@ func TestViewsBounds(t *testing.T) {
 
 func TestCutOutline(t *testing.T) {
 	t.Parallel()
-	if got := cutOutline("a\nb", 10); got != "a\nb" {
+	if got := cutOutline("a\nb", 10, executor.Target{}); got != "a\nb" {
 		t.Errorf("short outline: %q", got)
 	}
-	got := cutOutline("aaaa\nbbbb\ncccc", 10)
+	got := cutOutline("aaaa\nbbbb\ncccc", 10, executor.Target{})
 	want := "aaaa\nbbbb\n[cut at line 2 of 3: call snapshot with offset=2 for the rest]"
 	if got != want {
 		t.Errorf("cut: %q, want %q", got, want)
 	}
-	if got := cutOutline(strings.Repeat("z", 20)+"\nb", 10); !strings.HasPrefix(got, strings.Repeat("z", 20)+"\n[cut at line 1 of 2") {
+	if got := cutOutline(strings.Repeat("z", 20)+"\nb", 10, executor.Target{}); !strings.HasPrefix(got, strings.Repeat("z", 20)+"\n[cut at line 1 of 2") {
 		t.Errorf("a first line longer than the cap is shown: %q", got)
+	}
+	if got := cutOutline("aaaa\nbbbb\ncccc", 10, executor.Target{Ref: "kq3"}); !strings.HasSuffix(got, "call snapshot with the same ref and offset=2 for the rest]") {
+		t.Errorf("scoped cut: %q", got)
 	}
 }
 
