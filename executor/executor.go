@@ -454,6 +454,12 @@ type ScriptParams struct {
 	TabID  string          `json:"tabId,omitempty"`
 	Source string          `json:"source"`
 	Arg    json.RawMessage `json:"arg,omitempty"`
+	// Doc, when set, runs the script in the frame document with this
+	// token (FrameDoc.Doc, from a FrameReader) instead of the main
+	// frame's, and env.doc is that token. A token of a document that is
+	// gone, or that the backend never gave a frame, is REF_EXPIRED: the
+	// script never runs in another document.
+	Doc string `json:"doc,omitempty"`
 }
 
 // ScriptResult is the JSON value a script returned (null for undefined).

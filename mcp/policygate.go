@@ -34,7 +34,9 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	if err != nil {
 		return err
 	}
+	frames := false
 	if needsPage(c) && c.Page != nil {
+		frames = true
 		tab, err := c.Page(ctx)
 		if err != nil {
 			return err
@@ -62,7 +64,12 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		return executor.Errorf(executor.CodeTimeout, "%s: the call's deadline passed before the policy decided it", c.Tool.Name).
 			WithHint("retry with a larger timeout_ms").Wrap(err)
 	}
-	return decided(g.Engine.Decide(ctx, in), in)
+	if err := decided(g.Engine.Decide(ctx, in), in); err != nil || !frames {
+		return err
+	}
+	// A call by ref on an element of a frame of another origin touches
+	// that frame's document: decided on it too.
+	return g.refFrames(ctx, c)
 }
 
 // callInput is the call phase's input for c before the page is read: the

@@ -745,6 +745,7 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	}
 	sr, err := helpers.Snapshot(ctx, c.Executor(), helpers.SnapshotParams{
 		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
+		DecideFrame: c.FrameDecider(),
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Frames of other origins (issue 16, item 1). The fixture, xframeSite:
+//
+//	allowed.test/outer frames
+//	  widget.test/pay      another site (an out-of-process frame), allowed
+//	  sub.allowed.test/sub the same site, another origin (in the page's
+//	                       renderer), allowed
+//	  other.test/ad        another site, denied (pages may frame it: the
+//	                       operator's rule), which frames widget.test/pay
+//	                       in turn (allowed in denied: still nothing)
+//
+// Every document reports to its own server what it was made to do, so a
+// test can tell whether a click reached it. other.test's documents hold
+// xframeSecret, which no result may carry.
+const xframeSecret = "XFRAME-SECRET-5d2c"
+
+// xframeRules maps every test host to the loopback.
+const xframeRules = "--browser-arg=--host-resolver-rules=MAP *.test 127.0.0.1, MAP allowed.test 127.0.0.1"
+
+type xframeSite struct {
+	port string
+	mu   sync.Mutex
+	hits []string // "host:what"
+}
+
+func (f *xframeSite) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.hits)
+}
+
+func (f *xframeSite) saw(what string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if slices.Contains(f.seen(), what) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// xframeDoc is a document that tells its own server what it saw.
+const xframeDoc = `<script>
+  const tell = (what) => fetch('/hit?what=' + encodeURIComponent(what));
+  document.addEventListener('click', (e) => { if (e.target.id) tell('click:' + e.target.id); });
+  document.addEventListener('mouseover', (e) => { if (e.target.id === 'btn') tell('hover'); });
+  document.addEventListener('input', (e) => tell('input:' + e.target.value));
+  document.addEventListener('change', (e) => { if (e.target.tagName === 'SELECT') tell('select:' + e.target.value); if (e.target.type === 'file') tell('file'); });
+</script>`
+
+func newXframeSite(t *testing.T) *xframeSite {
+	f := &xframeSite{}
+	mux := http.NewServeMux()
+	html := func(w http.ResponseWriter, body string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, body)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := strings.Cut(r.Host, ":")
+		q := r.URL.Query()
+		switch r.URL.Path {
+		case "/hit":
+			f.mu.Lock()
+			f.hits = append(f.hits, host+":"+q.Get("what"))
+			f.mu.Unlock()
+		case "/outer":
+			// ?frames=pay,sub,ad in order; ?cover=1 makes the ad cover the page
+			frames := q.Get("frames")
+			if frames == "" {
+				frames = "pay,sub,ad"
+			}
+			var b strings.Builder
+			b.WriteString(`<!doctype html><title>Outer</title><h1>Outer page</h1><button id="own">Own button</button>`)
+			for _, name := range strings.Split(frames, ",") {
+				switch name {
+				case "pay":
+					fmt.Fprintf(&b, `<iframe id="pay" title="Payment" src="http://widget.test:%s/pay" width="400" height="220"></iframe>`, f.port)
+				case "sub":
+					fmt.Fprintf(&b, `<iframe id="sub" title="Sub" src="http://sub.allowed.test:%s/sub" width="400" height="120"></iframe>`, f.port)
+				case "ad":
+					style := ""
+					if q.Get("cover") != "" {
+						style = ` style="position:fixed;left:0;top:0;width:100vw;height:100vh;border:0;opacity:0.01;z-index:9"`
+					}
+					fmt.Fprintf(&b, `<iframe id="ad" src="http://other.test:%s/ad"%s width="400" height="300"></iframe>`, f.port, style)
+				}
+			}
+			b.WriteString(xframeDoc)
+			html(w, b.String())
+		case "/pay":
+			inner := ""
+			if q.Get("inner") != "" {
+				inner = fmt.Sprintf(`<iframe id="deny" title="Inner ad" src="http://other.test:%s/ad" width="300" height="100"></iframe>`, f.port)
+			}
+			html(w, `<!doctype html><title>Pay title</title><p id="t">Widget text on `+host+`</p>
+<button id="btn">Pay now</button><input id="card" aria-label="Card">
+<select id="sel" aria-label="Plan"><option value="a">Basic</option><option value="b">Gold</option></select>
+<input id="file" type="file" aria-label="Receipt">`+inner+xframeDoc)
+		case "/sub":
+			html(w, `<!doctype html><title>Sub</title><p>Sub text</p><button id="subbtn">Sub button</button>`+xframeDoc)
+		case "/ad":
+			html(w, fmt.Sprintf(`<!doctype html><title>`+xframeSecret+`</title><p>`+xframeSecret+`</p>
+<button id="adbtn">Ad `+xframeSecret+`</button>
+<iframe id="nested" title="Nested pay" src="http://widget.test:%s/pay" width="300" height="200"></iframe>`+xframeDoc, f.port))
+		case "/away":
+			// a frame that navigates itself to the denied origin
+			html(w, fmt.Sprintf(`<!doctype html><title>Away</title><button id="go">Go away</button>
+<script>window.goAway = () => location.href = 'http://other.test:%s/ad';
+document.addEventListener('click', (e) => { if (e.target.id === 'go') setTimeout(() => location.href = 'http://other.test:%s/ad', 0); });</script>`, f.port, f.port))
+		case "/hop":
+			html(w, fmt.Sprintf(`<!doctype html><title>Hop</title><h1>Hop page</h1><iframe id="away" title="Away" src="http://widget.test:%s/away" width="400" height="300"></iframe>`, f.port))
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	f.port = serveMux(t, mux)
+	return f
+}
+
+// xframePolicy is the default policy plus the operator's rule that pages
+// may frame (load) other.test, which the model may still not read.
+func xframePolicy(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rule := "\n# The test's operator lets pages frame other.test.\nrequest_allowed if target.host == \"other.test\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "chromegate.rego"), append(src, rule...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func startXframes(t *testing.T, extra ...string) (*server, *xframeSite) {
+	site := newXframeSite(t)
+	args := append([]string{xframeRules, "--policy=" + xframePolicy(t), "--allow-domain=allowed.test",
+		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations"}, extra...)
+	return startServer(t, args...), site
+}
+
+// noSecret fails when a result carries a word of the denied frame.
+func noSecret(t *testing.T, what, txt string) {
+	t.Helper()
+	if strings.Contains(txt, xframeSecret) {
+		t.Errorf("%s carries the denied frame's content: %s", what, short(txt))
+	}
+}
+
+// TestCrossOriginFrames: an out-of-process frame of another allowed site
+// and an in-process frame of another allowed origin are outlined in place
+// with refs, and a click by ref reaches each (its own server hears it);
+// their text reads by ref. A frame of a denied origin is a placeholder
+// naming its host, nothing of it anywhere.
+func TestCrossOriginFrames(t *testing.T) {
+	s, site := startXframes(t)
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer"})
+	_, outline := s.snapshotOf(nil)
+	t.Logf("outline:\n%s", outline)
+	noSecret(t, "the outline", outline)
+	for _, want := range []string{"iframe Payment", "Widget text on widget.test", "Pay now", "iframe Sub", "Sub button", "iframe [other.test: not allowed]"} {
+		if !strings.Contains(outline, want) {
+			t.Errorf("the outline lacks %q:\n%s", want, outline)
+		}
+	}
+	if strings.Contains(outline, "Pay title") {
+		t.Errorf("the outline shows a frame's own title:\n%s", outline)
+	}
+	pay := refOf(t, outline, "button Pay now")
+	sub := refOf(t, outline, "button Sub button")
+	own := refOf(t, outline, "button Own button")
+	if tok := strings.TrimRight(pay, "0123456789"); tok == strings.TrimRight(own, "0123456789") {
+		t.Errorf("the frame's ref %s carries the main document's letters (%s)", pay, own)
+	}
+	s.call("click", map[string]any{"ref": pay})
+	if !site.saw("widget.test:click:btn") {
+		t.Errorf("the click by ref did not reach the out-of-process frame: %q", site.seen())
+	}
+	s.call("click", map[string]any{"ref": sub})
+	if !site.saw("sub.allowed.test:click:subbtn") {
+		t.Errorf("the click by ref did not reach the in-process frame: %q", site.seen())
+	}
+	if txt := resultText(s.call("get_text", map[string]any{"ref": refOf(t, outline, "button Pay now")})); !strings.Contains(txt, "Pay now") {
+		t.Errorf("get_text by a frame's ref: %s", txt)
+	}
+	// The page's own text says nothing of the denied frame.
+	noSecret(t, "get_text of the page", resultText(s.call("get_text", nil)))
+	noSecret(t, "get_html of the page", resultText(s.call("get_html", nil)))
+	for _, h := range site.seen() {
+		if strings.HasPrefix(h, "other.test:") {
+			t.Errorf("the denied frame was acted on: %s", h)
+		}
+	}
+}
