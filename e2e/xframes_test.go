@@ -207,3 +207,60 @@ func TestCrossOriginFrames(t *testing.T) {
 		}
 	}
 }
+
+// TestFrameRefsEveryTool: every acting and reading tool by ref works on
+// an element of an out-of-process frame, and of an in-process one of
+// another origin; each reaches the frame's document (its server hears
+// it) and nothing else.
+func TestFrameRefsEveryTool(t *testing.T) {
+	s, site := startXframes(t, "--unsafe-enable-eval")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=sub,pay"})
+	_, outline := s.snapshotOf(nil)
+	ref := func(words ...string) string { return refOf(t, outline, words...) }
+	file := filepath.Join(s.dataDir, "uploads", "receipt.txt")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s.call("hover", map[string]any{"ref": ref("button Pay now")})
+	s.call("fill", map[string]any{"ref": ref("textbox Card"), "value": "4242"})
+	s.call("type", map[string]any{"ref": ref("textbox Card"), "text": "77", "clear": true})
+	s.call("press", map[string]any{"ref": ref("textbox Card"), "key": "Backspace"})
+	s.call("select_option", map[string]any{"ref": ref("combobox", "Plan"), "values": []string{"Gold"}})
+	s.call("set_files", map[string]any{"ref": ref("file Receipt"), "paths": []string{file}})
+	s.call("scroll", map[string]any{"ref": ref("button Pay now")})
+	for _, want := range []string{"widget.test:hover", "widget.test:input:4242", "widget.test:input:77", "widget.test:input:7", "widget.test:select:b", "widget.test:file"} {
+		if !site.saw(want) {
+			t.Errorf("the frame did not see %s: %q", want, site.seen())
+		}
+	}
+	if txt := resultText(s.call("get_html", map[string]any{"ref": ref("button Pay now"), "outer": true})); !strings.Contains(txt, `id="btn"`) {
+		t.Errorf("get_html by a frame's ref: %s", short(txt))
+	}
+	if txt := resultText(s.call("wait_for", map[string]any{"ref": ref("button Pay now"), "visible": true})); strings.Contains(txt, "isError") {
+		t.Errorf("wait_for by a frame's ref: %s", txt)
+	}
+	shot := s.call("screenshot", map[string]any{"ref": ref("button Pay now")})
+	if len(shot.Content) < 2 {
+		t.Errorf("screenshot by a frame's ref gave no image: %s", resultText(shot))
+	}
+	_, scoped := s.snapshotOf(map[string]any{"ref": ref("button Pay now")})
+	if !strings.Contains(scoped, "Pay now") || strings.Contains(scoped, "Sub") {
+		t.Errorf("a snapshot scoped to a frame's ref:\n%s", scoped)
+	}
+	// A drag within the frame, and one from the page onto the frame:
+	// both run (the drop lands where the frame's element is).
+	s.call("drag", map[string]any{"from_ref": ref("button Pay now"), "to_ref": ref("textbox Card")})
+	s.call("drag", map[string]any{"from_ref": ref("button Sub button"), "to_ref": ref("button Pay now")})
+	s.call("click", map[string]any{"ref": ref("button Sub button")})
+	if !site.saw("sub.allowed.test:click:subbtn") {
+		t.Errorf("the in-process frame did not see the click: %q", site.seen())
+	}
+	// The value typed shows in the outline, under the frame.
+	if _, again := s.snapshotOf(nil); !strings.Contains(again, `textbox "Card" value="7"`) {
+		t.Errorf("the frame's field after typing:\n%s", again)
+	}
+}
