@@ -90,7 +90,7 @@ func newXframeSite(t *testing.T) *xframeSite {
 				case "pay":
 					fmt.Fprintf(&b, `<iframe id="pay" title="Payment" src="http://widget.test:%s/pay" width="400" height="220"></iframe>`, f.port)
 				case "sub":
-					fmt.Fprintf(&b, `<iframe id="sub" title="Sub" src="http://sub.allowed.test:%s/sub" width="400" height="120"></iframe>`, f.port)
+					fmt.Fprintf(&b, `<iframe id="sub" title="Sub" src="http://sub.allowed.test:%s/sub?nest=%s" width="500" height="500"></iframe>`, f.port, q.Get("nest"))
 				case "ad":
 					style := ""
 					if q.Get("cover") != "" {
@@ -111,7 +111,11 @@ func newXframeSite(t *testing.T) *xframeSite {
 <select id="sel" aria-label="Plan"><option value="a">Basic</option><option value="b">Gold</option></select>
 <input id="file" type="file" aria-label="Receipt">`+inner+xframeDoc)
 		case "/sub":
-			html(w, `<!doctype html><title>Sub</title><p>Sub text</p><button id="subbtn">Sub button</button>`+xframeDoc)
+			nest := ""
+			if q.Get("nest") != "" {
+				nest = fmt.Sprintf(`<iframe id="nestpay" title="Nested payment" src="http://widget.test:%s/pay?inner=1" width="400" height="300"></iframe>`, f.port)
+			}
+			html(w, `<!doctype html><title>Sub</title><p>Sub text</p><button id="subbtn">Sub button</button>`+nest+xframeDoc)
 		case "/ad":
 			html(w, fmt.Sprintf(`<!doctype html><title>`+xframeSecret+`</title><p>`+xframeSecret+`</p>
 <button id="adbtn">Ad `+xframeSecret+`</button>
@@ -263,4 +267,114 @@ func TestFrameRefsEveryTool(t *testing.T) {
 	if _, again := s.snapshotOf(nil); !strings.Contains(again, `textbox "Card" value="7"`) {
 		t.Errorf("the frame's field after typing:\n%s", again)
 	}
+}
+
+// TestFrameAttacks: what pages can try against the frame rules.
+func TestFrameAttacks(t *testing.T) {
+	root := t.TempDir()
+	s, site := startXframes(t, "--record="+root)
+	base := "http://allowed.test:" + site.port
+
+	t.Run("navigates away after its refs were issued", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/hop"})
+		_, outline := s.snapshotOf(nil)
+		goRef := refOf(t, outline, "button Go away")
+		s.call("click", map[string]any{"ref": goRef})
+		// The frame is on other.test now: its old refs refuse.
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			_, again := s.snapshotOf(nil)
+			noSecret(t, "the outline after the frame left", again)
+			if strings.Contains(again, "[other.test: not allowed]") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the frame never showed as denied:\n%s", again)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"click", map[string]any{"ref": goRef, "timeout_ms": 3000}},
+			{"get_text", map[string]any{"ref": goRef}},
+			{"get_html", map[string]any{"ref": goRef, "outer": true}},
+			{"snapshot", map[string]any{"ref": goRef}},
+			{"hover", map[string]any{"ref": goRef, "timeout_ms": 3000}},
+		} {
+			res := s.try(c.tool, c.args)
+			txt := resultText(res)
+			noSecret(t, c.tool, txt)
+			if !res.IsError || !(strings.Contains(txt, "REF_EXPIRED") || strings.Contains(txt, "POLICY_DENIED")) {
+				t.Errorf("%s by a ref of a frame that left for a denied origin: want REF_EXPIRED or POLICY_DENIED, got %s", c.tool, short(txt))
+			}
+		}
+	})
+
+	t.Run("forged refs", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/outer"})
+		_, outline := s.snapshotOf(nil)
+		pay := refOf(t, outline, "button Pay now")
+		tok := strings.TrimRight(pay, "0123456789")
+		for _, ref := range []string{tok + "999", "zzzz1", tok + "0"} {
+			res := s.try("click", map[string]any{"ref": ref, "timeout_ms": 3000})
+			if txt := resultText(res); !res.IsError || !(strings.Contains(txt, "BAD_ARGS") || strings.Contains(txt, "REF_EXPIRED")) {
+				t.Errorf("a forged ref %s: %s", ref, short(txt))
+			}
+		}
+	})
+
+	t.Run("a denied frame over the whole page", func(t *testing.T) {
+		s.call("navigate", map[string]any{"url": base + "/outer?frames=ad&cover=1"})
+		_, outline := s.snapshotOf(nil)
+		noSecret(t, "the outline", outline)
+		res := s.try("click", map[string]any{"ref": refOf(t, outline, "button Own button"), "timeout_ms": 3000})
+		noSecret(t, "the click's result", resultText(res))
+		if !res.IsError && !site.saw("allowed.test:click:own") {
+			t.Errorf("the click by the page's ref succeeded but the page's button did not get it: %q", site.seen())
+		}
+	})
+
+	t.Run("nested", func(t *testing.T) {
+		// allowed in denied: nothing of either.
+		s.call("navigate", map[string]any{"url": base + "/outer?frames=ad"})
+		_, outline := s.snapshotOf(nil)
+		noSecret(t, "the outline", outline)
+		if strings.Contains(outline, "Widget text") || strings.Contains(outline, "Nested pay") {
+			t.Errorf("a frame inside a denied frame shows:\n%s", outline)
+		}
+		// denied in allowed in allowed: the allowed levels are outlined
+		// and acted on, the denied one a placeholder.
+		s.call("navigate", map[string]any{"url": base + "/outer?frames=sub&nest=1"})
+		_, outline = s.snapshotOf(nil)
+		t.Logf("nested outline:\n%s", outline)
+		noSecret(t, "the nested outline", outline)
+		for _, want := range []string{"iframe Sub", "iframe Nested payment", "Widget text on widget.test", `iframe "Inner ad" [other.test: not allowed]`} {
+			if !strings.Contains(outline, want) {
+				t.Errorf("the nested outline lacks %q:\n%s", want, outline)
+			}
+		}
+		s.call("click", map[string]any{"ref": refOf(t, outline, "button Pay now")})
+		if !site.saw("widget.test:click:btn") {
+			t.Errorf("a click by ref two frames deep did not arrive: %q", site.seen())
+		}
+	})
+
+	for _, h := range site.seen() {
+		if strings.HasPrefix(h, "other.test:") {
+			t.Errorf("the denied frame was acted on: %s", h)
+		}
+	}
+	s.stop()
+	_ = filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), xframeSecret) {
+			t.Errorf("the record %s carries the denied frame's content", path)
+		}
+		return nil
+	})
 }
