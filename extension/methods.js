@@ -27,6 +27,8 @@ export const METHODS = Object.freeze([
   'eval',
   'waitFor',
   'runScript',
+  'frameDocument',
+  'refDocument',
   'cookies',
   'setCookies',
   'clipboardWrite',

@@ -29,6 +29,8 @@ const (
 	MethodEval           = "eval"
 	MethodWaitFor        = "waitFor"
 	MethodRunScript      = "runScript"
+	MethodFrameDocument  = "frameDocument"
+	MethodRefDocument    = "refDocument"
 	MethodCookies        = "cookies"
 	MethodSetCookies     = "setCookies"
 	MethodClipboardWrite = "clipboardWrite"
@@ -51,6 +53,7 @@ func Methods() []string {
 		MethodClick, MethodType, MethodFill, MethodPress, MethodHover, MethodScroll,
 		MethodSelectOption, MethodSetFiles, MethodDrag,
 		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
+		MethodFrameDocument, MethodRefDocument,
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
 		MethodAnswerDialog, MethodEmulate, MethodConsole, MethodPDF,
