@@ -378,3 +378,32 @@ func TestFrameAttacks(t *testing.T) {
 		return nil
 	})
 }
+
+// TestFrameLoadRefused: without the operator's rule, the egress boundary
+// refuses other.test's load; the frame is a placeholder too, and
+// nothing of it (it never loaded) nor of the error page shows.
+func TestFrameLoadRefused(t *testing.T) {
+	site := newXframeSite(t)
+	s := startServer(t, xframeRules, "--allow-domain=allowed.test", "--allow-domain=widget.test", "--enable-mutations")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=pay,ad"})
+	_, outline := s.snapshotOf(nil)
+	t.Logf("outline:\n%s", outline)
+	noSecret(t, "the outline", outline)
+	if !strings.Contains(outline, "Pay now") {
+		t.Errorf("the allowed frame is not outlined:\n%s", outline)
+	}
+	var placeholder string
+	for _, l := range strings.Split(outline, "\n") {
+		if strings.Contains(l, "iframe") && !strings.Contains(l, "Payment") {
+			placeholder = l
+		}
+	}
+	if !strings.HasSuffix(placeholder, "iframe [not loaded]") {
+		t.Errorf("the refused frame is not a placeholder: %q in\n%s", placeholder, outline)
+	}
+	for _, h := range site.seen() {
+		if strings.HasPrefix(h, "other.test:") {
+			t.Errorf("the refused frame ran: %s", h)
+		}
+	}
+}

@@ -109,6 +109,11 @@ func (o *frameOutliner) frame(ctx context.Context, ref string, level int) (sub [
 		}
 		return nil, nil, "not shown", nil // gone, or not yet there
 	}
+	if strings.HasPrefix(doc.URL, "chrome-error:") {
+		// the browser's error page: the load was refused (the egress
+		// boundary, say) or failed; nothing of it is the frame's
+		return nil, nil, "not loaded", nil
+	}
 	host := hostOf(doc.URL)
 	if err := o.decide(ctx, doc.URL, doc.Origin); err != nil {
 		if ctx.Err() != nil {

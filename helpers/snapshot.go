@@ -86,7 +86,9 @@ type SnapshotResult struct {
 //	                                       (the name is the iframe element's own
 //	                                       title or name, the page around's words);
 //	                                       [not shown] when the backend cannot reach
-//	                                       it or it went away while outlined
+//	                                       it or it went away while outlined,
+//	                                       [not loaded] when its load was refused
+//	                                       (the egress boundary) or failed
 //
 // Roles are ARIA's (link, button, textbox, checkbox, combobox, …), an
 // input's type where it says more (date, time, color, …), file for a file
