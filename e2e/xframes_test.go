@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // Frames of other origins (issue 16, item 1). The fixture, xframeSite:
@@ -62,7 +64,7 @@ const xframeDoc = `<script>
   document.addEventListener('change', (e) => { if (e.target.tagName === 'SELECT') tell('select:' + e.target.value); if (e.target.type === 'file') tell('file'); });
 </script>`
 
-func newXframeSite(t *testing.T) *xframeSite {
+func newXframeSite(t testing.TB) *xframeSite {
 	f := &xframeSite{}
 	mux := http.NewServeMux()
 	html := func(w http.ResponseWriter, body string) {
@@ -131,13 +133,13 @@ document.addEventListener('click', (e) => { if (e.target.id === 'go') setTimeout
 			http.NotFound(w, r)
 		}
 	})
-	f.port = serveMux(t, mux)
+	_, f.port, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
 	return f
 }
 
 // xframePolicy is the default policy plus the operator's rule that pages
 // may frame (load) other.test, which the model may still not read.
-func xframePolicy(t *testing.T) string {
+func xframePolicy(t testing.TB) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
 	if err != nil {
@@ -406,4 +408,45 @@ func TestFrameLoadRefused(t *testing.T) {
 			t.Errorf("the refused frame ran: %s", h)
 		}
 	}
+}
+
+// BenchmarkFrames measures what frames of other origins cost: a snapshot
+// of a page with 0, 1 and 5 of them (allowed, out of process), and a
+// click by ref in a frame against one in the main frame, on one server,
+// interleaved. Medians are reported.
+func BenchmarkFrames(b *testing.B) {
+	site := newXframeSite(b)
+	s := startServer(b, xframeRules, "--policy="+xframePolicy(b), "--allow-domain=allowed.test",
+		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations")
+	base := "http://allowed.test:" + site.port + "/outer?frames="
+	pages := map[string]string{"0": base + "none", "1": base + "pay", "5": base + "pay,pay,pay,pay,pay"}
+	samples := map[string][]time.Duration{}
+	n := max(b.N, 15)
+	b.ResetTimer()
+	for _, k := range []string{"0", "1", "5"} {
+		s.call("navigate", map[string]any{"url": pages[k]})
+		s.call("snapshot", nil) // the worlds are made once per document
+		for range n {
+			start := time.Now()
+			s.call("snapshot", nil)
+			samples["snapshot-"+k] = append(samples["snapshot-"+k], time.Since(start))
+		}
+	}
+	s.call("navigate", map[string]any{"url": pages["1"]})
+	_, outline := s.snapshotOf(nil)
+	own, pay := refOf(b, outline, "button Own button"), refOf(b, outline, "button Pay now")
+	for range n {
+		for key, ref := range map[string]string{"click-main": own, "click-frame": pay} {
+			start := time.Now()
+			s.call("click", map[string]any{"ref": ref})
+			samples[key] = append(samples[key], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	ms := func(k string) float64 { return float64(median(samples[k]).Microseconds()) / 1000 }
+	for _, k := range []string{"snapshot-0", "snapshot-1", "snapshot-5", "click-main", "click-frame"} {
+		b.ReportMetric(ms(k), k+"-ms")
+	}
+	b.Logf("snapshot ms: 0 frames %.1f, 1 frame %.1f, 5 frames %.1f; click by ref ms: main %.1f, frame %.1f (%.2fx)",
+		ms("snapshot-0"), ms("snapshot-1"), ms("snapshot-5"), ms("click-main"), ms("click-frame"), ms("click-frame")/ms("click-main"))
 }
