@@ -450,3 +450,36 @@ func BenchmarkFrames(b *testing.B) {
 	b.Logf("snapshot ms: 0 frames %.1f, 1 frame %.1f, 5 frames %.1f; click by ref ms: main %.1f, frame %.1f (%.2fx)",
 		ms("snapshot-0"), ms("snapshot-1"), ms("snapshot-5"), ms("click-main"), ms("click-frame"), ms("click-frame")/ms("click-main"))
 }
+
+// TestSecretInFrame: a secret bound to the payment widget's origin is
+// typed into the widget's field by ref (the frame's server sees it, the
+// model never does); the same secret is refused in the page around it
+// and in a frame of another allowed origin, and nothing is typed there.
+func TestSecretInFrame(t *testing.T) {
+	site := newXframeSite(t)
+	s2 := startServer(t, xframeRules, "--policy="+xframePolicy(t), "--allow-domain=allowed.test",
+		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations",
+		"--secrets="+secretsFile(t), "--secret-origins=PASSWORD=http://widget.test:"+site.port)
+	s2.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=pay,sub&nest="})
+	_, outline := s2.snapshotOf(nil)
+	card := refOf(t, outline, "textbox Card")
+	res := s2.call("fill", map[string]any{"ref": card, "value": "<secret:PASSWORD>"})
+	if strings.Contains(wholeResult(res), secretValue) {
+		t.Errorf("the fill's result carries the secret")
+	}
+	if !site.saw("widget.test:input:" + secretValue) {
+		t.Errorf("the widget did not get the secret: %q", site.seen())
+	}
+	// Not on the page around it, nor in another allowed frame.
+	for _, ref := range []string{refOf(t, outline, "button Own button"), refOf(t, outline, "button Sub button")} {
+		txt := s2.fail("POLICY_DENIED", "type", map[string]any{"ref": ref, "text": "<secret:PASSWORD>"})
+		if strings.Contains(txt, secretValue) {
+			t.Errorf("a refusal carries the secret: %s", txt)
+		}
+	}
+	for _, h := range site.seen() {
+		if strings.Contains(h, secretValue) && !strings.HasPrefix(h, "widget.test:") {
+			t.Errorf("the secret reached %s", h)
+		}
+	}
+}

@@ -66,28 +66,26 @@ func (c *Call) FrameDecider() helpers.FrameDecider {
 	}
 }
 
-// refFrames decides, for each ref c names, the frame document the ref
-// belongs to when it is one (the main document's refs were decided with
-// the page): each on its own URL and origin. A ref of a frame whose
-// document is gone fails as the backend says (REF_EXPIRED).
-func (g *PolicyGate) refFrames(ctx context.Context, c *Call) error {
+// refDocs lists, for each ref c names, the frame document the ref
+// belongs to when it is one (the main document's refs are decided with
+// the page), as it is now. A ref of a frame whose document is gone fails
+// as the backend says (REF_EXPIRED).
+func refDocs(ctx context.Context, c *Call) ([]executor.FrameDoc, error) {
 	fr, ok := c.Executor().(executor.FrameReader)
 	if !ok {
-		return nil
+		return nil, nil
 	}
+	var docs []executor.FrameDoc
 	for _, ref := range callRefs(c) {
 		doc, err := fr.RefDocument(ctx, executor.FrameParams{TabID: c.TabID(), Ref: ref})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if doc.Main {
-			continue
-		}
-		if err := g.Frame(ctx, c, doc.URL, doc.Origin); err != nil {
-			return err
+		if !doc.Main {
+			docs = append(docs, doc)
 		}
 	}
-	return nil
+	return docs, nil
 }
 
 // callRefs lists the well-formed refs among c's targets.
