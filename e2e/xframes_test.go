@@ -369,6 +369,7 @@ func TestFrameAttacks(t *testing.T) {
 		}
 	}
 	s.stop()
+	described := false
 	_ = filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return nil
@@ -377,8 +378,12 @@ func TestFrameAttacks(t *testing.T) {
 		if strings.Contains(string(b), xframeSecret) {
 			t.Errorf("the record %s carries the denied frame's content", path)
 		}
+		described = described || strings.Contains(string(b), "Pay now")
 		return nil
 	})
+	if !described {
+		t.Errorf("the record does not describe the frame's element the click by ref acted on")
+	}
 }
 
 // TestFrameLoadRefused: without the operator's rule, the egress boundary
