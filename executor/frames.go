@@ -134,6 +134,28 @@ type FrameReader interface {
 	RefDocument(ctx context.Context, p FrameParams) (FrameDoc, error)
 }
 
+// FrameLocator is the optional capability of a backend that tells which
+// document is at a point of a tab's page, for calls at page coordinates:
+// such a call is decided on the document FrameAt returns, as a call by a
+// ref of it would be. Both built-in backends implement it.
+type FrameLocator interface {
+	// FrameAt reports the document at p's point of the tab's top-level
+	// viewport (CSS pixels): Main for the main document (or a
+	// same-origin frame of it, or a frame's border), else the frame
+	// document of another origin whose viewport holds the point, with
+	// its URL, origin and Box, reached through each frame element on the
+	// way however deep (as FrameDocument). Nothing of any document's
+	// content is read.
+	FrameAt(ctx context.Context, p FrameAtParams) (FrameDoc, error)
+}
+
+// FrameAtParams is a point of a tab's top-level viewport.
+type FrameAtParams struct {
+	TabID string  `json:"tabId,omitempty"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+}
+
 // FrameParams names an element of a tab by ref.
 type FrameParams struct {
 	TabID string `json:"tabId,omitempty"`

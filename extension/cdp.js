@@ -14,7 +14,7 @@ import { POLL_MS, budget, bounded, sleep, aborted } from './deadline.js';
 import { csend } from './tabstate.js';
 import { inWorld, runSource, fnDecl } from './world.js';
 import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint, targetRect } from './targets.js';
-import { frameDoc, frameOf, gone, runIn, runRef, senderOf, tokenOf, where } from './frames.js';
+import { frameAt, frameDoc, frameOf, gone, runIn, runRef, senderOf, toPage, tokenOf, where } from './frames.js';
 import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints, insertGuarded } from './input.js';
 import { checkWaitUntil, checkURL, waitLoader, waitEvent, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
 import { evalSource, bareValue, pageError, isSyntaxError } from './evaluate.js';
@@ -715,6 +715,23 @@ export const handlers = {
       const frame = await c.st.store.serverScript('frame');
       const fd = await frameOf(c.st, String(p.ref || ''), { element: s.element, frame });
       out = await where(c.st, fd, frame);
+    });
+    return out;
+  },
+
+  // frameAt reports the document at a point of the page
+  // (executor.FrameLocator): {main: true}, or a frame document with its
+  // box in the page.
+  async frameAt(p, ctx) {
+    let out = { main: true };
+    await onTab(ctx, 'frame', async (c) => {
+      const s = await c.st.store.scripts();
+      const frame = await c.st.store.serverScript('frame');
+      const fd = await frameAt(c.st, Number(p.x) || 0, Number(p.y) || 0, { element: s.element, frame });
+      if (!fd) return;
+      const d = await where(c.st, fd, frame);
+      const q = await toPage(c.st, fd, 0, 0, { frameSource: frame });
+      out = { ...d, box: q.box };
     });
     return out;
   },

@@ -156,6 +156,23 @@ export async function frameOf(st, ref, scripts) {
   return fd;
 }
 
+// frameAt finds the document at point (x, y) of the page: null for the
+// main document, else the frame document of another origin whose
+// viewport holds it, reached through each frame element on the way.
+// scripts: {element, frame}.
+export async function frameAt(st, x, y, scripts) {
+  let fd = null;
+  for (let depth = 0; depth < 16; depth++) {
+    const arg = [{ op: 'at', x, y }];
+    const r = fd ? await runIn(st, fd, fd.tok, scripts.frame, arg) : await runSource(st, scripts.frame, arg);
+    if (!r || !r.ref) break;
+    fd = await frameOf(st, r.ref, scripts);
+    x = r.x;
+    y = r.y;
+  }
+  return fd;
+}
+
 // toPage turns a point of fd's viewport into the top frame's viewport,
 // through each frame element around it; hit requires each to be the
 // topmost thing at the point in its own document, reveal scrolls each

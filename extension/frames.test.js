@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameOf, runRef, onTargetEvent, toPage, frameDoc, tokenOf } from './frames.js';
+import { frameAt, frameOf, runRef, onTargetEvent, toPage, frameDoc, tokenOf } from './frames.js';
 import { fakeTab, cdpError } from './fakecdp.js';
 
 // A tab whose main document's world hands over an iframe element, and a
@@ -95,4 +95,30 @@ test('a frame covered by the page around it takes no click through it', async ()
   };
   await assert.rejects(toPage(st, fd, 5, 5, { hit: true, frameSource: 'x' }), (e) => e.code === 'TIMEOUT');
   assert.equal(tokenOf('abc12'), 'abc');
+});
+
+test('frameAt follows the point into the frame of another origin under it', async () => {
+  const t = fakeTab({
+    answer: (method, params) => {
+      if (method === 'Runtime.callFunctionOn' && params.returnByValue === false) return { result: { subtype: 'node', objectId: 'o1' } };
+      if (method === 'Runtime.callFunctionOn' && params.arguments[0].value.op === 'at') return { result: { value: { ref: 'ka3', x: 5, y: 6 } } };
+      if (method === 'DOM.describeNode') return { node: { frameId: 'OOP' } };
+      return undefined;
+    },
+  });
+  const sessionSent = [];
+  t.st.sendSession = async (sessionId, method, params) => {
+    sessionSent.push({ sessionId, method, params });
+    if (method === 'Page.createIsolatedWorld') return { executionContextId: 9 };
+    if (method === 'Runtime.callFunctionOn') return { result: { value: { doc: true } } };
+    return {};
+  };
+  onTargetEvent(t.st, 'Target.attachedToTarget', { sessionId: 'S1', targetInfo: { targetId: 'OOP', type: 'iframe' } });
+  const fd = await frameAt(t.st, 40, 50, scripts);
+  assert.equal(fd.frameId, 'OOP');
+  const asked = sessionSent.find((s) => s.method === 'Runtime.callFunctionOn');
+  assert.deepEqual(asked.params.arguments[0].value, { op: 'at', x: 5, y: 6 }, "the point in the frame's viewport");
+
+  const main = fakeTab({ answer: (method) => (method === 'Runtime.callFunctionOn' ? { result: { value: { doc: true } } } : undefined) });
+  assert.equal(await frameAt(main.st, 1, 1, scripts), null);
 });

@@ -29,6 +29,7 @@ export const METHODS = Object.freeze([
   'runScript',
   'frameDocument',
   'refDocument',
+  'frameAt',
   'cookies',
   'setCookies',
   'clipboardWrite',

@@ -12,7 +12,10 @@ import (
 	"github.com/playwright-community/playwright-go"
 )
 
-var _ executor.FrameReader = (*Session)(nil)
+var (
+	_ executor.FrameReader  = (*Session)(nil)
+	_ executor.FrameLocator = (*Session)(nil)
+)
 
 // Frames of other origins. The main frame's isolated world reaches only
 // same-origin frames; a frame of another origin gets a world of its own,
@@ -393,6 +396,61 @@ func (s *Session) RefDocument(ctx context.Context, p executor.FrameParams) (exec
 			}
 			return err
 		}
+		out = d
+		return nil
+	})
+	return out, err
+}
+
+// FrameAt reports the document at a point of the tab's page
+// (executor.FrameLocator).
+func (s *Session) FrameAt(ctx context.Context, p executor.FrameAtParams) (executor.FrameDoc, error) {
+	out := executor.FrameDoc{Main: true}
+	x, y := p.X, p.Y
+	_, err := s.onTab(ctx, p.TabID, "frame", func(c *call) error {
+		var fd *frameDoc
+		for depth := 0; depth < 16; depth++ {
+			arg := map[string]any{"op": "at", "x": x, "y": y}
+			var raw json.RawMessage
+			var err error
+			if fd == nil {
+				raw, err = c.runValue(executor.FrameScript, arg)
+			} else {
+				var r map[string]any
+				if r, err = c.inDoc(fd, fd.tok, scriptFunction(executor.FrameScript), true, arg); err == nil {
+					raw, err = valueOf(r)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			var at struct {
+				Ref  string
+				X, Y float64
+			}
+			if err := json.Unmarshal(raw, &at); err != nil {
+				return executor.Errorf(executor.CodeInternal, "frame at a point: unexpected result %s", raw)
+			}
+			if at.Ref == "" {
+				break
+			}
+			if fd, err = c.frameOf(at.Ref); err != nil {
+				return err
+			}
+			x, y = at.X, at.Y
+		}
+		if fd == nil {
+			return nil
+		}
+		d, err := c.where(fd)
+		if err != nil {
+			return err
+		}
+		_, box, err := c.toPage(fd, 0, 0, false, false)
+		if err != nil {
+			return err
+		}
+		d.Box = &box
 		out = d
 		return nil
 	})

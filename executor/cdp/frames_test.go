@@ -172,6 +172,18 @@ func TestFrameDocuments(t *testing.T) {
 		t.Errorf("FrameBox: %+v, want the frame's viewport at %s, 300×200", *box.Box, want)
 	}
 
+	// Which document is at a point of the page.
+	at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: box.Box.X + 10, Y: box.Box.Y + 10})
+	if err != nil || at.Main || at.Doc != doc.Doc || at.Box == nil || *at.Box != *box.Box {
+		t.Errorf("FrameAt inside the frame: %+v, %v; want %s at %+v", at, err, doc.Doc, *box.Box)
+	}
+	if at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: 2, Y: 2}); err != nil || !at.Main {
+		t.Errorf("FrameAt on the page: %+v, %v", at, err)
+	}
+	if at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: box.Box.X - 2, Y: box.Box.Y + 10}); err != nil || !at.Main {
+		t.Errorf("FrameAt on the frame's border: %+v, %v", at, err)
+	}
+
 	// The frame navigates: its document, and every ref of it, is gone.
 	run("", "document.getElementById('x').src = 'about:blank'; return '';")
 	deadline = time.Now().Add(10 * time.Second)

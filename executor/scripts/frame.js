@@ -14,9 +14,44 @@
 //          be the topmost thing at that point in this document (a page
 //          that covers a frame gets nothing through it):
 //          {error: "covered", why} otherwise.
+//   at     {x, y} -> {ref, x, y}: the frame of another origin at point
+//          (x, y) of this document's viewport (through its same-origin
+//          frames), as a ref of its frame element and the point in the
+//          frame's viewport; {doc: true} when the point is this
+//          document's (or a same-origin frame's, or a frame's border).
 (arg, env) => {
   if (arg.op === 'where') return { url: String(location.href), origin: String(self.origin) };
   const reg = chromegateRefs(env);
+  if (arg.op === 'at') {
+    let doc = document;
+    let x = arg.x;
+    let y = arg.y;
+    for (let depth = 0; depth < 16; depth++) {
+      const el = doc.elementFromPoint(x, y);
+      if (!el || (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME')) return { doc: true };
+      const r = el.getBoundingClientRect();
+      const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+      const fx = x - (r.left + el.clientLeft + parseFloat(cs.paddingLeft));
+      const fy = y - (r.top + el.clientTop + parseFloat(cs.paddingTop));
+      const w = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const h = el.clientHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      if (fx < 0 || fy < 0 || fx >= w || fy >= h) return { doc: true };
+      let inner = null;
+      try {
+        inner = el.contentDocument;
+      } catch (e) {
+        inner = null;
+      }
+      if (inner && inner.documentElement) {
+        doc = inner;
+        x = fx;
+        y = fy;
+        continue;
+      }
+      return { ref: reg.refFor(el), x: fx, y: fy };
+    }
+    return { doc: true };
+  }
   const found = reg.lookup(arg.ref);
   if (found.error) return found;
   const f = found.el;
