@@ -35,6 +35,8 @@ type rawOutline struct {
 		Ref   string `json:"ref"`
 		Name  string `json:"name"`
 	} `json:"frames"`
+	// Cut says the document's outline cut something (see CutNote).
+	Cut bool `json:"cut"`
 }
 
 // frameOutliner splices the outlines of frames of other origins into an
@@ -46,7 +48,7 @@ type frameOutliner struct {
 	tabID   string
 	arg     map[string]any // the snapshot arguments every document runs with
 	count   int
-	outline map[string]bool // frame documents outlined in this outline
+	cut     bool // a frame's outline cut something
 }
 
 // splice returns raw's lines with every frame's outline (or placeholder)
@@ -141,6 +143,7 @@ func (o *frameOutliner) frame(ctx context.Context, ref string, level int) (sub [
 			return nil, nil, hostOf(where.URL) + ": not allowed", nil
 		}
 	}
+	o.cut = o.cut || raw.Cut
 	lines, runOf, err := o.splice(ctx, raw, level+1)
 	if err != nil {
 		return nil, nil, "", err

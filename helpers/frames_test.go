@@ -69,8 +69,8 @@ func TestSnapshotSplicesFrames(t *testing.T) {
 		[]int{-1, -1, -1, -1, 3, 3, -1},
 		`[{"line":2,"depth":0,"ref":"ma4","name":"Pay"},{"line":6,"depth":0,"ref":"ma5","name":"Ad"}]`,
 		`{"url":"http://top.test/","origin":"http://top.test"}`)
-	pay := raw([]string{`"Widget"`, "pb1 button Pay now", " iframe Inner"}, []int{-1, -1, -1},
-		`[{"line":2,"depth":1,"ref":"pb2","name":"Inner"}]`, `{"url":"http://pay.test/w","origin":"http://pay.test"}`)
+	pay := strings.Replace(raw([]string{`"Widget"`, "pb1 button Pay now", " iframe Inner"}, []int{-1, -1, -1},
+		`[{"line":2,"depth":1,"ref":"pb2","name":"Inner"}]`, `{"url":"http://pay.test/w","origin":"http://pay.test"}`), `{`, `{"cut":true,`, 1)
 	f := newFrameFake(map[string]string{"": main, "pb": pay, "ad": `{"lines":["SECRET"],"runOf":[-1],"frames":[],"where":{"url":"http://ad.test/","origin":"http://ad.test"}}`},
 		map[string]executor.FrameDoc{
 			"ma4": {Doc: "pb", URL: "http://pay.test/w", Origin: "http://pay.test"},
@@ -94,6 +94,7 @@ func TestSnapshotSplicesFrames(t *testing.T) {
 		"iframe Pay", ` "Widget"`, " pb1 button Pay now", `  iframe "Inner" [ad.test: not allowed]`,
 		"links (ref ma+number):", "2 One", "3 Two",
 		`iframe "Ad" [ad.test: not allowed]`,
+		CutNote, // a frame's outline cut something
 	}, "\n")
 	if diff := cmp.Diff(want, r.Text); diff != "" {
 		t.Errorf("outline (-want +got):\n%s", diff)
@@ -110,7 +111,7 @@ func TestSnapshotSplicesFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff("links (ref ma+number):\n2 One\n3 Two\niframe \"Ad\" [ad.test: not allowed]", r.Text); diff != "" {
+	if diff := cmp.Diff("links (ref ma+number):\n2 One\n3 Two\niframe \"Ad\" [ad.test: not allowed]\n"+CutNote, r.Text); diff != "" {
 		t.Errorf("a page from line 7 (-want +got):\n%s", diff)
 	}
 	r, err = Snapshot(t.Context(), f, SnapshotParams{DecideFrame: decide, MaxChars: 30})

@@ -177,6 +177,7 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		}
 		out.Total, out.Offset = len(lines), min(p.Offset, len(lines))
 		out.Text, out.Next = page(lines, runOf, p.Offset, p.MaxChars)
+		out.Cut = out.Cut || o.cut
 	}
 	text := out.Text
 	if out.Cut {

@@ -602,7 +602,7 @@
 
   // With frames of other origins, the backend splices their outlines in
   // and pages the whole: every line goes back, with what paging needs.
-  if (frames.length || arg.raw) return { lines, runOf, frames, where: { url: String(location.href), origin: String(self.origin) } };
+  if (frames.length || arg.raw) return { lines, runOf, frames, cut: cutAny && !expanded, where: { url: String(location.href), origin: String(self.origin) } };
 
   // Paging by line: offset is the first line shown, next the line to pass
   // as offset to continue (0 when everything was shown). A page that
