@@ -42,13 +42,13 @@ type rawOutline struct {
 // frameOutliner splices the outlines of frames of other origins into an
 // outline, each decided first.
 type frameOutliner struct {
-	ex      executor.Executor
-	fr      executor.FrameReader // nil: the backend reaches no such frame
-	decide  FrameDecider         // nil: no frame is read
-	tabID   string
-	arg     map[string]any // the snapshot arguments every document runs with
-	count   int
-	cut     bool // a frame's outline cut something
+	ex     executor.Executor
+	fr     executor.FrameReader // nil: the backend reaches no such frame
+	decide FrameDecider         // nil: no frame is read
+	tabID  string
+	arg    map[string]any // the snapshot arguments every document runs with
+	count  int
+	cut    bool // a frame's outline cut something
 }
 
 // splice returns raw's lines with every frame's outline (or placeholder)
