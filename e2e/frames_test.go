@@ -115,8 +115,11 @@ func frameablePolicy(t *testing.T) string {
 // TestFramesAreNotPierced: an allowed page frames a document of a denied
 // host; the model tries every tool that takes a target with selectors
 // that step into the frame, in several spellings. None reads the frame's
-// content or acts on it (the widget's server hears of nothing), and a
-// same-origin frame still works by ref.
+// content or acts on it (the widget's server hears of nothing): selectors
+// stay in the main frame, whatever the frame's origin, and the outline
+// shows the denied frame as a placeholder naming its host, without refs
+// (a frame of an allowed origin would be outlined with refs: see
+// xframes_test.go). A same-origin frame still works by ref.
 func TestFramesAreNotPierced(t *testing.T) {
 	site := newFrameSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test",
@@ -188,8 +191,10 @@ func TestFramesAreNotPierced(t *testing.T) {
 	if txt := resultText(s.call("get_text", map[string]any{"selector": "h1"})); !strings.Contains(txt, "Shop") {
 		t.Errorf("get_text of the page's own heading: %s", txt)
 	}
+	// The frame of the denied origin is a placeholder naming its host
+	// (its iframe's own title is the shop's); its refs do not exist.
 	_, outline := s.snapshotOf(nil)
-	if strings.Contains(outline, frameSecret) || !strings.Contains(outline, "cross-origin, not shown") {
+	if strings.Contains(outline, frameSecret) || !strings.Contains(outline, `iframe "Widget" [other.test: not allowed]`) || strings.Contains(outline, "Pay") {
 		t.Errorf("the outline shows the cross-origin frame:\n%s", outline)
 	}
 	s.call("fill", map[string]any{"ref": refOf(t, outline, `textbox Note`), "value": "hello"})

@@ -21,18 +21,23 @@
 // another: the policy decides on the tab's document, so a backend must
 // not reach past it. Both backends keep that in two ways:
 //
-//   - A target (a selector or a ref) names an element of the tab's main
-//     frame, or of a frame of the main document's own origin (the refs a
-//     snapshot gives inside a same-origin iframe), whose decision is the
-//     main document's; never one inside a frame of another origin, about
-//     which the policy decided nothing. Selectors cannot enter frames:
-//     Target.Validate (CheckSelector) refuses every spelling of
-//     Playwright's frame step, internal:control=enter-frame (what
-//     frameLocator builds), with BAD_ARGS; and a backend whose selector
-//     engine can cross into a frame checks, before it reads from or acts
-//     on the element a selector resolved to, that the element is in the
-//     main frame. Refs live in the main frame's isolated world, which
-//     reaches only same-origin frames.
+//   - A selector names an element of the tab's main frame, or of a frame
+//     of the main document's own origin, whose decision is the main
+//     document's. Selectors cannot enter frames: Target.Validate
+//     (CheckSelector) refuses every spelling of Playwright's frame step,
+//     internal:control=enter-frame (what frameLocator builds), with
+//     BAD_ARGS; and a backend whose selector engine can cross into a
+//     frame checks, before it reads from or acts on the element a
+//     selector resolved to, that the element is in the main frame.
+//   - A ref names an element of the document whose token it carries: the
+//     main document (and its same-origin frames, which the main frame's
+//     isolated world reaches), or a frame document of another origin
+//     that a FrameReader reached through an isolated world of its own.
+//     The server decides such a frame document like a page before it is
+//     outlined or a call by one of its refs runs, and the backend runs a
+//     ref's operation only in its own document's execution context, so a
+//     ref never reaches a document nobody decided on (a frame that
+//     navigated since: REF_EXPIRED).
 //   - TabInfo describes the tab's document by its security origin where
 //     its URL does not carry it (Tab.Origin, OriginHidden): an
 //     about:blank that a page opened and wrote into is that page's
@@ -454,6 +459,12 @@ type ScriptParams struct {
 	TabID  string          `json:"tabId,omitempty"`
 	Source string          `json:"source"`
 	Arg    json.RawMessage `json:"arg,omitempty"`
+	// Doc, when set, runs the script in the frame document with this
+	// token (FrameDoc.Doc, from a FrameReader) instead of the main
+	// frame's, and env.doc is that token. A token of a document that is
+	// gone, or that the backend never gave a frame, is REF_EXPIRED: the
+	// script never runs in another document.
+	Doc string `json:"doc,omitempty"`
 }
 
 // ScriptResult is the JSON value a script returned (null for undefined).

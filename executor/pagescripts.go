@@ -89,5 +89,6 @@ func ExtensionScripts() map[string]string {
 		"eval":         EvalScript,
 		"jsonsafe":     JSONSafeScript,
 		"insert":       InsertScript,
+		"frame":        FrameScript,
 	}
 }

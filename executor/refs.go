@@ -67,3 +67,11 @@ func RefError(ref, failure, why string) *Error {
 	return Errorf(CodeBadArgs, "%q is not a ref (refs look like kq12)", ref).
 		WithHint("take a new snapshot and use a ref from it, or pass a selector")
 }
+
+//go:embed scripts/frame.js
+var frameScript string
+
+// FrameScript is what a backend runs to route refs and points through
+// frames of other origins (see scripts/frame.js), composed with the
+// registry.
+var FrameScript = WithRefs(stripComments(frameScript))

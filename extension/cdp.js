@@ -13,7 +13,8 @@ import { textBody } from './netlog.js';
 import { POLL_MS, budget, bounded, sleep, aborted } from './deadline.js';
 import { csend } from './tabstate.js';
 import { inWorld, runSource, fnDecl } from './world.js';
-import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint } from './targets.js';
+import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint, targetRect } from './targets.js';
+import { frameAt, frameDoc, frameOf, gone, runIn, runRef, senderOf, toPage, tokenOf, where } from './frames.js';
 import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints, insertGuarded } from './input.js';
 import { checkWaitUntil, checkURL, waitLoader, waitEvent, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
 import { evalSource, bareValue, pageError, isSyntaxError } from './evaluate.js';
@@ -352,14 +353,18 @@ export const handlers = {
     const files = Array.isArray(p.paths) ? p.paths.map(String) : [];
     return onAction(ctx, 'set_files', async (c) => {
       const obj = await targetOp(c, 'set_files', p, 'element', {}, { byValue: false });
+      // the element's own session: a frame's, for a frame's ref
+      const fd = p.ref ? frameDoc(c.st, tokenOf(p.ref)) : null;
+      const send = fd ? senderOf(c.st, fd) : (m, a) => csend(c, m, a);
       try {
-        await csend(c, 'DOM.setFileInputFiles', { files, objectId: obj.objectId });
+        c.acted = true;
+        await send('DOM.setFileInputFiles', { files, objectId: obj.objectId });
       } catch (e) {
         if (e instanceof WireError) throw e;
         throw fail('BAD_ARGS', `set_files on ${describeTarget(validateTarget(p))}: ${e.message}`,
           /not allowed/i.test(e.message) ? 'allow the extension "Allow access to file URLs" in chrome://extensions' : 'the target must be an <input type=file>');
       } finally {
-        csend(c, 'Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
+        send('Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
       }
     });
   },
@@ -439,7 +444,7 @@ export const handlers = {
       const args = { format };
       if (quality !== undefined) args.quality = quality;
       if (hasTarget) {
-        const r = await targetOp(c, 'screenshot', p.target, 'rect');
+        const r = await targetRect(c, 'screenshot', p.target);
         if (!(r.width > 0 && r.height > 0)) {
           throw fail('TIMEOUT', `screenshot: the element of ${describeTarget(p.target)} has no size (it is not visible)`, 'wait_for it to be visible, or take a new snapshot');
         }
@@ -530,7 +535,7 @@ export const handlers = {
         let r;
         if (p.target.ref) {
           if (!/^[a-z]+[0-9]+$/.test(p.target.ref)) throw refError(p.target.ref, 'malformed', '');
-          r = await runSource(c.st, s.element, [{ op: 'state', ref: p.target.ref }]);
+          r = await runRef(c.st, p.target.ref, s.element, [{ op: 'state', ref: p.target.ref }]);
           if (r && r.error) {
             if (r.why === 'navigated' && !(await c.st.store.issuedToken(p.target.ref.replace(/[0-9]+$/, '')))) throw refError(p.target.ref, 'unknown', '');
             throw refError(p.target.ref, r.error, r.why);
@@ -687,10 +692,60 @@ export const handlers = {
     if (typeof p.source !== 'string' || !p.source.trim()) throw fail('BAD_ARGS', 'the script source is empty');
     let value = null;
     const st = await onTab(ctx, 'run_script', async (c) => {
-      value = await runSource(c.st, p.source, [p.arg === undefined ? null : p.arg]);
+      const arg = [p.arg === undefined ? null : p.arg];
+      if (p.doc) {
+        // a frame document's, by its token; never another document
+        const fd = frameDoc(c.st, String(p.doc));
+        if (!fd) throw gone(String(p.doc));
+        value = await runIn(c.st, fd, String(p.doc), p.source, arg);
+      } else {
+        value = await runSource(c.st, p.source, arg);
+      }
     });
     st.value = value ?? null;
     return st;
+  },
+
+  // frameDocument reaches the document of the frame whose element is
+  // p.ref (executor.FrameReader); nothing of its content is read.
+  async frameDocument(p, ctx) {
+    let out = null;
+    await onTab(ctx, 'frame', async (c) => {
+      const s = await c.st.store.scripts();
+      const frame = await c.st.store.serverScript('frame');
+      const fd = await frameOf(c.st, String(p.ref || ''), { element: s.element, frame });
+      out = await where(c.st, fd, frame);
+    });
+    return out;
+  },
+
+  // frameAt reports the document at a point of the page
+  // (executor.FrameLocator): {main: true}, or a frame document with its
+  // box in the page.
+  async frameAt(p, ctx) {
+    let out = { main: true };
+    await onTab(ctx, 'frame', async (c) => {
+      const s = await c.st.store.scripts();
+      const frame = await c.st.store.serverScript('frame');
+      const fd = await frameAt(c.st, Number(p.x) || 0, Number(p.y) || 0, { element: s.element, frame });
+      if (!fd) return;
+      const d = await where(c.st, fd, frame);
+      const q = await toPage(c.st, fd, 0, 0, { frameSource: frame });
+      out = { ...d, box: q.box };
+    });
+    return out;
+  },
+
+  // refDocument reports the document p.ref's token names: a frame
+  // document as it is now, or {main: true}.
+  async refDocument(p, ctx) {
+    let out = { main: true };
+    await onTab(ctx, 'ref', async (c) => {
+      const fd = frameDoc(c.st, tokenOf(String(p.ref || '')));
+      if (!fd) return;
+      out = await where(c.st, fd, await c.st.store.serverScript('frame'));
+    });
+    return out;
   },
 
   async cookies(p) {

@@ -1,6 +1,7 @@
 // Trusted input: mouse, keys, text and drags dispatched through the tab's
 // CDP sender (csend, tabstate.js), as Playwright's input is.
 
+import { frameDoc, senderOf, tokenOf } from './frames.js';
 import { fail } from './errors.js';
 import { keyEvents, keyDefinition, modifierEvents } from './keys.js';
 import { aborted } from './deadline.js';
@@ -111,16 +112,19 @@ export async function dragPoints(c, from, to) {
 export async function insertGuarded(c, what, target, text, origin, replace) {
   const src = await c.st.store.serverScript('insert');
   const obj = await targetOp(c, what, target, 'element', {}, { byValue: false });
+  // the element's own session: a frame's, for a frame's ref
+  const fd = target.ref ? frameDoc(c.st, tokenOf(target.ref)) : null;
+  const send = fd ? senderOf(c.st, fd) : (m, a) => csend(c, m, a);
   let r;
   try {
-    r = await csend(c, 'Runtime.callFunctionOn', {
+    r = await send('Runtime.callFunctionOn', {
       functionDeclaration: `function (arg) { return (${src})(this, arg); }`,
       objectId: obj.objectId,
       arguments: [{ value: { text, origin, replace } }],
       returnByValue: true,
     });
   } finally {
-    csend(c, 'Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
+    send('Runtime.releaseObject', { objectId: obj.objectId }).catch(() => {});
   }
   const v = (r && r.result && r.result.value) || {};
   if (v.done) return;

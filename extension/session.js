@@ -15,6 +15,7 @@ import { NetLogs } from './netlog.js';
 import { ConsoleLogs } from './consolelog.js';
 import { boundEvent } from './webmcp.js';
 import { TabState, csend } from './tabstate.js';
+import { onTargetEvent } from './frames.js';
 import { Store } from './store.js';
 import { bounded, sleep } from './deadline.js';
 import { settle } from './navigation.js';
@@ -39,7 +40,11 @@ export const states = new Map();
 export function state(tabId) {
   let st = states.get(tabId);
   if (!st) {
-    st = new TabState(tabId, { send: (method, params) => send(tabId, method, params), store });
+    st = new TabState(tabId, {
+      send: (method, params) => send(tabId, method, params),
+      sendSession: (sessionId, method, params) => sendSession(tabId, sessionId, method, params),
+      store,
+    });
     states.set(tabId, st);
   }
   return st;
@@ -108,6 +113,19 @@ export async function send(tabId, method, params = {}) {
       }
       throw sendError(tabId, msg);
     }
+  }
+}
+
+// sendSession runs one CDP command on a child session of a tab (an
+// out-of-process frame). Its errors are the protocol's: the caller
+// (frames.js) reads a gone session as a gone document.
+export async function sendSession(tabId, sessionId, method, params = {}) {
+  try {
+    return await chrome.debugger.sendCommand({ tabId, sessionId }, method, params);
+  } catch (e) {
+    const err = new Error(String((e && e.message) || e));
+    err.cdp = true;
+    throw err;
   }
 }
 
@@ -228,6 +246,10 @@ export async function detachAll() {
 // onEvent is chrome.debugger.onEvent's listener (registered by sw.js).
 export function onEvent(source, method, params) {
   const tabId = source && source.tabId;
+  // Out-of-process frames: their child sessions, for frames.js.
+  if (tabId !== undefined && (method === 'Target.attachedToTarget' || method === 'Target.detachedFromTarget')) {
+    onTargetEvent(state(tabId), method, params);
+  }
   // a child session's events (out-of-process frames, workers) are egress.js's
   if (tabId === undefined || source.sessionId) return;
   const st = state(tabId);

@@ -7,9 +7,14 @@
 export class TabState {
   // send(method, params) runs one CDP command on this tab; store is the
   // extension's storage (store.js).
-  constructor(tabId, { send, store } = {}) {
+  constructor(tabId, { send, sendSession, store } = {}) {
     this.tabId = tabId;
     this.send = send;
+    // sendSession(sessionId, method, params) runs one on a child session
+    // of the tab (an out-of-process frame: frames.js).
+    this.sendSession = sendSession || (() => Promise.reject(new Error('No session')));
+    this.frameDocs = null; // frames.js: token -> frame document
+    this.children = null; // frames.js: frame id -> child session id
     this.store = store;
     this.attached = false;
     this.attaching = null; // the single attach in flight

@@ -6,6 +6,7 @@
 import { fail } from './errors.js';
 import { budget } from './deadline.js';
 import { runSource } from './world.js';
+import { runRef, frameDoc, tokenOf, toPage } from './frames.js';
 
 export function validateTarget(t, label = '') {
   const pre = label ? label + ': ' : '';
@@ -49,7 +50,7 @@ export async function targetOp(c, what, target, op, extra = {}, { byValue = true
   let r;
   if (t.ref) {
     if (!/^[a-z]+[0-9]+$/.test(t.ref)) throw refError(t.ref, 'malformed', '');
-    r = await runSource(c.st, s.element, [{ op, ref: t.ref, ...extra }], { byValue });
+    r = await runRef(c.st, t.ref, s.element, [{ op, ref: t.ref, ...extra }], { byValue });
   } else {
     const waitMs = Math.max(budget(c.ctx) - 50, 0);
     r = await runSource(c.st, s.selector, [{ selector: t.selector, waitMs, op, opArg: { op, ...extra } }], { byValue });
@@ -87,7 +88,26 @@ export async function targetOp(c, what, target, op, extra = {}, { byValue = true
   }
 }
 
+// targetPoint is where a click or a hover on the target goes, in the top
+// frame's viewport. A point of a frame of another origin is brought to
+// the page's through each frame element, each of which must be where the
+// point is (a page that covers a frame gets nothing through it).
 export async function targetPoint(c, what, target, click) {
   const p = await targetOp(c, what, target, 'point', { button: !!click, timeoutMs: budget(c.ctx) });
-  return { x: p.x, y: p.y };
+  const fd = target.ref ? frameDoc(c.st, tokenOf(target.ref)) : null;
+  if (!fd) return { x: p.x, y: p.y };
+  const frameSource = await c.st.store.serverScript('frame');
+  const q = await toPage(c.st, fd, p.x, p.y, { hit: true, reveal: true, frameSource });
+  return { x: q.x, y: q.y };
+}
+
+// targetRect is the target's box in the top frame's viewport, scrolled
+// into view.
+export async function targetRect(c, what, target) {
+  const r = await targetOp(c, what, target, 'rect');
+  const fd = target.ref ? frameDoc(c.st, tokenOf(target.ref)) : null;
+  if (!fd) return r;
+  const frameSource = await c.st.store.serverScript('frame');
+  const q = await toPage(c.st, fd, r.x, r.y, { reveal: true, frameSource });
+  return { ...r, x: q.x, y: q.y };
 }

@@ -35,6 +35,10 @@ type SnapshotParams struct {
 	// Offset is the first line to show: the Next of an earlier, cut
 	// snapshot.
 	Offset int `json:"offset,omitempty"`
+	// DecideFrame decides each frame of another origin before its
+	// document is outlined (see FrameDecider); nil outlines none of
+	// them, each a placeholder. The server passes its policy here.
+	DecideFrame FrameDecider `json:"-"`
 }
 
 // CutNote ends an outline that cut something: said once, not on every
@@ -71,7 +75,20 @@ type SnapshotResult struct {
 //	                                       holding it, to expand it
 //	links (ref kq+number):                 a run of plain sibling links: each line is
 //	12 Guide one                           a number and a name, the ref is kq12
-//	iframe Checkout                        a same-origin frame, its contents indented
+//	iframe Checkout                        a frame, its document's outline indented under
+//	                                       it: a same-origin one, or one of another
+//	                                       origin (in or out of process) that the
+//	                                       policy lets the caller read, decided like a
+//	                                       page on its own URL and origin; its refs
+//	                                       carry its own document's letters
+//	iframe "Pay" [other.test: not allowed] a frame the policy does not let the caller
+//	                                       read: its host only, never a word of it
+//	                                       (the name is the iframe element's own
+//	                                       title or name, the page around's words);
+//	                                       [not shown] when the backend cannot reach
+//	                                       it or it went away while outlined,
+//	                                       [not loaded] when its load was refused
+//	                                       (the egress boundary) or failed
 //
 // Roles are ARIA's (link, button, textbox, checkbox, combobox, …), an
 // input's type where it says more (date, time, color, …), file for a file
@@ -109,12 +126,31 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 		"op": "snapshot", "scope": p.Scope, "interactiveOnly": p.InteractiveOnly,
 		"maxChars": p.MaxChars, "offset": p.Offset,
 	})
-	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: p.TabID, Source: snapshotSource, Arg: arg})
+	fr, _ := ex.(executor.FrameReader)
+	sp := executor.ScriptParams{TabID: p.TabID, Source: snapshotSource, Arg: arg}
+	if p.Scope.Ref != "" && fr != nil {
+		// A scope in a frame's document: outlined there, once decided.
+		doc, err := fr.RefDocument(ctx, executor.FrameParams{TabID: p.TabID, Ref: p.Scope.Ref})
+		if err != nil {
+			return SnapshotResult{}, err
+		}
+		if !doc.Main {
+			if p.DecideFrame == nil {
+				return SnapshotResult{}, executor.Errorf(executor.CodePolicyDenied, "snapshot: the frame of ref %s cannot be decided here", p.Scope.Ref)
+			}
+			if err := p.DecideFrame(ctx, doc.URL, doc.Origin); err != nil {
+				return SnapshotResult{}, err
+			}
+			sp.Doc = doc.Doc
+		}
+	}
+	r, err := ex.RunScript(ctx, sp)
 	if err != nil {
 		return SnapshotResult{}, err
 	}
 	var out struct {
 		scriptError
+		rawOutline
 		Text   string `json:"text"`
 		Total  int    `json:"total"`
 		Offset int    `json:"offset"`
@@ -126,6 +162,22 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 	}
 	if err := out.err("snapshot", p.Scope); err != nil {
 		return SnapshotResult{}, err
+	}
+	if out.Lines != nil {
+		// Frames of other origins: each outlined in place, if allowed,
+		// and the whole paged here.
+		o := &frameOutliner{ex: ex, fr: fr, decide: p.DecideFrame, tabID: p.TabID,
+			arg: map[string]any{"op": "snapshot", "interactiveOnly": p.InteractiveOnly, "raw": true}}
+		if r.TabID != "" {
+			o.tabID = r.TabID
+		}
+		lines, runOf, err := o.splice(ctx, out.rawOutline, 0)
+		if err != nil {
+			return SnapshotResult{}, err
+		}
+		out.Total, out.Offset = len(lines), min(p.Offset, len(lines))
+		out.Text, out.Next = page(lines, runOf, p.Offset, p.MaxChars)
+		out.Cut = out.Cut || o.cut
 	}
 	text := out.Text
 	if out.Cut {

@@ -271,7 +271,7 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
 	}
 	note := func(n string) { setChanges(r, changesOut{ChangesNote: n}) }
-	decided, err := s.readAllowed(ctx, c, ex, tab, p.Scope)
+	decided, rc, err := s.readAllowed(ctx, c, ex, tab, p.Scope)
 	if err != nil {
 		if executor.CodeOf(err) == executor.CodePolicyDenied {
 			note("not shown: the policy does not allow reading this page; call snapshot if it should")
@@ -280,6 +280,9 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		}
 		return
 	}
+	// Frames of other origins are decided as the read's, each on its
+	// own document.
+	p.DecideFrame = rc.FrameDecider()
 	sr, err := helpers.Snapshot(ctx, ex, p)
 	if err != nil && !p.Scope.IsZero() {
 		// The scope is gone: the whole page, as an outline.
@@ -341,18 +344,19 @@ func (s *Server) sameDocNav(c *Call, last *seenOutline, ps executor.PageState) b
 
 // readAllowed decides reading tab's outline for c's caller as the snapshot
 // call it is: the caller's tool ACL and list filter, then the Gate, on
-// the tab's document as it is now. It returns the URL it decided on.
-func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor, tab string, scope executor.Target) (string, error) {
+// the tab's document as it is now. It returns the URL it decided on
+// and the snapshot call it decided, whose Gate decides the frames too.
+func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor, tab string, scope executor.Target) (string, *Call, error) {
 	e, ok := s.tools["snapshot"]
 	if !ok {
-		return "", executor.Errorf(executor.CodePolicyDenied, "no snapshot tool")
+		return "", nil, executor.Errorf(executor.CodePolicyDenied, "no snapshot tool")
 	}
 	visible := s.visible(ctx, e.tool, c.Principal)
 	if c.Plugin != nil {
 		visible = s.visibleStep(ctx, e.tool, c.Principal, c.Plugin)
 	}
 	if !visible {
-		return "", executor.Errorf(executor.CodePolicyDenied, "snapshot is not available to %s", c.Principal.Name)
+		return "", nil, executor.Errorf(executor.CodePolicyDenied, "snapshot is not available to %s", c.Principal.Name)
 	}
 	args := map[string]any{"tab_id": tab}
 	if scope.Ref != "" {
@@ -364,15 +368,15 @@ func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor,
 	rc := &Call{Tool: e.tool, Args: args, Session: c.Session, Principal: c.Principal, Plugin: c.Plugin, srv: s, ex: ex, mark: c.mark}
 	rc.Page = rc.pageFunc(ex)
 	if err := s.gateErr(e.tool, s.opts.Gate.Before(ctx, rc)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	// The Gate read the page it decided on; one that did not (AllowAll)
 	// is asked here, so the read can be held to it.
 	t, err := rc.Page(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return t.URL, nil
+	return t.URL, rc, nil
 }
 
 // setChanges puts ch into r's JSON value and marks r as page content.

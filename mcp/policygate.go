@@ -34,7 +34,9 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	if err != nil {
 		return err
 	}
+	frames := false
 	if needsPage(c) && c.Page != nil {
+		frames = true
 		tab, err := c.Page(ctx)
 		if err != nil {
 			return err
@@ -62,7 +64,33 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 		return executor.Errorf(executor.CodeTimeout, "%s: the call's deadline passed before the policy decided it", c.Tool.Name).
 			WithHint("retry with a larger timeout_ms").Wrap(err)
 	}
-	return decided(g.Engine.Decide(ctx, in), in)
+	if !frames {
+		return decided(g.Engine.Decide(ctx, in), in)
+	}
+	// A call by ref on an element of a frame of another origin touches
+	// that frame's document: decided on it too, and the secrets it types
+	// go into that document, so they are decided there, not on the page
+	// around it.
+	docs, err := refDocs(ctx, c)
+	if err != nil {
+		return err
+	}
+	top := in
+	if len(docs) > 0 {
+		top.Secrets = nil
+	}
+	if err := decided(g.Engine.Decide(ctx, top), top); err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := g.Frame(ctx, c, d.URL, d.Origin); err != nil {
+			return err
+		}
+	}
+	if len(docs) > 0 {
+		c.frame = &docs[0]
+	}
+	return nil
 }
 
 // callInput is the call phase's input for c before the page is read: the

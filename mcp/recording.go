@@ -154,7 +154,12 @@ func (s *Server) describeTargets(ctx context.Context, c *Call, ex executor.Execu
 	arg, _ := json.Marshal(map[string]any{"refs": refs})
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	out, err := ex.RunScript(dctx, executor.ScriptParams{TabID: c.TabID(), Source: describeSource, Arg: arg})
+	sp := executor.ScriptParams{TabID: c.TabID(), Source: describeSource, Arg: arg}
+	if c.frame != nil && len(fields) == 0 && executor.RefToken(refs[0]) == c.frame.Doc {
+		// the element is in a frame's document, which the Gate decided
+		sp.Doc = c.frame.Doc
+	}
+	out, err := ex.RunScript(dctx, sp)
 	if err != nil {
 		return
 	}

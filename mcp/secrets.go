@@ -252,6 +252,10 @@ func (c *Call) secretOrigin() (string, error) {
 			WithHint("the operator's gate must read the page to decide secrets")
 	}
 	o := policy.NewDocumentPage(c.before.URL, c.before.Origin).Origin
+	if c.frame != nil {
+		// typed into a frame's document: the Gate decided the secrets there
+		o = policy.NewDocumentPage(c.frame.URL, c.frame.Origin).Origin
+	}
 	if o == "" || o == "null" {
 		return "", executor.Errorf(executor.CodePolicyDenied, "%s: the page has no origin a secret can be bound to; nothing was typed", c.Tool.Name)
 	}

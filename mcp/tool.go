@@ -240,9 +240,10 @@ type Call struct {
 
 	ex     executor.Executor
 	srv    *Server
-	before *executor.Tab // what Page returned, if the Gate asked
-	mark   uint64        // the session's last request denial when the call began
-	rec    *callRecord   // the call's record, when the server keeps one
+	before *executor.Tab      // what Page returned, if the Gate asked
+	frame  *executor.FrameDoc // the frame document the call's first ref is in, if the Gate decided one
+	mark   uint64             // the session's last request denial when the call began
+	rec    *callRecord        // the call's record, when the server keeps one
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the

@@ -746,6 +746,7 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	}
 	sp := helpers.SnapshotParams{
 		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
+		DecideFrame: c.FrameDecider(),
 	}
 	sr, err := helpers.Snapshot(ctx, c.Executor(), sp)
 	if err != nil {

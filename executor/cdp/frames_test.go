@@ -2,6 +2,7 @@ package cdp
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -102,4 +103,107 @@ func TestTabInfoOrigin(t *testing.T) {
 	if opaque.Origin != executor.OpaqueOrigin {
 		t.Errorf("an about:blank a sandboxed frame opened: %+v, want origin %s", opaque, executor.OpaqueOrigin)
 	}
+}
+
+// TestFrameDocuments: a frame of another site is reached through a world
+// of its own: its token names its refs, a click by such a ref is trusted
+// input at the right place of the page, FrameBox says where the frame
+// is, and once the frame navigates its token and refs are REF_EXPIRED.
+func TestFrameDocuments(t *testing.T) {
+	s := shared(t)
+	t.Parallel()
+	ctx := func() context.Context { return ctxFor(t, 15*time.Second) }
+	tab := tabAt(t, s, "/xframe")
+	run := func(doc, body string) string {
+		t.Helper()
+		r, err := s.RunScript(ctx(), executor.ScriptParams{TabID: tab, Doc: doc, Source: executor.WithRefs("(arg, env) => { const reg = chromegateRefs(env); " + body + " }")})
+		if err != nil {
+			t.Fatalf("run %q in %q: %v", body, doc, err)
+		}
+		var v string
+		_ = json.Unmarshal(r.Value, &v)
+		return v
+	}
+	owner := run("", "return reg.refFor(document.getElementById('x'));")
+	if d, err := s.RefDocument(ctx(), executor.FrameParams{TabID: tab, Ref: owner}); err != nil || !d.Main {
+		t.Errorf("RefDocument of a main document's ref: %+v, %v", d, err)
+	}
+	var doc executor.FrameDoc
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var err error
+		doc, err = s.FrameDocument(ctx(), executor.FrameParams{TabID: tab, Ref: owner})
+		if err == nil && strings.HasSuffix(doc.URL, "/xinner") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("FrameDocument: %+v, %v", doc, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.HasPrefix(doc.URL, "http://localhost:") || !strings.HasPrefix(doc.Origin, "http://localhost:") || doc.Doc == "" {
+		t.Errorf("FrameDocument: %+v", doc)
+	}
+	btn := run(doc.Doc, "return reg.refFor(document.getElementById('b'));")
+	if !strings.HasPrefix(btn, doc.Doc) {
+		t.Errorf("the frame's ref %q does not carry its token %q", btn, doc.Doc)
+	}
+	if d, err := s.RefDocument(ctx(), executor.FrameParams{TabID: tab, Ref: btn}); err != nil || d.Main || d.URL != doc.URL {
+		t.Errorf("RefDocument of the frame's ref: %+v, %v", d, err)
+	}
+	if _, err := s.Click(ctx(), executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Ref: btn}}}); err != nil {
+		t.Fatalf("click by the frame's ref: %v", err)
+	}
+	// The click is trusted input routed to the frame's renderer: it
+	// lands there a moment after the browser took it.
+	for got, until := "", time.Now().Add(5*time.Second); got != "clicked true"; {
+		got = run(doc.Doc, "return document.getElementById('out').textContent;")
+		if time.Now().After(until) {
+			t.Fatalf("the frame's button after the click: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	box, err := s.FrameBox(ctx(), tab, doc.Doc)
+	if err != nil || box.Box == nil {
+		t.Fatalf("FrameBox: %+v, %v", box, err)
+	}
+	want := run("", "const r = document.getElementById('x').getBoundingClientRect(); return JSON.stringify([r.left + 5, r.top + 5]);")
+	if got, _ := json.Marshal([]float64{box.Box.X, box.Box.Y}); string(got) != want || box.Box.Width != 300 || box.Box.Height != 200 {
+		t.Errorf("FrameBox: %+v, want the frame's viewport at %s, 300×200", *box.Box, want)
+	}
+
+	// Which document is at a point of the page.
+	at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: box.Box.X + 10, Y: box.Box.Y + 10})
+	if err != nil || at.Main || at.Doc != doc.Doc || at.Box == nil || *at.Box != *box.Box {
+		t.Errorf("FrameAt inside the frame: %+v, %v; want %s at %+v", at, err, doc.Doc, *box.Box)
+	}
+	if at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: 2, Y: 2}); err != nil || !at.Main {
+		t.Errorf("FrameAt on the page: %+v, %v", at, err)
+	}
+	if at, err := s.FrameAt(ctx(), executor.FrameAtParams{TabID: tab, X: box.Box.X - 2, Y: box.Box.Y + 10}); err != nil || !at.Main {
+		t.Errorf("FrameAt on the frame's border: %+v, %v", at, err)
+	}
+
+	// The frame navigates: its document, and every ref of it, is gone.
+	run("", "document.getElementById('x').src = 'about:blank'; return '';")
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		_, err := s.RunScript(ctx(), executor.ScriptParams{TabID: tab, Doc: doc.Doc, Source: "() => 1"})
+		if err != nil {
+			wantCode(t, err, executor.CodeRefExpired)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the frame's old document still runs scripts after it navigated")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err = s.Click(ctx(), executor.ClickParams{TargetParams: executor.TargetParams{TabID: tab, Target: executor.Target{Ref: btn}}})
+	wantCode(t, err, executor.CodeRefExpired)
+	_, err = s.RefDocument(ctx(), executor.FrameParams{TabID: tab, Ref: btn})
+	if err != nil {
+		wantCode(t, err, executor.CodeRefExpired)
+	}
+	_, err = s.RunScript(ctx(), executor.ScriptParams{TabID: tab, Doc: "zzzz", Source: "() => 1"})
+	wantCode(t, err, executor.CodeRefExpired)
 }

@@ -68,7 +68,7 @@ func (c *call) refInsert(what, ref, text, origin string, replace bool) error {
 	if !executor.ValidRef(ref) {
 		return executor.RefError(ref, "malformed", "")
 	}
-	r, err := c.inWorld(scriptFunction(executor.ElementScript), false, map[string]any{"op": "element", "ref": ref})
+	r, err := c.inRef(ref, scriptFunction(executor.ElementScript), false, map[string]any{"op": "element", "ref": ref})
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (c *call) refInsert(what, ref, text, origin string, replace bool) error {
 	if r["subtype"] != "node" || objectID == "" {
 		return c.refOp(what, ref, "state", nil, nil) // the script's {error, why}
 	}
-	_, sess, err := c.t.w.context(c)
+	sess, err := c.sessionOf(ref)
 	if err != nil {
 		return err
 	}

@@ -364,6 +364,9 @@ steal.addEventListener('focus', () => other.focus());
 </script>`)
 	page("/popup", "Popup", `<a id="blank" href="/" target="_blank">new window</a>`)
 	page("/webmcp", "WebMCP", `<p>webmcp</p>`)
+	// A frame of another site (localhost under 127.0.0.1: out of process).
+	page("/xframe", "Xframe", `<p>top</p><script>document.write('<iframe id="x" style="margin-left:30px;border:5px solid;padding:0" width="300" height="200" src="http://localhost:' + location.port + '/xinner"></iframe>')</script>`)
+	page("/xinner", "Xinner", `<button id="b" onclick="document.getElementById('out').textContent = 'clicked ' + event.isTrusted">b</button><div id="out"></div>`)
 	page("/refs", "Refs", `
 <button id="go" onclick="document.getElementById('out').textContent = 'go ' + event.isTrusted">go</button><div id="out"></div>
 <div style="position:relative;width:200px"><button id="under">under</button><div style="position:absolute;inset:0;background:rgba(0,0,0,.1)"></div></div>

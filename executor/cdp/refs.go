@@ -28,7 +28,7 @@ func (c *call) refOp(what, ref, op string, extra map[string]any, out any) error 
 	for k, v := range extra {
 		arg[k] = v
 	}
-	raw, err := c.runValue(executor.ElementScript, arg)
+	raw, err := c.runRef(ref, executor.ElementScript, arg)
 	if err != nil {
 		return err
 	}
@@ -76,6 +76,15 @@ func (c *call) refPoint(what, ref string, click bool) (point, error) {
 	var p point
 	left := time.Duration(c.timeout)*time.Millisecond - time.Since(c.start)
 	err := c.refOp(what, ref, "point", map[string]any{"button": click, "timeoutMs": max(left.Milliseconds(), 1)}, &p)
+	if err != nil {
+		return p, err
+	}
+	if fd := c.t.fd.get(executor.RefToken(ref)); fd != nil {
+		// A point of a frame's viewport, brought to the page's through
+		// each frame element, each of which must be where the point is
+		// (a page around the frame that covers it gets nothing).
+		p, _, err = c.toPage(fd, p.X, p.Y, true, true)
+	}
 	return p, err
 }
 
@@ -162,7 +171,7 @@ func (c *call) refSetFiles(ref string, paths []string) error {
 		return executor.RefError(ref, "malformed", "")
 	}
 	arg := map[string]any{"op": "element", "ref": ref}
-	r, err := c.inWorld(scriptFunction(executor.ElementScript), false, arg)
+	r, err := c.inRef(ref, scriptFunction(executor.ElementScript), false, arg)
 	if err != nil {
 		return err
 	}
@@ -171,7 +180,7 @@ func (c *call) refSetFiles(ref string, paths []string) error {
 		// Not an element: the script's {error, why}.
 		return c.refOp("set_files", ref, "state", nil, nil)
 	}
-	_, sess, err := c.t.w.context(c)
+	sess, err := c.sessionOf(ref)
 	if err != nil {
 		return err
 	}
@@ -195,6 +204,13 @@ func (c *call) refRect(what, ref string) (playwright.Rect, error) {
 	}
 	if err := c.refOp(what, ref, "rect", nil, &r); err != nil {
 		return playwright.Rect{}, err
+	}
+	if fd := c.t.fd.get(executor.RefToken(ref)); fd != nil {
+		p, _, err := c.toPage(fd, r.X, r.Y, false, true)
+		if err != nil {
+			return playwright.Rect{}, err
+		}
+		r.X, r.Y = p.X, p.Y
 	}
 	if r.Width <= 0 || r.Height <= 0 {
 		return playwright.Rect{}, executor.Errorf(executor.CodeTimeout, "%s: the element of ref %s has no size (it is not visible)", what, ref).

@@ -77,6 +77,7 @@ type tab struct {
 	title   string            // the last title read, for TabInfo (guarded by dmu)
 
 	w   world                 // chromegate's isolated world in the main frame
+	fd  frameDocs             // its worlds in frames of other origins (frames.go)
 	pt  *webmcp.Tab           // the page's WebMCP tools (webmcp.go)
 	net *netLog               // the page's requests (netlog.go)
 	emu tabEmu                // the tab's emulation session (emulate.go)

@@ -231,6 +231,18 @@ func (s *Session) RunScript(ctx context.Context, p executor.ScriptParams) (execu
 	var value json.RawMessage
 	st, err := s.onTab(ctx, p.TabID, "run_script", func(c *call) error {
 		var err error
+		if p.Doc != "" {
+			fd := c.t.fd.get(p.Doc)
+			if fd == nil {
+				return frameGone(p.Doc)
+			}
+			r, err := c.inDoc(fd, p.Doc, scriptFunction(p.Source), true, arg)
+			if err != nil {
+				return err
+			}
+			value, err = valueOf(r)
+			return err
+		}
 		value, err = c.runValue(p.Source, arg)
 		return err
 	})

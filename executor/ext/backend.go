@@ -182,6 +182,11 @@ func (e *Executor) AnswerDialog(ctx context.Context, p executor.DialogParams) (e
 
 var _ executor.Emulator = (*Executor)(nil)
 
+var (
+	_ executor.FrameReader  = (*Executor)(nil)
+	_ executor.FrameLocator = (*Executor)(nil)
+)
+
 // Emulate replaces (p.Set) or reports the emulation of every tab the
 // extension drives (extension/emulate.js). The user's permissions are
 // not changed: a position is emulated where Chrome lets the page ask.
@@ -349,6 +354,23 @@ func (e *Executor) WaitFor(ctx context.Context, p executor.WaitParams) (executor
 
 func (e *Executor) RunScript(ctx context.Context, p executor.ScriptParams) (executor.ScriptResult, error) {
 	return do[executor.ScriptResult](ctx, e, wire.MethodRunScript, &p.TabID, &p)
+}
+
+// FrameDocument reaches the document of a frame of another origin
+// (executor.FrameReader): extension/frames.js.
+func (e *Executor) FrameDocument(ctx context.Context, p executor.FrameParams) (executor.FrameDoc, error) {
+	return do[executor.FrameDoc](ctx, e, wire.MethodFrameDocument, &p.TabID, &p)
+}
+
+// RefDocument reports the document a ref's token names.
+func (e *Executor) RefDocument(ctx context.Context, p executor.FrameParams) (executor.FrameDoc, error) {
+	return do[executor.FrameDoc](ctx, e, wire.MethodRefDocument, &p.TabID, &p)
+}
+
+// FrameAt reports the document at a point of a tab's page
+// (executor.FrameLocator): extension/frames.js.
+func (e *Executor) FrameAt(ctx context.Context, p executor.FrameAtParams) (executor.FrameDoc, error) {
+	return do[executor.FrameDoc](ctx, e, wire.MethodFrameAt, &p.TabID, &p)
 }
 
 func (e *Executor) Cookies(ctx context.Context, p executor.CookiesParams) ([]executor.Cookie, error) {

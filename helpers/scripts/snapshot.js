@@ -16,7 +16,9 @@
 //   kq7 textbox "Email" value="a@b.c" required   name quoted when states follow
 //   links (ref kq+number):            a run of plain links: the number before
 //   12 Guide one                      each name, after the run's ref letters
-//   iframe Checkout                   same-origin frames, contents indented
+//   iframe Checkout                   frames, contents indented: same-origin
+//                                     ones here, others by the backend, which
+//                                     gets {lines, runOf, frames} unpaged
 (arg, env) => {
   const reg = chromegateRefs(env);
   // A scoped snapshot is expanded: what the outline cuts (names, values,
@@ -449,7 +451,13 @@
     if (role === 'iframe') {
       const doc = seen ? sameOriginDoc(el) : null;
       const name = cut(accName(el, role), MAX_NAME);
-      emit(depth, { k: 'iframe', s: 'iframe' + nameThen(name, doc ? '' : '(cross-origin, not shown)') });
+      if (seen && !doc) {
+        // Another origin's document: the backend outlines it in its own
+        // world, if the policy allows it (helpers.Snapshot), in place.
+        emit(depth, { k: 'frame', s: 'iframe' + nameThen(name, ''), name, fref: reg.refFor(el) });
+        return;
+      }
+      emit(depth, { k: 'iframe', s: 'iframe' + nameThen(name, '') });
       if (doc && doc.body) walk(doc.body, depth + 1, '', false);
       return;
     }
@@ -568,6 +576,7 @@
   // a head line with the refs' letters, then "number name" lines.
   const lines = [];
   const runOf = []; // for each line in a list, the index of its head line
+  const frames = []; // frames of other origins: {line, depth, ref, name}
   for (let i = 0; i < recs.length;) {
     const r = recs[i];
     const plainAt = (j) => recs[j] && recs[j].plain && recs[j].d === r.d && !(recs[j + 1] && recs[j + 1].d > r.d);
@@ -585,10 +594,15 @@
       i = j;
       continue;
     }
+    if (r.k === 'frame') frames.push({ line: lines.length, depth: r.d, ref: r.fref, name: r.name || '' });
     lines.push(pad + r.s);
     runOf.push(-1);
     i++;
   }
+
+  // With frames of other origins, the backend splices their outlines in
+  // and pages the whole: every line goes back, with what paging needs.
+  if (frames.length || arg.raw) return { lines, runOf, frames, cut: cutAny && !expanded, where: { url: String(location.href), origin: String(self.origin) } };
 
   // Paging by line: offset is the first line shown, next the line to pass
   // as offset to continue (0 when everything was shown). A page that

@@ -29,6 +29,9 @@ const (
 	MethodEval           = "eval"
 	MethodWaitFor        = "waitFor"
 	MethodRunScript      = "runScript"
+	MethodFrameDocument  = "frameDocument"
+	MethodRefDocument    = "refDocument"
+	MethodFrameAt        = "frameAt"
 	MethodCookies        = "cookies"
 	MethodSetCookies     = "setCookies"
 	MethodClipboardWrite = "clipboardWrite"
@@ -51,6 +54,7 @@ func Methods() []string {
 		MethodClick, MethodType, MethodFill, MethodPress, MethodHover, MethodScroll,
 		MethodSelectOption, MethodSetFiles, MethodDrag,
 		MethodText, MethodHTML, MethodScreenshot, MethodEval, MethodWaitFor, MethodRunScript,
+		MethodFrameDocument, MethodRefDocument, MethodFrameAt,
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
 		MethodAnswerDialog, MethodEmulate, MethodConsole, MethodPDF,
