@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/chromegate/chromegate/executor/cdp"
@@ -172,7 +171,7 @@ func pairReset(dataDir string, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "no running server; the paired extension is forgotten and the next `chromegate serve` makes a new token")
 		return nil
 	}
-	if err := syscall.Kill(h.PID, syscall.SIGHUP); err != nil {
+	if err := signalRotate(h.PID); err != nil {
 		return fmt.Errorf("signal the server (pid %d): %w", h.PID, err)
 	}
 	for range 50 {

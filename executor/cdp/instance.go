@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
@@ -591,7 +590,7 @@ func (in *instance) stopDriver() error {
 		return nil
 	case <-time.After(15 * time.Second):
 		if in.driverPid > 0 {
-			_ = syscall.Kill(in.driverPid, syscall.SIGKILL)
+			_ = killPID(in.driverPid)
 		}
 		<-done
 		return errors.New("cdp: the Playwright driver did not exit in time and was killed")

@@ -47,3 +47,6 @@ func chromiumAlive(pid int) bool {
 	}
 	return strings.Contains(strings.ToLower(string(cmd)), "chrom")
 }
+
+// killPID ends pid at once (SIGKILL).
+func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package cdp
 
@@ -19,3 +19,6 @@ func chromiumAlive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || err == syscall.EPERM
 }
+
+// killPID ends pid at once (SIGKILL).
+func killPID(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/chromegate/chromegate/mcp"
@@ -122,9 +121,7 @@ func stampOf(path string) (fileStamp, error) {
 		return fileStamp{}, err
 	}
 	st := fileStamp{exists: true, size: fi.Size(), mode: fi.Mode(), mtime: fi.ModTime()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = uint64(sys.Ino)
-	}
+	st.ino = inode(fi)
 	return st, nil
 }
 
