@@ -22,6 +22,7 @@ import (
 const extensionUsage = `usage:
   chromegate extension install DIR   write the extension to DIR, for chrome://extensions "Load unpacked"
   chromegate extension path          write it to the data dir (if missing or older) and print where
+  chromegate extension pack [FILE]   write it as a zip (default: chromegate-extension-VERSION.zip); unzip, then "Load unpacked"
 `
 
 func cmdExtension(args []string, stdout, stderr io.Writer) error {
@@ -38,6 +39,12 @@ func cmdExtension(args []string, stdout, stderr io.Writer) error {
 	}
 	var dir string
 	switch args[0] {
+	case "pack":
+		if fs.NArg() > 1 {
+			fmt.Fprint(stderr, extensionUsage)
+			return errUsage
+		}
+		return packExtension(fs.Arg(0), stdout)
 	case "install":
 		if fs.NArg() != 1 {
 			fmt.Fprint(stderr, extensionUsage)
