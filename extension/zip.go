@@ -2,9 +2,12 @@ package extension
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -53,3 +56,22 @@ func Zip(w io.Writer, folder string) error {
 
 // ZipName is the file name of the extension's zip for a release.
 func ZipName() string { return "chromegate-extension-" + Version() + ".zip" }
+
+// IDOf is the id Chrome gives the unpacked extension in dir: from its
+// manifest's key, the way ID is computed for the built-in one.
+func IDOf(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return "", fmt.Errorf("extension: %w", err)
+	}
+	var m struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", fmt.Errorf("extension: %s/manifest.json: %w", dir, err)
+	}
+	if m.Key == "" {
+		return "", fmt.Errorf("extension: %s/manifest.json has no key: Chrome would give it a random id", dir)
+	}
+	return idFromKey(m.Key)
+}

@@ -26,6 +26,8 @@ type extFlags struct {
 	prefer        string
 	noCDPFallback bool
 	withExtension bool
+	useExtension  triBool
+	extensionDir  string
 }
 
 func (f *extFlags) register(fs *flag.FlagSet) {
@@ -34,6 +36,8 @@ func (f *extFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.prefer, "prefer", "extension", "backend to use when both can serve: extension | cdp")
 	fs.BoolVar(&f.noCDPFallback, "no-cdp-fallback", false, "never launch or attach to a browser: serve only through the paired extension")
 	fs.BoolVar(&f.withExtension, "with-extension", false, "load chromegate's extension into the browser chromegate launches and pair it over CDP, so tabs are driven through it")
+	fs.Var(&f.useExtension, "use-extension", "true: drive your own Chrome through the paired extension only (as --no-cdp-fallback); false: only a browser chromegate launches or attaches to (as --no-extension); auto (default): the extension when paired, else a launched browser")
+	fs.StringVar(&f.extensionDir, "extension-dir", "", "with --with-extension, load this unpacked extension folder (an unzipped `chromegate extension pack`) instead of writing out the built-in one; its manifest key must give chromegate's extension id")
 }
 
 // defaultBridgeAddr lets the bridge pick a free loopback port.
@@ -61,6 +65,12 @@ func (b *browserFlags) resolvedDataDir() string {
 // none is decided).
 func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, version string, boundary *egress.Boundary) (*extSetup, error) {
 	dataDir := bf.resolvedDataDir()
+	if err := f.applyUseExtension(); err != nil {
+		return nil, err
+	}
+	if f.extensionDir != "" && !f.withExtension {
+		return nil, fmt.Errorf("--extension-dir needs --with-extension")
+	}
 	if f.prefer != "extension" && f.prefer != "cdp" {
 		return nil, fmt.Errorf("--prefer %q: want extension or cdp", f.prefer)
 	}
@@ -108,7 +118,13 @@ func (f *extFlags) setup(log *slog.Logger, bf *browserFlags, copts cdp.Options, 
 			return nil, fmt.Errorf("--with-extension needs the persistent profile of a browser chromegate launches (not --cdp-endpoint or --isolated)")
 		}
 		dir := filepath.Join(dataDir, "extension")
-		if err := extension.Install(dir); err != nil {
+		if f.extensionDir != "" {
+			var err error
+			if dir, err = unpackedExtension(f.extensionDir); err != nil {
+				s.Close()
+				return nil, err
+			}
+		} else if err := extension.Install(dir); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("write the extension to %s: %w", dir, err)
 		}

@@ -42,3 +42,21 @@ func packExtension(file string, stdout io.Writer) error {
 	fmt.Fprintln(stdout, "Load it: unzip it, then chrome://extensions → Developer mode → Load unpacked → the chromegate-extension folder.")
 	return nil
 }
+
+// unpackedExtension checks that dir is an unpacked chromegate extension
+// with the pinned id (the bridge accepts no other), and returns it
+// absolute, as Chromium's --load-extension wants it.
+func unpackedExtension(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	id, err := extension.IDOf(abs)
+	if err != nil {
+		return "", fmt.Errorf("--extension-dir: %w", err)
+	}
+	if id != extension.ID() {
+		return "", fmt.Errorf("--extension-dir %s: its manifest key gives id %s, not chromegate's %s", abs, id, extension.ID())
+	}
+	return abs, nil
+}

@@ -16,13 +16,13 @@ import (
 // policyFlags only feed the policy's data (or replace the policy): no flag
 // allows anything by itself.
 type policyFlags struct {
-	allowDomains    listFlag
+	allowDomains    hostList
 	enableMutations bool
 	enableEval      bool
 	enableDownloads bool
 	allDomains      bool
 	strictEgress    bool
-	assetDomains    listFlag
+	assetDomains    hostList
 	dir             string
 	dataFile        string
 	decisionLog     string
@@ -33,7 +33,7 @@ type policyFlags struct {
 }
 
 func (p *policyFlags) register(fs *flag.FlagSet) {
-	fs.Var(&p.allowDomains, "allow-domain", "allow a host for navigation and reads; *.example.com = any depth of subdomain (repeatable)")
+	fs.Var(&p.allowDomains, "allow-domain", "allow a host for navigation and reads; *.example.com = any depth of subdomain (repeatable; one value may list several, separated by commas or spaces)")
 	fs.BoolVar(&p.enableMutations, "enable-mutations", false, "allow tools that change pages: click, type, fill, press, select_option, set_files, drag, cookies_set, clipboard_write, tab_close")
 	fs.BoolVar(&p.enableEval, "unsafe-enable-eval", false, "allow eval (arbitrary JavaScript in allowed pages)")
 	fs.BoolVar(&p.enableDownloads, "enable-downloads", false, "allow download_file from allowed hosts")

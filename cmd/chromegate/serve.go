@@ -91,6 +91,7 @@ type serveConfig struct {
 	acceptAlerts   bool
 	changes        onOff
 	record         string
+	installDriver  bool
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -114,6 +115,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg.changes = true
 	fs.Var(&cfg.changes, "changes", "on | off: acting calls (click, type, fill, ...) return what they changed in the tab's outline since the caller last saw it, or the new outline after a navigation (a call's changes argument overrides it)")
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
+	fs.BoolVar(&cfg.installDriver, "install-driver", false, "when the Playwright driver is missing, install it on start in the background, as `chromegate setup` does (needs node and npm; never downloads a browser); chrome_status shows the progress")
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -121,6 +123,9 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve takes no arguments, got %q\n", fs.Args())
 		return errUsage
+	}
+	if err := unfilledSetting(fs); err != nil {
+		return err
 	}
 	log, err := newLogger(stderr, cfg.logLevel)
 	if err != nil {
@@ -171,6 +176,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	defer backends.Close()
 	backends.watchHangup(ctx, log)
+	ready := checkReadiness(ctx, &cfg, log)
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})
 	defer func() {
 		if err := mgr.Close(); err != nil {
@@ -200,7 +206,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Logger:         log,
 		MaxResultChars: cfg.maxResultChars,
 		Version:        chromegateVersion(),
-		Status:         mergeStatus(gate.Status, backends.status),
+		Status:         mergeStatus(gate.Status, backends.status, ready.status),
 		Plugins:        plugins,
 		Secrets:        cfg.vault,
 		StateDir:       filepath.Join(cfg.browser.resolvedDataDir(), "state"),

@@ -68,7 +68,7 @@ type Driver struct {
 }
 
 // setupHint is the command that installs the driver.
-const setupHint = "run `chromegate setup`"
+var setupHint = "run `" + SetupCommand() + "`"
 
 // FindDriver locates the Playwright driver: flagDir, else
 // $PLAYWRIGHT_DRIVER_PATH, else DefaultDriverDir(). It checks that
@@ -156,7 +156,7 @@ func findNode(dir string) (string, error) {
 	if err != nil {
 		return "", executor.Errorf(executor.CodeLaunchFailed,
 			"Node.js is not installed (the Playwright driver needs it)").
-			WithHint("apt-get install -y nodejs").Wrap(err)
+			WithHint(NodeHint).Wrap(err)
 	}
 	return p, nil
 }
@@ -174,9 +174,10 @@ var chromiumCandidates = []string{
 	"/usr/bin/google-chrome-stable",
 	"/opt/google/chrome/chrome",
 	"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+	"/Applications/Chromium.app/Contents/MacOS/Chromium",
+	`C:\Program Files\Google\Chrome\Application\chrome.exe`,
+	`C:\Program Files (x86)\Google\Chrome\Application\chrome.exe`,
 }
-
-const chromiumHint = "apt-get install -y chromium (or pass --executable-path / set CHROME_PATH)"
 
 // FindChromium returns the browser executable: flagPath, else $CHROME_PATH,
 // else the first of the usual install locations that exists.
@@ -219,7 +220,7 @@ func InstallDriver(ctx context.Context, dir string, progress io.Writer) error {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "Node.js is not installed (the Playwright driver needs it)").
-			WithHint("apt-get install -y nodejs").Wrap(err)
+			WithHint(NodeHint).Wrap(err)
 	}
 	if v, err := packageVersion(filepath.Join(dir, "package", "package.json")); err == nil && v == DriverVersion {
 		fmt.Fprintf(progress, "playwright-core %s is already installed in %s\n", DriverVersion, dir)
