@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -162,7 +163,10 @@ func (r *readiness) snapshot() []missingPart {
 // install runs the driver's installation (npm, a minute or so) and, when it
 // worked, drops the driver from what is missing.
 func (r *readiness) install(ctx context.Context, dir string, log *slog.Logger) {
-	target := dir
+	target := dir // where FindDriver looks, as `chromegate setup` installs
+	if target == "" {
+		target = os.Getenv("PLAYWRIGHT_DRIVER_PATH")
+	}
 	if target == "" {
 		target = cdp.DefaultDriverDir()
 	}
