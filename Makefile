@@ -6,6 +6,8 @@ GO ?= go
 BIN := bin/chromegate
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
+.PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress clean
 
 all: build
@@ -47,6 +49,42 @@ webmcp-deps: node
 
 deps: chromium driver webmcp-deps pdftotext
 
+# What chromegate ships, into dist/ (not committed):
+#   make mcpb                  the Claude Desktop bundle for this machine,
+#                              chromegate-VERSION-OS-ARCH.mcpb
+#   make release VERSION=x.y.z for linux, macOS and Windows on amd64 and
+#                              arm64: archives (.tar.gz; .zip for Windows)
+#                              with the binary, README and the extension,
+#                              bundles, the extension's zip, SHA256SUMS
+#   make extension-zip         the extension alone, for "Load unpacked"
+# Binaries are static (CGO_ENABLED=0), -trimpath, with the version, commit
+# and date stamped (chromegate version). The bundle's manifest, tools
+# included, is written from the tool table; the official mcpb CLI
+# (@anthropic-ai/mcpb, pinned in e2e/testdata/mcpb/package-lock.json, which
+# the tests use too) validates and packs it.
+MCPB_DIR := e2e/testdata/mcpb
+MCPB := $(MCPB_DIR)/node_modules/.bin/mcpb
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//')
+RELEASE_VERSION = $(or $(VERSION),0.0.0-dev)
+HOST_TARGET = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+DIST := dist
+
+mcpb-deps: node
+	@if [ -x $(MCPB) ]; then :; else \
+	  echo "== installing @anthropic-ai/mcpb (the MCP Bundle CLI)"; \
+	  npm ci --prefix $(MCPB_DIR) --no-audit --no-fund --ignore-scripts; fi
+
+mcpb: mcpb-deps
+	$(GO) run ./internal/dist/cmd/dist -version $(RELEASE_VERSION) -targets $(HOST_TARGET) -archives=false -mcpb $(abspath $(MCPB)) -out $(DIST)
+
+release: mcpb-deps
+	$(GO) run ./internal/dist/cmd/dist -version $(RELEASE_VERSION) -targets all -mcpb $(abspath $(MCPB)) -out $(DIST)
+	cd $(DIST) && sha256sum -c SHA256SUMS
+
+extension-zip: build
+	@mkdir -p $(DIST)
+	./$(BIN) extension pack $(DIST)/chromegate-extension.zip
+
 demo: deps
 	./$(BIN) demo
 
@@ -57,7 +95,7 @@ vet:
 
 # Packages run one after another (-p 1): several of them start browsers, and
 # on two cores running them side by side only starves each one's deadlines.
-test: deps vet
+test: deps mcpb-deps vet
 	node --test extension/
 	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) --no-print-directory test-ext
@@ -122,7 +160,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/
 
 clean:
-	rm -rf bin demo-out
+	rm -rf bin demo-out dist
 
 # chromegate against Playwright MCP and Chrome DevTools MCP (installed from
 # npm into chromegate's cache dir, no browser downloaded), same Chromium,

@@ -127,10 +127,18 @@ func TestBundle(t *testing.T) {
 	s := startBundle(t, installed, map[string]any{
 		"allowed_domains": "127.0.0.1, example.invalid", "enable_mutations": true, "data_dir": dataDir,
 	}, nil)
+	// tools/list shows what the policy lets this configuration call: every
+	// tool of the manifest but those the form has no setting for (eval and
+	// download_file need serve's --unsafe-enable-eval, --enable-downloads).
 	listed := s.toolNames()
 	for _, n := range names {
-		if !slices.Contains(listed, n) {
-			t.Errorf("tools/list lacks %s, which the manifest lists", n)
+		if hidden := n == "eval" || n == "download_file"; slices.Contains(listed, n) == hidden {
+			t.Errorf("tools/list has %s: %v; want %v", n, !hidden, hidden)
+		}
+	}
+	for _, n := range listed {
+		if !slices.Contains(names, n) {
+			t.Errorf("tools/list has %s, which the manifest does not list", n)
 		}
 	}
 	s.call("navigate", map[string]any{"url": url + "/form"})
@@ -470,4 +478,43 @@ func chromeExtensionID(t *testing.T, key string) string {
 		b.WriteByte('a' + c&0xf)
 	}
 	return b.String()
+}
+
+// TestGoInstall installs chromegate with `go install` from a clone of this
+// repository into an empty module cache (every dependency fetched through
+// GOPROXY as the environment sets it, -mod=mod as a user outside the tree
+// gets) and runs the binary: its version comes from the build info (the
+// commit), as the README's go install line gives it.
+func TestGoInstall(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git: %v", err)
+	}
+	work := t.TempDir()
+	clone := filepath.Join(work, "src")
+	if out, err := runIn(work, "git", "clone", "--quiet", "--no-hardlinks", "..", clone); err != nil {
+		// ".." from e2e/ is the repository (or a worktree of it).
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	head, err := runIn(clone, "git", "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd := exec.Command("go", "install", "./cmd/chromegate")
+	cmd.Dir = clone
+	cmd.Env = append(os.Environ(), "GOMODCACHE="+filepath.Join(work, "modcache"), "GOFLAGS=-mod=mod", "GOBIN="+filepath.Join(work, "bin"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install: %v\n%s", err, out)
+	}
+	installed := time.Since(start)
+	out, err := runIn(work, filepath.Join(work, "bin", "chromegate"), "version")
+	if err != nil {
+		t.Fatalf("chromegate version: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "commit             "+strings.TrimSpace(head)) {
+		t.Errorf("chromegate version does not name the commit %s:\n%s", strings.TrimSpace(head), out)
+	}
+	t.Logf("go install from an empty module cache: %v", installed.Round(time.Millisecond))
+	// The module cache is read-only by default; let t.TempDir remove it.
+	_ = exec.Command("chmod", "-R", "u+w", filepath.Join(work, "modcache")).Run()
 }

@@ -25,7 +25,15 @@ type hostList []string
 func (l *hostList) String() string { return strings.Join(*l, ",") }
 
 func (l *hostList) Set(v string) error {
-	*l = append(*l, strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })...)
+	hosts := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	for _, h := range hosts {
+		// A form field is one argument and can never become a flag; a
+		// value that reads like one is a mistake to point out, not a host.
+		if strings.HasPrefix(h, "-") {
+			return fmt.Errorf("%q is not a host name (flags cannot be given in a list of hosts)", h)
+		}
+	}
+	*l = append(*l, hosts...)
 	return nil
 }
 

@@ -36,6 +36,14 @@ func TestHostList(t *testing.T) {
 	if d := cmp.Diff(hostList{"a.test", "b.test", "*.c.test", "d.test"}, l); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+	// What a user (or whoever filled the form) types into "Allowed
+	// domains" stays hosts: it cannot smuggle in a flag.
+	for _, v := range []string{"a.test --unsafe-all-domains", "--enable-mutations", "a.test,-x"} {
+		var l hostList
+		if err := l.Set(v); err == nil {
+			t.Errorf("%q accepted as %v", v, l)
+		}
+	}
 }
 
 // TestUseExtension maps the bundle's browser choice onto the backends and

@@ -94,7 +94,7 @@ func WriteArchive(dst string, files []File) (err error) {
 }
 
 func writeTarGz(w io.Writer, root string, files []File) error {
-	gz, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+	gz, _ := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	tw := tar.NewWriter(gz)
 	dirs := map[string]bool{}
 	for _, f := range files {
