@@ -491,8 +491,11 @@ func TestGoInstall(t *testing.T) {
 	}
 	work := t.TempDir()
 	clone := filepath.Join(work, "src")
-	if out, err := runIn(work, "git", "clone", "--quiet", "--no-hardlinks", "..", clone); err != nil {
-		// ".." from e2e/ is the repository (or a worktree of it).
+	repo, err := filepath.Abs("..") // the repository, or a worktree of it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runIn(work, "git", "clone", "--quiet", "--no-hardlinks", repo, clone); err != nil {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	head, err := runIn(clone, "git", "rev-parse", "HEAD")
