@@ -75,7 +75,7 @@ func TestFindDriver(t *testing.T) {
 	t.Setenv("PLAYWRIGHT_NODEJS_PATH", "")
 	t.Setenv("PATH", t.TempDir())
 	_, err = FindDriver(good)
-	if e := wantCode(t, err, executor.CodeLaunchFailed); e.Hint != "apt-get install -y nodejs" {
+	if e := wantCode(t, err, executor.CodeLaunchFailed); e.Hint != NodeHint || !strings.Contains(NodeHint, "nodejs") {
 		t.Errorf("no node: %v", e)
 	}
 }
