@@ -75,10 +75,10 @@ mcpb-deps: node
 	  npm ci --prefix $(MCPB_DIR) --no-audit --no-fund --ignore-scripts; fi
 
 mcpb: mcpb-deps
-	$(GO) run ./internal/dist/cmd/dist -version $(RELEASE_VERSION) -targets $(HOST_TARGET) -archives=false -mcpb $(abspath $(MCPB)) -out $(DIST)
+	$(GO) run ./cmd/dist -version $(RELEASE_VERSION) -targets $(HOST_TARGET) -archives=false -mcpb $(abspath $(MCPB)) -out $(DIST)
 
 release: mcpb-deps
-	$(GO) run ./internal/dist/cmd/dist -version $(RELEASE_VERSION) -targets all -mcpb $(abspath $(MCPB)) -out $(DIST)
+	$(GO) run ./cmd/dist -version $(RELEASE_VERSION) -targets all -mcpb $(abspath $(MCPB)) -out $(DIST)
 	cd $(DIST) && sha256sum -c SHA256SUMS
 
 extension-zip: build

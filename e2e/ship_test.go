@@ -26,7 +26,7 @@ import (
 
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/internal/dist"
+	"github.com/chromegate/chromegate/mcp/dist"
 	"github.com/chromegate/chromegate/mcp"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/chromegate/chromegate/internal/dist"
+	"github.com/chromegate/chromegate/mcp/dist"
 )
 
 // TestBundleSettingsAreServeFlags checks that every setting of the bundle's

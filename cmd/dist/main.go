@@ -3,7 +3,7 @@
 // archive (.tar.gz, .zip for Windows) and an MCP Bundle packed by the mcpb
 // CLI; the extension's zip; and SHA256SUMS over all of them.
 //
-//	go run ./internal/dist/cmd/dist -version 1.2.3 -targets all -mcpb PATH -out dist
+//	go run ./cmd/dist -version 1.2.3 -targets all -mcpb PATH -out dist
 package main
 
 import (
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/extension"
-	"github.com/chromegate/chromegate/internal/dist"
+	"github.com/chromegate/chromegate/mcp/dist"
 )
 
 func main() {

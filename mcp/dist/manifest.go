@@ -2,7 +2,7 @@
 // Claude Desktop (written from the tool table, so every tool the server
 // serves is listed with its own description), and the release archives
 // with their SHA256SUMS. `make mcpb` and `make release` run it through
-// internal/dist/cmd/dist.
+// cmd/dist.
 package dist
 
 import (
