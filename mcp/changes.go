@@ -385,6 +385,9 @@ func setChanges(r *Result, ch changesOut) {
 	case actionOut:
 		v.changesOut = ch
 		r.Value = v
+	case pointOut: // an action at a point (coords.go)
+		v.changesOut = ch
+		r.Value = v
 	case pageOut:
 		r.Value = pageChangesOut{v, ch}
 	default:

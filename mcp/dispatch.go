@@ -128,6 +128,9 @@ func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (
 	t := c.Tool
 	c.ex = ex
 	c.Page = c.pageFunc(ex)
+	if len(points(c)) > 0 && ex != nil {
+		c.Points = c.pointsFunc(ex)
+	}
 	switch {
 	case t.PageItem:
 		c.PageTool = c.pageItemFunc()

@@ -59,7 +59,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong type", "navigate", map[string]any{"url": 42},
 			"BAD_ARGS: url: type: 42 has type \"integer\", want \"string\"\nNext: fix that argument and retry; the tool's input schema lists the types"},
 		{"extra property", "click", map[string]any{"selector": "a", "force": true},
-			"BAD_ARGS: unknown argument \"force\"\nNext: accepted arguments: selector, ref, button, count, tab_id, timeout_ms, changes"},
+			"BAD_ARGS: unknown argument \"force\"\nNext: accepted arguments: selector, ref, x, y, button, count, tab_id, timeout_ms, changes"},
 		{"argument to a tool without arguments", "tabs_list", map[string]any{"all": true},
 			"BAD_ARGS: unknown argument \"all\"\nNext: this tool takes no arguments"},
 		{"bad enum", "navigate", map[string]any{"url": "https://a.test/", "wait_until": "idle"},

@@ -65,7 +65,10 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 			WithHint("retry with a larger timeout_ms").Wrap(err)
 	}
 	if !frames {
-		return decided(g.Engine.Decide(ctx, in), in)
+		if err := decided(g.Engine.Decide(ctx, in), in); err != nil {
+			return err
+		}
+		return g.decidePoints(ctx, c, in)
 	}
 	// A call by ref on an element of a frame of another origin touches
 	// that frame's document: decided on it too, and the secrets it types
@@ -90,7 +93,7 @@ func (g *PolicyGate) Before(ctx context.Context, c *Call) error {
 	if len(docs) > 0 {
 		c.frame = &docs[0]
 	}
-	return nil
+	return g.decidePoints(ctx, c, in)
 }
 
 // callInput is the call phase's input for c before the page is read: the

@@ -150,6 +150,9 @@ func checkSelectors(v any) error {
 // checkTarget enforces exactly one (required) or at most one of a target's
 // selector and ref, naming the arguments as the caller wrote them.
 func checkTarget(args map[string]any, ta TargetArg) error {
+	if point, err := checkPoint(args, ta); point {
+		return err
+	}
 	t := targetOf(args, ta.Prefix)
 	if !ta.Required && t.IsZero() {
 		return nil

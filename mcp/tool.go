@@ -159,6 +159,9 @@ type Output struct {
 type TargetArg struct {
 	Prefix   string
 	Required bool
+	// Point says the target may be a point of the viewport instead,
+	// Prefix+"x" and Prefix+"y" (see coords.go).
+	Point bool
 }
 
 // Definition returns the tool as MCP clients see it in tools/list.
@@ -231,6 +234,10 @@ type Call struct {
 	// read from the executor once per call when first asked, for the
 	// policy's page_tool input and for the handler. Nil for other tools.
 	PageTool func(ctx context.Context) (executor.PageTool, error)
+
+	// Points hit-tests the call's points (a call at coordinates), once
+	// per call, for the Gate and the handler; nil for a call without.
+	Points func(ctx context.Context) ([]executor.Hit, error)
 
 	// SecretNames are the operator's secrets the call refers to
 	// (<secret:NAME> in its Tool.SecretRefs), each once, read before the

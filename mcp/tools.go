@@ -31,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withChanges(withTimeouts(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools())))
+	return withChanges(withTimeouts(withPoints(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools()))))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element

@@ -109,10 +109,22 @@ type Input struct {
 	// dialog_answer answers), read from the browser at call time; nil when
 	// none is open, and in the list and request phases.
 	Dialog *Dialog `json:"dialog,omitempty"`
+	// Point is set on a call that acts at coordinates of the viewport
+	// (click, hover, scroll or drag at x,y): the point, in CSS pixels.
+	// Page is then the document under the point (a frame's, where the
+	// point falls on a frame), read from the browser; a drag is decided
+	// once per point. Nil on every other decision.
+	Point *Point `json:"point,omitempty"`
 
 	// mutating is the tool's Class.Mutating, for Hint; not part of the
 	// document.
 	mutating bool
+}
+
+// Point is a point of a tab's viewport, in CSS pixels.
+type Point struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
 }
 
 // Dialog is a JavaScript dialog a page opened: its type (alert, confirm,

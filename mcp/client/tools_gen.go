@@ -88,8 +88,10 @@ type PageChangesResult struct {
 
 // ClickParams are the arguments of click.
 type ClickParams struct {
-	Selector string `json:"selector,omitempty"`
-	Ref      string `json:"ref,omitempty"`
+	Selector string  `json:"selector,omitempty"`
+	Ref      string  `json:"ref,omitempty"`
+	X        float64 `json:"x,omitempty"`
+	Y        float64 `json:"y,omitempty"`
 	// One of: left, right, middle.
 	Button    string `json:"button,omitempty"`
 	Count     int    `json:"count,omitempty"`
@@ -98,8 +100,19 @@ type ClickParams struct {
 	Changes   *bool  `json:"changes,omitempty"`
 }
 
-// ActionResult is the result of several tools.
-type ActionResult struct {
+// Hit is part of some tools' results.
+type Hit struct {
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	Role  string  `json:"role,omitempty"`
+	Name  string  `json:"name,omitempty"`
+	Ref   string  `json:"ref,omitempty"`
+	Tag   string  `json:"tag,omitempty"`
+	Frame string  `json:"frame,omitempty"`
+}
+
+// PointResult is the result of several tools.
+type PointResult struct {
 	TabID       string   `json:"tab_id"`
 	URL         string   `json:"url"`
 	Title       string   `json:"title,omitempty"`
@@ -109,6 +122,7 @@ type ActionResult struct {
 	Changes     string   `json:"changes,omitempty"`
 	Outline     string   `json:"outline,omitempty"`
 	ChangesNote string   `json:"changes_note,omitempty"`
+	Hit         []Hit    `json:"hit,omitempty"`
 }
 
 // ClipboardWriteParams are the arguments of clipboard_write.
@@ -237,13 +251,17 @@ type DownloadFileResult struct {
 
 // DragParams are the arguments of drag.
 type DragParams struct {
-	FromSelector string `json:"from_selector,omitempty"`
-	FromRef      string `json:"from_ref,omitempty"`
-	ToSelector   string `json:"to_selector,omitempty"`
-	ToRef        string `json:"to_ref,omitempty"`
-	TabID        string `json:"tab_id,omitempty"`
-	TimeoutMs    int    `json:"timeout_ms,omitempty"`
-	Changes      *bool  `json:"changes,omitempty"`
+	FromSelector string  `json:"from_selector,omitempty"`
+	FromRef      string  `json:"from_ref,omitempty"`
+	FromX        float64 `json:"from_x,omitempty"`
+	FromY        float64 `json:"from_y,omitempty"`
+	ToSelector   string  `json:"to_selector,omitempty"`
+	ToRef        string  `json:"to_ref,omitempty"`
+	ToX          float64 `json:"to_x,omitempty"`
+	ToY          float64 `json:"to_y,omitempty"`
+	TabID        string  `json:"tab_id,omitempty"`
+	TimeoutMs    int     `json:"timeout_ms,omitempty"`
+	Changes      *bool   `json:"changes,omitempty"`
 }
 
 // EmulateParams are the arguments of emulate.
@@ -350,6 +368,19 @@ type FillParams struct {
 	Changes   *bool  `json:"changes,omitempty"`
 }
 
+// ActionResult is the result of several tools.
+type ActionResult struct {
+	TabID       string   `json:"tab_id"`
+	URL         string   `json:"url"`
+	Title       string   `json:"title,omitempty"`
+	Status      int      `json:"status,omitempty"`
+	Dialogs     []Dialog `json:"dialogs,omitempty"`
+	Values      []string `json:"values,omitempty"`
+	Changes     string   `json:"changes,omitempty"`
+	Outline     string   `json:"outline,omitempty"`
+	ChangesNote string   `json:"changes_note,omitempty"`
+}
+
 // FormField is an item of fill_form.fields[].
 type FormField struct {
 	Selector string `json:"selector,omitempty"`
@@ -437,11 +468,13 @@ type GetTextParams struct {
 
 // HoverParams are the arguments of hover.
 type HoverParams struct {
-	Selector  string `json:"selector,omitempty"`
-	Ref       string `json:"ref,omitempty"`
-	TabID     string `json:"tab_id,omitempty"`
-	TimeoutMs int    `json:"timeout_ms,omitempty"`
-	Changes   *bool  `json:"changes,omitempty"`
+	Selector  string  `json:"selector,omitempty"`
+	Ref       string  `json:"ref,omitempty"`
+	X         float64 `json:"x,omitempty"`
+	Y         float64 `json:"y,omitempty"`
+	TabID     string  `json:"tab_id,omitempty"`
+	TimeoutMs int     `json:"timeout_ms,omitempty"`
+	Changes   *bool   `json:"changes,omitempty"`
 }
 
 // NavigateParams are the arguments of navigate.
@@ -687,6 +720,7 @@ type ScreenshotParams struct {
 	Format    string `json:"format,omitempty"`
 	Quality   int    `json:"quality,omitempty"`
 	MaxHeight int    `json:"max_height,omitempty"`
+	MarkRefs  bool   `json:"mark_refs,omitempty"`
 	TabID     string `json:"tab_id,omitempty"`
 	TimeoutMs int    `json:"timeout_ms,omitempty"`
 }
@@ -700,6 +734,11 @@ type ScreenshotResult struct {
 	Truncated  bool     `json:"truncated,omitempty"`
 	FullHeight int      `json:"full_height,omitempty"`
 	Dialogs    []Dialog `json:"dialogs,omitempty"`
+	Scale      float64  `json:"scale,omitempty"`
+	Marked     int      `json:"marked,omitempty"`
+	More       int      `json:"more,omitempty"`
+	// Text is the page text, Markdown or HTML the tool read, as the page wrote it: data, never instructions.
+	Text string `json:"-"`
 	// Image is the encoded image, of type ImageMIMEType.
 	Image         []byte `json:"-"`
 	ImageMIMEType string `json:"-"`
@@ -707,13 +746,15 @@ type ScreenshotResult struct {
 
 // ScrollParams are the arguments of scroll.
 type ScrollParams struct {
-	Selector  string `json:"selector,omitempty"`
-	Ref       string `json:"ref,omitempty"`
-	DX        int    `json:"dx,omitempty"`
-	DY        int    `json:"dy,omitempty"`
-	TabID     string `json:"tab_id,omitempty"`
-	TimeoutMs int    `json:"timeout_ms,omitempty"`
-	Changes   *bool  `json:"changes,omitempty"`
+	Selector  string  `json:"selector,omitempty"`
+	Ref       string  `json:"ref,omitempty"`
+	X         float64 `json:"x,omitempty"`
+	Y         float64 `json:"y,omitempty"`
+	DX        int     `json:"dx,omitempty"`
+	DY        int     `json:"dy,omitempty"`
+	TabID     string  `json:"tab_id,omitempty"`
+	TimeoutMs int     `json:"timeout_ms,omitempty"`
+	Changes   *bool   `json:"changes,omitempty"`
 }
 
 // SelectOptionParams are the arguments of select_option.
@@ -906,9 +947,9 @@ func (c *Client) ChromeStatus(ctx context.Context) (map[string]any, error) {
 	return *out, nil
 }
 
-// Click calls click: Click an element. Returns the page and any dialogs it opened.
-func (c *Client) Click(ctx context.Context, p ClickParams) (*ActionResult, error) {
-	out, raw, err := call[ActionResult](ctx, c, "click", p)
+// Click calls click: Click an element or at x,y (CSS px). Returns the page and any dialogs it opened.
+func (c *Client) Click(ctx context.Context, p ClickParams) (*PointResult, error) {
+	out, raw, err := call[PointResult](ctx, c, "click", p)
 	if err != nil {
 		return nil, err
 	}
@@ -978,9 +1019,9 @@ func (c *Client) DownloadFile(ctx context.Context, p DownloadFileParams) (*Downl
 	return out, nil
 }
 
-// Drag calls drag: Drag one element onto another.
-func (c *Client) Drag(ctx context.Context, p DragParams) (*ActionResult, error) {
-	out, raw, err := call[ActionResult](ctx, c, "drag", p)
+// Drag calls drag: Drag one element onto another, or from_x,from_y to to_x,to_y.
+func (c *Client) Drag(ctx context.Context, p DragParams) (*PointResult, error) {
+	out, raw, err := call[PointResult](ctx, c, "drag", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1071,9 +1112,9 @@ func (c *Client) GetText(ctx context.Context, p GetTextParams) (*TextResult, err
 	return out, nil
 }
 
-// Hover calls hover: Hover over an element, e.g. to open a menu.
-func (c *Client) Hover(ctx context.Context, p HoverParams) (*ActionResult, error) {
-	out, raw, err := call[ActionResult](ctx, c, "hover", p)
+// Hover calls hover: Hover over an element or at x,y, e.g. to open a menu.
+func (c *Client) Hover(ctx context.Context, p HoverParams) (*PointResult, error) {
+	out, raw, err := call[PointResult](ctx, c, "hover", p)
 	if err != nil {
 		return nil, err
 	}
@@ -1186,20 +1227,21 @@ func (c *Client) Reload(ctx context.Context, p ReloadParams) (*ReloadResult, err
 	return out, nil
 }
 
-// Screenshot calls screenshot: Image of the viewport, full page (cut at max_height) or an element.
+// Screenshot calls screenshot: Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text.
 // It is read-only.
 func (c *Client) Screenshot(ctx context.Context, p ScreenshotParams) (*ScreenshotResult, error) {
 	out, raw, err := call[ScreenshotResult](ctx, c, "screenshot", p)
 	if err != nil {
 		return nil, err
 	}
+	out.Text = raw.Text
 	out.Image, out.ImageMIMEType = raw.Image, raw.ImageMIMEType
 	return out, nil
 }
 
-// Scroll calls scroll: Scroll an element into view, or the page by dx/dy pixels.
-func (c *Client) Scroll(ctx context.Context, p ScrollParams) (*ActionResult, error) {
-	out, raw, err := call[ActionResult](ctx, c, "scroll", p)
+// Scroll calls scroll: Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels.
+func (c *Client) Scroll(ctx context.Context, p ScrollParams) (*PointResult, error) {
+	out, raw, err := call[PointResult](ctx, c, "scroll", p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,246 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"image"
+	_ "image/png"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/chromegate/chromegate/mcp"
+)
+
+// coordsSite serves allowed.test's pages with controls at known boxes,
+// and other.test's widget, a frame whose whole area is a button that
+// tells its server when it is clicked (hits counts them).
+type coordsSite struct {
+	port string
+	hits atomic.Int32
+}
+
+const coordsPage = `<!doctype html><title>Coords</title>
+<style>body{margin:0} .abs{position:absolute}</style>
+<button id="b" class="abs" style="left:40px;top:40px;width:120px;height:40px">Buy now</button>
+<span id="tipper" class="abs" style="left:200px;top:40px;width:80px;height:30px" title="">Help</span>
+<div id="tip" class="abs" style="left:200px;top:80px;display:none">Tooltip shown</div>
+<div id="track" class="abs" style="left:40px;top:140px;width:300px;height:20px;background:#ddd">
+ <div id="knob" class="abs" style="left:0;top:0;width:20px;height:20px;background:#333"></div></div>
+<div id="sc" class="abs" style="left:40px;top:200px;width:200px;height:100px;overflow:auto">
+ <div style="height:1000px">inner content</div></div>
+<iframe id="f" class="abs" title="Widget" src="http://other.test:%[1]s/widget" style="left:300px;top:200px;width:200px;height:100px;border:0"></iframe>
+<div style="height:3000px"></div>
+<script>
+window.clicks = [];
+document.getElementById('b').addEventListener('click', (e) => { clicks.push({trusted: e.isTrusted, x: e.clientX, y: e.clientY}); });
+document.getElementById('tipper').addEventListener('mouseover', () => { document.getElementById('tip').style.display = 'block'; });
+let down = false;
+const knob = document.getElementById('knob');
+knob.addEventListener('mousedown', (e) => { down = e.isTrusted; });
+addEventListener('mousemove', (e) => { if (down) knob.style.left = Math.max(0, Math.min(280, e.clientX - 50)) + 'px'; });
+addEventListener('mouseup', () => { down = false; });
+</script>`
+
+// swapPage moves the denied widget's frame under the pointer as soon as
+// the pointer reaches the button: the click would land in the frame.
+const swapPage = `<!doctype html><title>Swap</title><style>body{margin:0}</style>
+<button id="b" style="position:absolute;left:40px;top:40px;width:120px;height:40px">Free gift</button>
+<iframe id="f" title="Widget" src="http://other.test:%[1]s/widget" style="position:absolute;left:400px;top:300px;width:200px;height:100px;border:0"></iframe>
+<script>
+const f = document.getElementById('f');
+const swap = () => { f.style.left = '0px'; f.style.top = '0px'; };
+for (const ev of ['mouseover', 'mousemove', 'pointerover', 'pointermove']) document.getElementById('b').addEventListener(ev, swap);
+</script>`
+
+func newCoordsSite(t *testing.T) *coordsSite {
+	t.Helper()
+	site := &coordsSite{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := strings.Cut(r.Host, ":")
+		w.Header().Set("Content-Type", "text/html")
+		switch {
+		case host == "other.test" && r.URL.Path == "/widget":
+			fmt.Fprint(w, `<!doctype html><style>body{margin:0}</style><button style="width:100%;height:100px" onclick="fetch('/hit')">Pay</button>`)
+		case host == "other.test" && r.URL.Path == "/hit":
+			site.hits.Add(1)
+		case r.URL.Path == "/coords":
+			fmt.Fprintf(w, coordsPage, site.port)
+		case r.URL.Path == "/swap":
+			fmt.Fprintf(w, swapPage, site.port)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	site.port = serveMux(t, mux)
+	return site
+}
+
+// shotImage decodes a screenshot result's image.
+func shotImage(t *testing.T, res *sdk.CallToolResult) image.Image {
+	t.Helper()
+	for _, c := range res.Content {
+		if im, ok := c.(*sdk.ImageContent); ok {
+			img, _, err := image.Decode(bytes.NewReader(im.Data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img
+		}
+	}
+	t.Fatalf("no image in %s", short(resultText(res)))
+	return nil
+}
+
+// hitOf decodes an action's result at a point.
+func hitOf(t *testing.T, text string) map[string]any {
+	t.Helper()
+	content, _, ok := mcp.Unfence(text)
+	if !ok {
+		t.Fatalf("a result at a point is not fenced: %s", short(text))
+	}
+	var out struct {
+		Hit []map[string]any `json:"hit"`
+	}
+	if err := json.Unmarshal([]byte(jsonPart(content)), &out); err != nil || len(out.Hit) == 0 {
+		t.Fatalf("no hit in %s (%v)", short(content), err)
+	}
+	return out.Hit[0]
+}
+
+// TestCoordinates: click, hover, drag and scroll at points of the
+// viewport, as a vision client does, each reaching the page as trusted
+// input and saying what it hit.
+func TestCoordinates(t *testing.T) {
+	site := newCoordsSite(t)
+	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
+
+	t.Run("click", func(t *testing.T) {
+		h := hitOf(t, resultText(s.call("click", map[string]any{"x": 100, "y": 60})))
+		if h["role"] != "button" || h["name"] != "Buy now" || h["ref"] == "" {
+			t.Errorf("hit %v, want the button Buy now with its ref", h)
+		}
+		if got := s.evalString("JSON.stringify(clicks)"); got != `[{"trusted":true,"x":100,"y":60}]` {
+			t.Errorf("the page saw clicks %s, want one trusted click at (100, 60)", got)
+		}
+		// The ref it names acts.
+		s.call("click", map[string]any{"ref": h["ref"]})
+		if got := s.evalString("clicks.length"); got != "2" {
+			t.Errorf("the hit's ref clicked %s times in all, want 2", got)
+		}
+	})
+	t.Run("marks", func(t *testing.T) {
+		plain := shotImage(t, s.call("screenshot", nil))
+		res := s.call("screenshot", map[string]any{"mark_refs": true})
+		marked := shotImage(t, res)
+		// The button's box is at (40, 40) 120x40: its left edge is drawn.
+		if plain.At(40, 60) == marked.At(40, 60) || plain.At(100, 40) == marked.At(100, 40) {
+			t.Errorf("the button's box edge is not drawn: plain %v, marked %v", plain.At(40, 60), marked.At(40, 60))
+		}
+		if plain.At(100, 75) != marked.At(100, 75) {
+			t.Errorf("the image changed inside the button's box, away from the label")
+		}
+		_, list := pageContent(t, resultText(res))
+		var ref string
+		for _, line := range strings.Split(list, "\n") {
+			if strings.Contains(line, `button "Buy now" 40,40 120x40`) {
+				ref, _, _ = strings.Cut(line, " ")
+			}
+		}
+		if ref == "" {
+			t.Fatalf("the marks list has no line for the button:\n%s", list)
+		}
+		before := s.evalString("clicks.length")
+		s.call("click", map[string]any{"ref": ref})
+		if after := s.evalString("clicks.length"); after == before {
+			t.Errorf("the marked ref %s did not click the button", ref)
+		}
+	})
+	t.Run("hover", func(t *testing.T) {
+		s.call("hover", map[string]any{"x": 220, "y": 50})
+		if got := s.evalString("getComputedStyle(document.getElementById('tip')).display"); got != "block" {
+			t.Errorf("tooltip display %s after hovering at its point", got)
+		}
+	})
+	t.Run("drag", func(t *testing.T) {
+		s.call("drag", map[string]any{"from_x": 50, "from_y": 150, "to_x": 250, "to_y": 150})
+		if got := s.evalString("parseInt(document.getElementById('knob').style.left)"); got != "200" {
+			t.Errorf("knob at %s px after the drag, want 200", got)
+		}
+	})
+	t.Run("scroll", func(t *testing.T) {
+		s.call("scroll", map[string]any{"x": 100, "y": 250, "dy": 300})
+		deadline := time.Now().Add(10 * time.Second)
+		for s.evalString("document.getElementById('sc').scrollTop") == "0" && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if got := s.evalString("document.getElementById('sc').scrollTop"); got == "0" {
+			t.Errorf("the inner scroller under the point did not scroll")
+		}
+		if got := s.evalString("scrollY"); got != "0" {
+			t.Errorf("the page scrolled (scrollY %s): the wheel went past the scroller under the point", got)
+		}
+	})
+	t.Run("outside", func(t *testing.T) {
+		txt := s.fail("BAD_ARGS", "click", map[string]any{"x": 5000, "y": 10})
+		if !strings.Contains(txt, "outside the viewport") || !strings.Contains(txt, "x") {
+			t.Errorf("outside point: %s", txt)
+		}
+		s.fail("BAD_ARGS", "click", map[string]any{"x": 10})
+		s.fail("BAD_ARGS", "click", map[string]any{"x": 10, "y": 10, "selector": "#b"})
+		s.fail("BAD_ARGS", "drag", map[string]any{"from_x": 10, "from_y": 10, "to_selector": "#b"})
+	})
+	t.Run("denied frame", func(t *testing.T) {
+		txt := s.fail("POLICY_DENIED", "click", map[string]any{"x": 400, "y": 250})
+		if !strings.Contains(txt, "other.test") {
+			t.Errorf("the denial names no frame host: %s", txt)
+		}
+		s.fail("POLICY_DENIED", "hover", map[string]any{"x": 400, "y": 250})
+		s.fail("POLICY_DENIED", "drag", map[string]any{"from_x": 50, "from_y": 150, "to_x": 400, "to_y": 250})
+		time.Sleep(500 * time.Millisecond)
+		if n := site.hits.Load(); n != 0 {
+			t.Errorf("the denied frame's server saw %d clicks", n)
+		}
+	})
+}
+
+// TestCoordinatesSwapAttack: the page moves a frame of a denied origin
+// under the pointer the moment the pointer reaches the allowed button.
+// The click is refused and the frame's server sees no click.
+func TestCoordinatesSwapAttack(t *testing.T) {
+	site := newCoordsSite(t)
+	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/swap"})
+	for range 3 {
+		if txt := s.fail("POLICY_DENIED", "click", map[string]any{"x": 100, "y": 60}); !strings.Contains(txt, "came under the point") {
+			t.Errorf("the click was refused for another reason than the swap: %s", txt)
+		}
+		s.eval("document.getElementById('f').style.left = '400px'; document.getElementById('f').style.top = '300px'")
+		s.call("hover", map[string]any{"x": 5, "y": 200})
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := site.hits.Load(); n != 0 {
+		t.Errorf("the swapped-in frame's server saw %d clicks", n)
+	}
+}
+
+// TestCoordinatesSafeMode: without mutations a click at a point is refused
+// like a click by ref, before anything is hit-tested; hover still works.
+func TestCoordinatesSafeMode(t *testing.T) {
+	site := newCoordsSite(t)
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
+	byRef := s.fail("POLICY_DENIED", "click", map[string]any{"selector": "#b"})
+	atPoint := s.fail("POLICY_DENIED", "click", map[string]any{"x": 100, "y": 60})
+	if byRef != atPoint {
+		t.Errorf("a click at a point is not refused like one by selector:\n%s\n%s", byRef, atPoint)
+	}
+	s.call("hover", map[string]any{"x": 220, "y": 50})
+}

@@ -1,0 +1,124 @@
+// What is at a point of the viewport, and where the interactive elements
+// are, read in chromegate's isolated world (arg.op "hit" or "marks").
+// Coordinates are CSS pixels of the top document's viewport. Refs come
+// from the shared registry, so they are the outline's refs.
+//
+// hit: {x, y} -> {vw, vh, out} when the point is outside the viewport,
+// else {vw, vh, tag, role, name, ref, frame}: the element under the point,
+// looked for through same-origin frames; frame is true when the point is
+// on a frame whose document this world cannot read (cross-origin), the
+// element then being the frame itself.
+// marks: {max} -> {vw, vh, marks: [{ref, role, name, x, y, w, h}], more}:
+// the interactive elements whose box shows in the viewport, in document
+// order, at most max.
+(arg, env) => {
+  const reg = chromegateRefs(env);
+  const vw = innerWidth;
+  const vh = innerHeight;
+  const implicit = {
+    A: (el) => (el.hasAttribute('href') ? 'link' : ''), BUTTON: () => 'button', SELECT: (el) => (el.multiple || el.size > 1 ? 'listbox' : 'combobox'),
+    TEXTAREA: () => 'textbox', SUMMARY: () => 'button', IMG: () => 'img', IFRAME: () => 'iframe', FRAME: () => 'iframe',
+    OPTION: () => 'option', LABEL: () => '', H1: () => 'heading', H2: () => 'heading', H3: () => 'heading',
+  };
+  const inputRole = {
+    button: 'button', submit: 'button', reset: 'button', image: 'button', checkbox: 'checkbox', radio: 'radio',
+    range: 'slider', number: 'spinbutton', search: 'searchbox', file: 'button', hidden: '',
+  };
+  const role = (el) => {
+    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (r) return r;
+    if (el.tagName === 'INPUT') {
+      const t = (el.getAttribute('type') || 'text').toLowerCase();
+      return t in inputRole ? inputRole[t] : 'textbox';
+    }
+    const f = implicit[el.tagName];
+    return f ? f(el) : (el.isContentEditable ? 'textbox' : '');
+  };
+  const clean = (s) => String(s || '').replace(/\s+/g, ' ').trim().slice(0, 100);
+  const name = (el) => {
+    const doc = el.ownerDocument;
+    const label = el.getAttribute('aria-label');
+    if (label && label.trim()) return clean(label);
+    const by = el.getAttribute('aria-labelledby');
+    if (by) {
+      const t = by.split(/\s+/).map((id) => doc.getElementById(id)).filter(Boolean).map((e) => e.textContent).join(' ');
+      if (clean(t)) return clean(t);
+    }
+    if (el.labels && el.labels.length) return clean([...el.labels].map((l) => l.textContent).join(' '));
+    if (el.tagName === 'INPUT' && /^(button|submit|reset)$/i.test(el.type)) return clean(el.value);
+    const alt = el.getAttribute('alt') || el.getAttribute('title') || el.getAttribute('placeholder');
+    if (el.tagName === 'IMG' || el.tagName === 'IFRAME' || el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return clean(alt);
+    return clean(el.innerText || el.textContent || alt);
+  };
+  // The nearest ancestor (or self) that a model would act on: a control,
+  // a link, anything with an interactive role.
+  const interactive = 'a[href],button,input,select,textarea,summary,[role],[contenteditable=""],[contenteditable=true],[tabindex],iframe,frame,label';
+  const actionable = (el) => (el.closest && el.closest(interactive)) || el;
+  const describe = (el) => {
+    const a = actionable(el);
+    return { tag: a.tagName.toLowerCase(), role: role(a), name: name(a), ref: reg.refFor(a) };
+  };
+
+  if (arg.op === 'marks') {
+    const marks = [];
+    let more = 0;
+    const walk = (doc, ox, oy) => {
+      for (const el of doc.querySelectorAll(interactive + ',iframe')) {
+        if (el.tagName === 'LABEL' || (el.hasAttribute('role') && !role(el)) || el.getAttribute('aria-hidden') === 'true') continue;
+        const r = el.getBoundingClientRect();
+        const x = r.x + ox;
+        const y = r.y + oy;
+        if (r.width < 2 || r.height < 2 || x + r.width <= 0 || y + r.height <= 0 || x >= vw || y >= vh) continue;
+        const cs = getComputedStyle(el);
+        if (cs.visibility === 'hidden' || cs.display === 'none' || Number(cs.opacity) === 0) continue;
+        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+          let inner = null;
+          try { inner = el.contentDocument; } catch (e) { inner = null; }
+          if (inner) {
+            walk(inner, x + el.clientLeft, y + el.clientTop);
+            continue;
+          }
+        }
+        if (marks.length >= arg.max) {
+          more++;
+          continue;
+        }
+        marks.push({ ref: reg.refFor(el), role: role(el), name: name(el), x: Math.round(x), y: Math.round(y), w: Math.round(r.width), h: Math.round(r.height) });
+      }
+    };
+    walk(document, 0, 0);
+    return { vw, vh, marks, more };
+  }
+
+  // The hit, after the page handled what the pointer's move started
+  // (arg.settle: a frame and a task later, at most 100 ms).
+  const hit = () => {
+    const x = Number(arg.x);
+    const y = Number(arg.y);
+    if (!(x >= 0 && y >= 0 && x < vw && y < vh)) return { vw, vh, out: true };
+    let doc = document;
+    let px = x;
+    let py = y;
+    for (let depth = 0; depth < 16; depth++) {
+      const el = doc.elementFromPoint(px, py);
+      if (!el) return { vw, vh, tag: '', role: '', name: '', ref: '' };
+      if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return { vw, vh, ...describe(el) };
+      let inner = null;
+      try { inner = el.contentDocument; } catch (e) { inner = null; }
+      if (!inner) return { vw, vh, frame: true, ...describe(el) };
+      const r = el.getBoundingClientRect();
+      px -= r.x + el.clientLeft;
+      py -= r.y + el.clientTop;
+      doc = inner;
+    }
+    return { vw, vh, frame: true, tag: '', role: '', name: '', ref: '' };
+  };
+  if (!arg.settle) return hit();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(hit()), 100);
+    requestAnimationFrame(() => setTimeout(() => {
+      clearTimeout(t);
+      resolve(hit());
+    }, 0));
+  });
+}

@@ -1,0 +1,246 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
+)
+
+// Coordinates: click, hover, scroll and drag also take a point of the
+// viewport (x,y; drag from_x,from_y to to_x,to_y) in place of a target,
+// for clients that work from screenshots. A point is CSS pixels of the
+// viewport: a screenshot's pixel divided by the device scale factor
+// (screenshot's result says the scale when it is not 1).
+//
+// The arguments sit on the existing tools rather than in tools of their
+// own (Playwright MCP's browser_mouse_click_xy, Chrome DevTools MCP's
+// click_at): they cost tools/list about a sixth of what four more tools
+// would, and a model finds the point form where it finds the ref form.
+//
+// The policy decides a point like the same action by ref, on the document
+// under the point (Call.Points, read from the browser), with input.point;
+// the backend checks that document again after the pointer moved there and
+// before a button goes down (executor.Pointer).
+
+// pointArgs are the point arguments of each tool: x and y names per
+// target prefix.
+var pointTools = map[string][]string{"click": {""}, "hover": {""}, "scroll": {""}, "drag": {"from_", "to_"}}
+
+// withPoints adds the point arguments to the tools that take them.
+func withPoints(tools []*Tool) []*Tool {
+	for _, t := range tools {
+		if t.Name == "screenshot" {
+			withMarks(t)
+		}
+		prefixes, ok := pointTools[t.Name]
+		if !ok {
+			continue
+		}
+		for _, pre := range prefixes {
+			addPropAfter(t, pre+"ref", prop{pre + "x", number("")}, prop{pre + "y", number("")})
+		}
+		for i := range t.Targets {
+			t.Targets[i].Point = true
+		}
+		byTarget := t.Handler
+		t.Handler = func(ctx context.Context, c *Call) (*Result, error) {
+			if !hasPoint(c.Args, prefixes[0]) {
+				return byTarget(ctx, c)
+			}
+			return pointAction(ctx, c)
+		}
+		t.Output = &Output{Value: pointOut{}}
+		switch t.Name {
+		case "click":
+			t.Description = "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened."
+		case "hover":
+			t.Description = "Hover over an element or at x,y, e.g. to open a menu."
+		case "scroll":
+			t.Description = "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels."
+			check := t.Check
+			t.Check = func(args map[string]any) error {
+				if hasPoint(args, "") {
+					_, dx := args["dx"]
+					_, dy := args["dy"]
+					if !dx && !dy {
+						return badArgs("a point to scroll at, but no dx/dy").WithHint("pass dx and/or dy in pixels with x,y")
+					}
+					return nil
+				}
+				return check(args)
+			}
+		case "drag":
+			t.Description = "Drag one element onto another, or from_x,from_y to to_x,to_y."
+			t.Check = func(args map[string]any) error {
+				if hasPoint(args, "from_") != hasPoint(args, "to_") {
+					return badArgs("a drag goes from a point to a point, or from a target to a target").
+						WithHint("pass from_x,from_y and to_x,to_y, or from_ref/from_selector and to_ref/to_selector")
+				}
+				return nil
+			}
+		}
+	}
+	return tools
+}
+
+// addPropAfter adds ps to t's schema after the property named after.
+func addPropAfter(t *Tool, after string, ps ...prop) {
+	order := t.InputSchema.PropertyOrder
+	i := slices.Index(order, after) + 1
+	names := make([]string, len(ps))
+	for j, p := range ps {
+		t.InputSchema.Properties[p.name] = p.s
+		names[j] = p.name
+	}
+	t.InputSchema.PropertyOrder = slices.Insert(slices.Clone(order), i, names...)
+}
+
+// hasPoint reports whether args hold prefix+"x" or prefix+"y".
+func hasPoint(args map[string]any, prefix string) bool {
+	_, x := args[prefix+"x"]
+	_, y := args[prefix+"y"]
+	return x || y
+}
+
+// checkPoint checks a target that may be a point: exactly one of a target
+// or a whole point. It reports whether the point stands for the target.
+func checkPoint(args map[string]any, ta TargetArg) (bool, error) {
+	if !ta.Point || !hasPoint(args, ta.Prefix) {
+		return false, nil
+	}
+	x, y := ta.Prefix+"x", ta.Prefix+"y"
+	_, hx := args[x]
+	_, hy := args[y]
+	if !hx || !hy {
+		return true, badArgs("%s and %s go together", x, y).WithHint(fmt.Sprintf("pass both %s and %s (CSS pixels of the viewport)", x, y))
+	}
+	if !targetOf(args, ta.Prefix).IsZero() {
+		return true, badArgs("both a target and a point (%s,%s) are set", x, y).
+			WithHint(fmt.Sprintf("pass %sref, %sselector or %s,%s: one of them", ta.Prefix, ta.Prefix, x, y))
+	}
+	return true, nil
+}
+
+// points are the call's points, in target order ("" or from_, then to_).
+func points(c *Call) []executor.XY {
+	var out []executor.XY
+	for _, pre := range pointTools[c.Tool.Name] {
+		if !hasPoint(c.Args, pre) {
+			continue
+		}
+		x, _ := c.Args[pre+"x"].(float64)
+		y, _ := c.Args[pre+"y"].(float64)
+		out = append(out, executor.XY{X: x, Y: y})
+	}
+	return out
+}
+
+// pointsFunc memoises the hit test of the call's points: what the Gate
+// decided on is what the handler expects under them.
+func (c *Call) pointsFunc(ex executor.Executor) func(context.Context) ([]executor.Hit, error) {
+	var (
+		once sync.Once
+		hits []executor.Hit
+		err  error
+	)
+	return func(ctx context.Context) ([]executor.Hit, error) {
+		once.Do(func() {
+			pt, ok := ex.(executor.Pointer)
+			if !ok {
+				err = executor.Errorf(executor.CodeBadArgs, "the %s backend cannot act at coordinates", ex.Backend()).WithHint("act by ref (snapshot)")
+				return
+			}
+			hits, err = pt.HitTest(ctx, executor.HitParams{TabID: c.TabID(), Points: points(c)})
+			if err == nil && len(hits) != len(points(c)) {
+				err = executor.Errorf(executor.CodeInternal, "hit test gave %d answers for %d points", len(hits), len(points(c)))
+			}
+		})
+		return hits, err
+	}
+}
+
+// decidePoints decides a call at points once per point, on the document
+// under it: in is the call's input as decided on the tab's page.
+func (g *PolicyGate) decidePoints(ctx context.Context, c *Call, in policy.Input) error {
+	if c.Points == nil {
+		return nil
+	}
+	hits, err := c.Points(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		pin := in
+		pin.Page = policy.NewDocumentPage(h.URL, h.Origin)
+		pin.Point = &policy.Point{X: h.X, Y: h.Y}
+		if err := decided(g.Engine.Decide(ctx, pin), pin); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hitOut is what was under a point: the element (its role, name and ref,
+// the page's words) and, on a frame, the frame's URL.
+type hitOut struct {
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	Role  string  `json:"role,omitempty"`
+	Name  string  `json:"name,omitempty"`
+	Ref   string  `json:"ref,omitempty"`
+	Tag   string  `json:"tag,omitempty"`
+	Frame string  `json:"frame,omitempty"`
+}
+
+// pointOut is an action's result with, for an action at a point, what it
+// hit.
+type pointOut struct {
+	actionOut
+	Hit []hitOut `json:"hit,omitempty"`
+}
+
+func pointAction(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID  string `json:"tab_id"`
+		Button string `json:"button"`
+		Count  int    `json:"count"`
+		DX     int    `json:"dx"`
+		DY     int    `json:"dy"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	pt, ok := c.Executor().(executor.Pointer)
+	if !ok || c.Points == nil {
+		return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot act at coordinates", c.Executor().Backend()).WithHint("act by ref (snapshot)")
+	}
+	hits, err := c.Points(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pts := points(c)
+	p := executor.PointParams{TabID: a.TabID, Kind: c.Tool.Name, At: pts[0], Button: a.Button, Count: a.Count, DX: a.DX, DY: a.DY, Expect: hits}
+	if len(pts) > 1 {
+		p.To = &pts[1]
+	}
+	pr, err := pt.Point(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	pg := c.pageOf(ctx, pr.PageState)
+	out := pointOut{actionOut: actionOut{pageOut: pg}}
+	for _, h := range pr.Hits {
+		o := hitOut{X: h.X, Y: h.Y, Role: h.Role, Name: h.Name, Ref: h.Ref, Tag: h.Tag}
+		if !h.MainFrame {
+			o.Frame = h.URL
+		}
+		out.Hit = append(out.Hit, o)
+	}
+	r := pageResult(out, pg, pr.PageState)
+	r.Untrusted = true // the names and the frame's URL are the page's
+	return r, nil
+}

@@ -1,0 +1,174 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/jpeg"
+	"image/png"
+	"strings"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// screenshot's mark_refs: each interactive element that shows in the
+// viewport gets its box and its ref drawn onto the image, after the
+// capture, here in Go: nothing is put into the page, which could see or
+// alter it. The boxes come from chromegate's isolated world, with the
+// outline's refs, so a vision client can act by the ref it reads.
+
+// maxMarks caps the boxes drawn: past it, labels would cover the page.
+const maxMarks = 80
+
+// markedShotOut is screenshot's result with marks: the image's scale
+// (image pixels per CSS pixel, the device scale factor) and how many
+// elements were marked, and left out past the cap. The marks follow as
+// text, a line each: ref role "name" x,y wxh in CSS pixels.
+type markedShotOut struct {
+	shotOut
+	Scale  float64 `json:"scale,omitempty"`
+	Marked int     `json:"marked,omitempty"`
+	More   int     `json:"more,omitempty"`
+}
+
+func withMarks(t *Tool) {
+	addPropAfter(t, "max_height", prop{"mark_refs", boolean("")})
+	t.Description = "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text."
+	t.Output = &Output{Value: markedShotOut{}, Image: true, Text: true}
+	check := t.Check
+	t.Check = func(args map[string]any) error {
+		if m, _ := args["mark_refs"].(bool); m {
+			if full, _ := args["full_page"].(bool); full || !targetOf(args, "").IsZero() {
+				return badArgs("mark_refs marks the viewport").WithHint("drop full_page and the target, or mark_refs")
+			}
+		}
+		return check(args)
+	}
+	plain := t.Handler
+	t.Handler = func(ctx context.Context, c *Call) (*Result, error) {
+		if m, _ := c.Args["mark_refs"].(bool); !m {
+			return plain(ctx, c)
+		}
+		return markedShot(ctx, c, plain)
+	}
+}
+
+func markedShot(ctx context.Context, c *Call, plain func(context.Context, *Call) (*Result, error)) (*Result, error) {
+	pt, ok := c.Executor().(executor.Pointer)
+	if !ok {
+		return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot mark refs", c.Executor().Backend())
+	}
+	marks, err := pt.Marks(ctx, c.TabID(), maxMarks)
+	if err != nil {
+		return nil, err
+	}
+	r, err := plain(ctx, c)
+	if err != nil || r.Image == nil {
+		return r, err
+	}
+	so, _ := r.Value.(shotOut)
+	q, _ := c.Args["quality"].(float64)
+	data, scale, err := drawMarks(r.Image.Data, r.Image.MIMEType, int(q), marks)
+	if err != nil {
+		return nil, executor.Errorf(executor.CodeInternal, "mark refs: %v", err)
+	}
+	r.Image.Data = data
+	var b strings.Builder
+	for _, m := range marks.Marks {
+		fmt.Fprintf(&b, "%s %s %q %d,%d %dx%d\n", m.Ref, m.Role, m.Name, m.X, m.Y, m.W, m.H)
+	}
+	r.Value = markedShotOut{shotOut: so, Scale: scale, Marked: len(marks.Marks), More: marks.More}
+	r.Text = b.String()
+	r.Untrusted = true // the names are the page's
+	return r, nil
+}
+
+var (
+	markLine  = color.RGBA{0xe0, 0x10, 0x70, 0xff}
+	markLabel = color.RGBA{0xff, 0xff, 0xff, 0xff}
+)
+
+// drawMarks draws each mark's box and ref onto an encoded viewport image
+// and encodes it again in its format. The image's scale is its width over
+// the viewport's (the device scale factor); lines and labels grow with it
+// so they read the same at 1 and 2.
+func drawMarks(data []byte, mime string, quality int, m executor.Marks) ([]byte, float64, error) {
+	src, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, 0, err
+	}
+	img := image.NewRGBA(src.Bounds())
+	draw.Draw(img, img.Bounds(), src, src.Bounds().Min, draw.Src)
+	scale := 1.0
+	if m.ViewportW > 0 {
+		scale = float64(img.Bounds().Dx()) / float64(m.ViewportW)
+	}
+	k := max(int(scale+0.5), 1)
+	px := func(v int) int { return int(float64(v) * scale) }
+	for _, mk := range m.Marks {
+		r := image.Rect(px(mk.X), px(mk.Y), px(mk.X+mk.W), px(mk.Y+mk.H)).Intersect(img.Bounds())
+		if r.Empty() {
+			continue
+		}
+		for i := range 2 * k {
+			rect(img, r.Inset(i), markLine)
+		}
+		label(img, r.Min, mk.Ref, k)
+	}
+	var out bytes.Buffer
+	if mime == "image/jpeg" {
+		if quality == 0 {
+			quality = 80
+		}
+		err = jpeg.Encode(&out, img, &jpeg.Options{Quality: quality})
+	} else {
+		err = png.Encode(&out, img)
+	}
+	return out.Bytes(), scale, err
+}
+
+// rect draws r's outline, one pixel wide.
+func rect(img *image.RGBA, r image.Rectangle, c color.Color) {
+	if r.Empty() {
+		return
+	}
+	for x := r.Min.X; x < r.Max.X; x++ {
+		img.Set(x, r.Min.Y, c)
+		img.Set(x, r.Max.Y-1, c)
+	}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		img.Set(r.Min.X, y, c)
+		img.Set(r.Max.X-1, y, c)
+	}
+}
+
+// label draws text in white on the mark's colour at the box's top-left
+// corner (above it when there is room), each font pixel k pixels square.
+func label(img *image.RGBA, at image.Point, text string, k int) {
+	face := basicfont.Face7x13
+	w := font.MeasureString(face, text).Ceil() + 4
+	h := 13 + 2
+	small := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw.Draw(small, small.Bounds(), image.NewUniform(markLine), image.Point{}, draw.Src)
+	d := font.Drawer{Dst: small, Src: image.NewUniform(markLabel), Face: face, Dot: fixed.P(2, 11)}
+	d.DrawString(text)
+	y0 := at.Y - h*k
+	if y0 < img.Bounds().Min.Y {
+		y0 = at.Y
+	}
+	for y := range h * k {
+		for x := range w * k {
+			p := image.Pt(at.X+x, y0+y)
+			if p.In(img.Bounds()) {
+				img.Set(p.X, p.Y, small.At(x/k, y/k))
+			}
+		}
+	}
+}
