@@ -3,9 +3,9 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	_ "image/png"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
