@@ -90,5 +90,6 @@ func ExtensionScripts() map[string]string {
 		"jsonsafe":     JSONSafeScript,
 		"insert":       InsertScript,
 		"frame":        FrameScript,
+		"point":        PointScript,
 	}
 }

@@ -23,6 +23,7 @@ import { onDownloadCreated, nextDownload } from './downloads.js';
 import { toCDPCookie, fromCDPCookie } from './cookies.js';
 import * as dialogs from './dialogs.js';
 import * as emulate from './emulate.js';
+import * as point from './point.js';
 import {
   store, states, state, netlogs, consolelogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
   onEvent, onDetach, onTabRemoved, onAttached,
@@ -686,6 +687,24 @@ export const handlers = {
       }
     });
     return { ...st, ...out };
+  },
+
+  async hitTest(p, ctx) {
+    const pts = Array.isArray(p.points) ? p.points : [];
+    const hits = [];
+    await onTab(ctx, 'hit test', async (c) => {
+      for (const pt of pts) hits.push(await point.hit(c, { x: Number(pt.x), y: Number(pt.y) }, false));
+    });
+    return hits;
+  },
+
+  async point(p, ctx) {
+    if (!p.at) throw fail('BAD_ARGS', 'no point');
+    let hits = [];
+    const st = await onAction(ctx, `${p.kind} at a point`, async (c) => {
+      hits = await point.act(c, p);
+    });
+    return { ...st, hits };
   },
 
   async runScript(p, ctx) {

@@ -76,7 +76,9 @@ function pageFrames() {
 // dragPoints drags with trusted mouse events from one point to another in
 // steps; when the page starts an HTML drag, Chrome hands it over
 // (Input.dragIntercepted) and the drag is finished with drag events.
-export async function dragPoints(c, from, to) {
+// beforeDrop, if given, runs before anything is dropped or released at to;
+// when it throws, the drag goes back and is released where it started.
+export async function dragPoints(c, from, to, beforeDrop) {
   c.st.drag = null;
   await csend(c, 'Input.setInterceptDrags', { enabled: true });
   try {
@@ -94,6 +96,16 @@ export async function dragPoints(c, from, to) {
       const y = sy + ((to.y - sy) * i) / 5;
       if (data) await csend(c, 'Input.dispatchDragEvent', { type: i === 1 ? 'dragEnter' : 'dragOver', x, y, data });
       else await mouse(c, 'mouseMoved', x, y, { button: 'left', buttons: 1 });
+    }
+    if (beforeDrop) {
+      try {
+        await beforeDrop();
+      } catch (e) {
+        if (data) await csend(c, 'Input.dispatchDragEvent', { type: 'dragCancel', x: from.x, y: from.y, data }).catch(() => {});
+        await mouse(c, 'mouseMoved', from.x, from.y, { button: 'left', buttons: 1 });
+        await mouse(c, 'mouseReleased', from.x, from.y, { button: 'left', buttons: 0, clickCount: 1 });
+        throw e;
+      }
     }
     if (data) {
       await csend(c, 'Input.dispatchDragEvent', { type: 'drop', x: to.x, y: to.y, data });

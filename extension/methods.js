@@ -42,6 +42,8 @@ export const METHODS = Object.freeze([
   'emulate',
   'console',
   'pdf',
+  'hitTest',
+  'point',
 ]);
 
 // The events of protocol v1 the extension sends the server (an event

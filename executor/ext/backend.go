@@ -2,6 +2,7 @@ package ext
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -463,3 +464,35 @@ func (e *Executor) Status(ctx context.Context) (executor.Status, error) {
 // UserBrowser reports that the extension's tabs are the user's own: the
 // server leaves a tab no call has driven as it is, even outside the policy.
 func (e *Executor) UserBrowser() bool { return true }
+
+var _ executor.Pointer = (*Executor)(nil)
+
+// HitTest says what is under each point (extension/point.js).
+func (e *Executor) HitTest(ctx context.Context, p executor.HitParams) ([]executor.Hit, error) {
+	return do[[]executor.Hit](ctx, e, wire.MethodHitTest, &p.TabID, &p)
+}
+
+// Point acts at a point, checking the document under it again after the
+// pointer moved there (extension/point.js).
+func (e *Executor) Point(ctx context.Context, p executor.PointParams) (executor.PointResult, error) {
+	r, err := do[executor.PointResult](ctx, e, wire.MethodPoint, &p.TabID, &p)
+	if err == nil {
+		e.stampID(&r.TabID)
+	}
+	return r, err
+}
+
+// Marks reads the boxes of the interactive elements in the viewport with
+// the point script, as any of chromegate's page scripts.
+func (e *Executor) Marks(ctx context.Context, tabID string, most int) (executor.Marks, error) {
+	var m executor.Marks
+	arg, _ := json.Marshal(map[string]any{"op": "marks", "max": most})
+	r, err := e.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: executor.PointScript, Arg: arg})
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(r.Value, &m); err != nil {
+		return m, executor.Errorf(executor.CodeInternal, "mark refs: unexpected answer: %v", err)
+	}
+	return m, nil
+}

@@ -44,6 +44,8 @@ const (
 	MethodEmulate        = "emulate"
 	MethodConsole        = "console"
 	MethodPDF            = "pdf"
+	MethodHitTest        = "hitTest"
+	MethodPoint          = "point"
 )
 
 // Methods returns every command method, in the order of methods.js.
@@ -58,6 +60,7 @@ func Methods() []string {
 		MethodCookies, MethodSetCookies, MethodClipboardWrite, MethodDownloadTarget,
 		MethodStatus, MethodWebMCP, MethodNetwork, MethodNetworkEntry,
 		MethodAnswerDialog, MethodEmulate, MethodConsole, MethodPDF,
+		MethodHitTest, MethodPoint,
 	}
 }
 
