@@ -215,26 +215,23 @@ func FrameAt(send SendFunc, h *Hit) error {
 	return nil
 }
 
-// frameTarget finds an out-of-process frame among the browser's targets,
-// as a frame tree's frame: its url (whose own origin stands, as an
-// out-of-process frame's document is never one that inherits an origin).
+// frameTarget describes an out-of-process frame, a target of its own whose
+// id is the frame's, as a frame tree's frame: its url (whose own origin
+// stands: an out-of-process frame's document never inherits an origin).
 func frameTarget(send SendFunc, frameID string) (map[string]any, error) {
-	res, err := send("Target.getTargets", nil)
+	res, err := send("Target.getTargetInfo", map[string]any{"targetId": frameID})
 	if err != nil {
 		return nil, err
 	}
-	infos, _ := asMap(res)["targetInfos"].([]any)
-	for _, i := range infos {
-		ti := asMap(i)
-		if ti["targetId"] == frameID && ti["type"] == "iframe" {
-			u, _ := ti["url"].(string)
-			if OriginHidden(u) {
-				return nil, fmt.Errorf("out-of-process frame at %q", u)
-			}
-			return map[string]any{"id": frameID, "url": u}, nil
-		}
+	ti := asMap(asMap(res)["targetInfo"])
+	if ti["targetId"] != frameID || ti["type"] != "iframe" {
+		return nil, nil
 	}
-	return nil, nil
+	u, _ := ti["url"].(string)
+	if OriginHidden(u) {
+		return nil, fmt.Errorf("out-of-process frame at %q", u)
+	}
+	return map[string]any{"id": frameID, "url": u}, nil
 }
 
 // findFrame finds a frame by id in a Page.getFrameTree tree.

@@ -30,9 +30,21 @@ const hiddenOrigin = (u) => {
   }
 };
 
+// targetInfo asks the tab's session about a target by id.
+const targetInfo = (send) => async (id) => (await send('Target.getTargetInfo', { targetId: id })).targetInfo;
+
+// debuggerTarget finds a target among those chrome.debugger lists: a tab's
+// session may not ask about another target, and an out-of-process frame
+// is one (its id is the frame's).
+async function debuggerTarget(id) {
+  const t = (await chrome.debugger.getTargets()).find((i) => i.id === id);
+  return t ? { targetId: t.id, type: t.type === 'other' ? 'iframe' : t.type, url: t.url } : null;
+}
+
 // frameAt says which document is under a point, as the browser hit-tests
-// it: {frameId, mainFrame, url, origin}. send is a CDP sender of the tab.
-export async function frameAt(send, pt) {
+// it: {frameId, mainFrame, url, origin}. send is a CDP sender of the tab;
+// target(id) describes a target ({targetId, type, url}).
+export async function frameAt(send, pt, target = targetInfo(send)) {
   let frameId = '';
   try {
     const r = await send('DOM.getNodeForLocation', { x: pt.x, y: pt.y, includeUserAgentShadowDOM: false });
@@ -54,15 +66,16 @@ export async function frameAt(send, pt) {
   }
   let f = findFrame(tree, frameId);
   if (!f) {
-    // An out-of-process frame is a target of its own, whose id is the frame's.
-    let infos = [];
+    // An out-of-process frame is a target of its own, whose id is the
+    // frame's (chrome.debugger lets a tab's session ask about it by id,
+    // not list every target).
+    let t = null;
     try {
-      infos = (await send('Target.getTargets', {})).targetInfos || [];
+      t = await target(frameId);
     } catch (e) {
       throw undecided(pt, 'frame target');
     }
-    const t = infos.find((i) => i.targetId === frameId && i.type === 'iframe');
-    if (!t || hiddenOrigin(t.url)) throw undecided(pt, `frame ${frameId} is in no frame tree`);
+    if (!t || t.targetId !== frameId || t.type !== 'iframe' || hiddenOrigin(t.url)) throw undecided(pt, `frame ${frameId} is in no frame tree`);
     f = { id: frameId, url: t.url };
   }
   const url = (f.url || '') + (f.urlFragment || '');
@@ -79,7 +92,7 @@ export async function hit(c, pt, settle) {
     throw fail('BAD_ARGS', `point (${pt.x}, ${pt.y}) is outside the viewport, which is ${info.vw}x${info.vh} CSS pixels`,
       `pass x in [0, ${info.vw}) and y in [0, ${info.vh}): CSS pixels, a screenshot's pixels divided by the device scale factor; scroll to bring content into view`);
   }
-  const doc = await frameAt((m, p) => c.st.send(m, p), pt);
+  const doc = await frameAt((m, p) => c.st.send(m, p), pt, debuggerTarget);
   return {
     x: pt.x, y: pt.y, ...doc, frame: !!info.frame, tag: info.tag || '', role: info.role || '', name: info.name || '', ref: info.ref || '',
   };

@@ -18,8 +18,9 @@ function fakeSend(nodeAt) {
             childFrames: [{ frame: { id: 'KID', url: 'about:srcdoc', securityOrigin: 'http://allowed.test' } }],
           },
         };
-      case 'Target.getTargets':
-        return { targetInfos: [{ targetId: 'OOP', type: 'iframe', url: 'http://other.test/widget' }] };
+      case 'Target.getTargetInfo':
+        if (params.targetId !== 'OOP') throw new Error('no such target');
+        return { targetInfo: { targetId: 'OOP', type: 'iframe', url: 'http://other.test/widget' } };
       default:
         throw new Error(`unexpected ${method}`);
     }
