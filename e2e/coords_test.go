@@ -148,6 +148,9 @@ func TestCoordinates(t *testing.T) {
 			t.Errorf("the image changed inside the button's box, away from the label")
 		}
 		_, list := pageContent(t, resultText(res))
+		if strings.Contains(list, "iframe") || strings.Contains(list, "Pay") {
+			t.Errorf("the marks list the cross-origin frame or its content:\n%s", list)
+		}
 		var ref string
 		for _, line := range strings.Split(list, "\n") {
 			if strings.Contains(line, `button "Buy now" 40,40 120x40`) {
@@ -245,4 +248,47 @@ func TestCoordinatesSafeMode(t *testing.T) {
 		t.Errorf("a click at a point is not refused like one by selector:\n%s\n%s", byRef, atPoint)
 	}
 	s.call("hover", map[string]any{"x": 220, "y": 50})
+}
+
+// TestCoordinatesDeviceScale: under emulate's device scale factor 2 a
+// screenshot has two pixels per CSS pixel and says so (scale); points stay
+// CSS pixels, so a box read off the marked image, divided by the scale,
+// is where the click lands; the marks are drawn twice as thick.
+func TestCoordinatesDeviceScale(t *testing.T) {
+	site := newCoordsSite(t)
+	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
+	s.call("emulate", map[string]any{"width": 800, "height": 600, "scale": 2})
+	deadline := time.Now().Add(20 * time.Second)
+	for s.evalString("innerWidth + 'x' + devicePixelRatio") != "800x2" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	plain := shotImage(t, s.call("screenshot", nil))
+	// On cdp Playwright's own screenshot re-applied its viewport, dropping
+	// the emulation: the screenshot must leave it in force.
+	if got := s.evalString("innerWidth + 'x' + devicePixelRatio"); got != "800x2" {
+		t.Errorf("after a screenshot the page is %s, want 800x2", got)
+	}
+	res := s.call("screenshot", map[string]any{"mark_refs": true})
+	marked := shotImage(t, res)
+	if w := marked.Bounds().Dx(); w != 1600 {
+		t.Fatalf("the image is %d pixels wide, want 1600 (800 CSS pixels at scale 2)", w)
+	}
+	if head, _ := pageContent(t, resultText(res)); head["scale"] != float64(2) {
+		t.Errorf("the result says scale %v, want 2", head["scale"])
+	}
+	// The button's left edge at CSS x=40 is image x=80..83 (two CSS pixels
+	// of line at scale 2).
+	for _, x := range []int{80, 83} {
+		if plain.At(x, 120) == marked.At(x, 120) {
+			t.Errorf("image pixel (%d, 120) on the button's edge is not drawn", x)
+		}
+	}
+	h := hitOf(t, resultText(s.call("click", map[string]any{"x": 100, "y": 60})))
+	if h["name"] != "Buy now" {
+		t.Errorf("a click at CSS (100, 60) hit %v", h)
+	}
+	if got := s.evalString("JSON.stringify(clicks)"); got != `[{"trusted":true,"x":100,"y":60}]` {
+		t.Errorf("the page saw %s", got)
+	}
 }

@@ -2,7 +2,9 @@ package cdp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
@@ -177,3 +179,38 @@ func mouseButton(b string) (*playwright.MouseButton, error) {
 	}
 	return nil, executor.Errorf(executor.CodeBadArgs, "button %q is not one of left, right, middle", b)
 }
+
+// emulatedShot captures the viewport through the tab's emulation session
+// while emulate sets the device metrics: Playwright's own screenshot
+// re-applies its context viewport (1280x720 at scale 1 by default), which
+// would both drop the emulation and give an image whose pixels no longer
+// match the page's CSS pixels times its device scale factor. Here the
+// image is the emulated viewport at its scale, as the extension's is.
+func (c *call) emulatedShot(format string, quality *int) ([]byte, bool, error) {
+	c.s.emu.mu.Lock()
+	metrics := c.s.emu.cur.HasMetrics()
+	c.s.emu.mu.Unlock()
+	if !metrics {
+		return nil, false, nil
+	}
+	sess, err := c.t.emuSession()
+	if err != nil {
+		return nil, true, err
+	}
+	params := map[string]any{"format": format}
+	if quality != nil {
+		params["quality"] = *quality
+	}
+	res, err := sess.Send("Page.captureScreenshot", params)
+	if err != nil {
+		return nil, true, err
+	}
+	b64, _ := asMap(res)["data"].(string)
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(data) == 0 {
+		return nil, true, fmt.Errorf("Page.captureScreenshot gave no image")
+	}
+	return data, true, nil
+}
+
+func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }

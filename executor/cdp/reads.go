@@ -165,6 +165,10 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			data, err = c.page.Screenshot(opts)
 			return err
 		default:
+			var emulated bool
+			if data, emulated, err = c.emulatedShot(string(*typ), quality); emulated {
+				return err
+			}
 			data, err = c.page.Screenshot(playwright.PageScreenshotOptions{Type: typ, Quality: quality, Timeout: c.to()})
 			return err
 		}

@@ -74,10 +74,10 @@
         if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
           let inner = null;
           try { inner = el.contentDocument; } catch (e) { inner = null; }
-          if (inner) {
-            walk(inner, x + el.clientLeft, y + el.clientTop);
-            continue;
-          }
+          // A same-origin frame's elements are marked; a cross-origin
+          // frame is no control, and what it shows is another document's.
+          if (inner) walk(inner, x + el.clientLeft, y + el.clientTop);
+          continue;
         }
         if (marks.length >= arg.max) {
           more++;
