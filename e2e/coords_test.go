@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -58,7 +59,7 @@ const swap = () => { f.style.left = '0px'; f.style.top = '0px'; };
 for (const ev of ['mouseover', 'mousemove', 'pointerover', 'pointermove']) document.getElementById('b').addEventListener(ev, swap);
 </script>`
 
-func newCoordsSite(t *testing.T) *coordsSite {
+func newCoordsSite(t testing.TB) *coordsSite {
 	t.Helper()
 	site := &coordsSite{}
 	mux := http.NewServeMux()
@@ -78,12 +79,12 @@ func newCoordsSite(t *testing.T) *coordsSite {
 			http.NotFound(w, r)
 		}
 	})
-	site.port = serveMux(t, mux)
+	_, site.port, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
 	return site
 }
 
 // shotImage decodes a screenshot result's image.
-func shotImage(t *testing.T, res *sdk.CallToolResult) image.Image {
+func shotImage(t testing.TB, res *sdk.CallToolResult) image.Image {
 	t.Helper()
 	for _, c := range res.Content {
 		if im, ok := c.(*sdk.ImageContent); ok {
@@ -99,7 +100,7 @@ func shotImage(t *testing.T, res *sdk.CallToolResult) image.Image {
 }
 
 // hitOf decodes an action's result at a point.
-func hitOf(t *testing.T, text string) map[string]any {
+func hitOf(t testing.TB, text string) map[string]any {
 	t.Helper()
 	content, _, ok := mcp.Unfence(text)
 	if !ok {
@@ -290,5 +291,48 @@ func TestCoordinatesDeviceScale(t *testing.T) {
 	}
 	if got := s.evalString("JSON.stringify(clicks)"); got != `[{"trusted":true,"x":100,"y":60}]` {
 		t.Errorf("the page saw %s", got)
+	}
+}
+
+// BenchmarkCoordinates: a click at a point against the same click by ref
+// (the point's hit test and the check after the move are its cost), and a
+// screenshot with marks against one without (time and bytes). Medians.
+func BenchmarkCoordinates(b *testing.B) {
+	needBrowser(b)
+	site := newCoordsSite(b)
+	s := startServer(b, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--log-level=error")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
+	ref := hitOf(b, resultText(s.call("click", map[string]any{"x": 100, "y": 60})))["ref"]
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"click-ref", "click", map[string]any{"ref": ref}},
+		{"click-xy", "click", map[string]any{"x": 100, "y": 60}},
+		{"shot", "screenshot", map[string]any{}},
+		{"shot-marked", "screenshot", map[string]any{"mark_refs": true}},
+	}
+	times := make([][]time.Duration, len(cases))
+	size := make([]int, len(cases))
+	for b.Loop() {
+		for i, c := range cases {
+			start := time.Now()
+			res := s.call(c.tool, c.args)
+			times[i] = append(times[i], time.Since(start))
+			size[i] = 0
+			for _, ct := range res.Content {
+				switch v := ct.(type) {
+				case *sdk.ImageContent:
+					size[i] += len(v.Data)
+				case *sdk.TextContent:
+					size[i] += len(v.Text)
+				}
+			}
+		}
+	}
+	for i, c := range cases {
+		b.ReportMetric(float64(median(times[i]).Microseconds())/1000, c.name+"-ms")
+		b.ReportMetric(float64(size[i]), c.name+"-bytes")
 	}
 }

@@ -989,3 +989,30 @@ test_console_and_pdf_never_on_local_pages if {
 	not allowed(on("pdf", "file:///etc/passwd")) with data.all_domains as true
 	not allowed(on("console_messages", "http://127.0.0.1:9222/json")) with data.allow_domains as ["*"]
 }
+
+# ---------------------------------------------------------------------------
+# Calls at coordinates (click, hover, scroll, drag at x,y): decided per
+# point with page the document under it and input.point set; no rule of
+# their own, they are decided as the same action by ref.
+
+at(tool, url) := object.union(on(tool, url), {"args": {"x": 10, "y": 20}, "point": {"x": 10, "y": 20}})
+
+test_point_on_an_allowed_document_is_allowed_like_by_ref if {
+	every tool in ["click", "drag"] {
+		allowed(at(tool, "https://example.com/")) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+	}
+	every tool in ["hover", "scroll"] {
+		allowed(at(tool, "https://example.com/")) with data.allow_domains as ["example.com"]
+	}
+}
+
+test_point_on_a_frame_of_a_denied_origin_is_denied if {
+	every tool in ["click", "hover", "scroll", "drag"] {
+		not allowed(at(tool, "https://widget.example.net/pay")) with data.allow_domains as ["example.com"] with data.enable_mutations as true
+	}
+}
+
+test_point_click_without_mutations_is_denied_like_by_ref if {
+	not allowed(at("click", "https://example.com/")) with data.allow_domains as ["example.com"]
+	reasons(at("click", "https://example.com/")) == reasons(on("click", "https://example.com/")) with data.allow_domains as ["example.com"]
+}
