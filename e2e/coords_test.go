@@ -7,6 +7,8 @@ import (
 	"image"
 	_ "image/png"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -335,4 +337,38 @@ func BenchmarkCoordinates(b *testing.B) {
 		b.ReportMetric(float64(median(times[i]).Microseconds())/1000, c.name+"-ms")
 		b.ReportMetric(float64(size[i]), c.name+"-bytes")
 	}
+}
+
+// TestCoordinatesRecorded: a recorded click at a point keeps the point and
+// what it hit (the element's role and name), as a click by ref keeps its
+// element.
+func TestCoordinatesRecorded(t *testing.T) {
+	site := newCoordsSite(t)
+	root := filepath.Join(t.TempDir(), "rec")
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--record="+root)
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
+	s.call("click", map[string]any{"x": 100, "y": 60})
+	s.stop()
+	b, err := os.ReadFile(filepath.Join(root, "local", "default", "calls.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Tool   string         `json:"tool"`
+			Args   map[string]any `json:"args"`
+			Target *struct {
+				Role string `json:"role"`
+				Name string `json:"name"`
+			} `json:"target"`
+		}
+		if json.Unmarshal([]byte(line), &e) != nil || e.Tool != "click" {
+			continue
+		}
+		if e.Args["x"] != float64(100) || e.Target == nil || e.Target.Role != "button" || e.Target.Name != "Buy now" {
+			t.Errorf("the recorded click at a point: %s", line)
+		}
+		return
+	}
+	t.Fatalf("no click in the record:\n%s", b)
 }

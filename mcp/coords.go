@@ -244,3 +244,16 @@ func pointAction(ctx context.Context, c *Call) (*Result, error) {
 	r.Untrusted = true // the names and the frame's URL are the page's
 	return r, nil
 }
+
+// pointRef is the ref of the element under a call's first point, as the
+// Gate's hit test found it, for the call's record; "" when there is none.
+func pointRef(ctx context.Context, c *Call) string {
+	if c.Points == nil {
+		return ""
+	}
+	hits, err := c.Points(ctx)
+	if err != nil || len(hits) == 0 || hits[0].Frame {
+		return ""
+	}
+	return hits[0].Ref
+}

@@ -142,6 +142,8 @@ func (s *Server) describeTargets(ctx context.Context, c *Call, ex executor.Execu
 	var refs []string
 	if ref := argString(c.Args, "ref"); ref != "" {
 		refs = append(refs, ref)
+	} else if ref := pointRef(ctx, c); ref != "" {
+		refs = append(refs, ref) // what a call at a point hit
 	}
 	fields, _ := c.Args["fields"].([]any)
 	for _, f := range fields {
