@@ -38,9 +38,12 @@ const coordsPage = `<!doctype html><title>Coords</title>
 <div id="sc" class="abs" style="left:40px;top:200px;width:200px;height:100px;overflow:auto">
  <div style="height:1000px">inner content</div></div>
 <iframe id="f" class="abs" title="Widget" src="http://other.test:%[1]s/widget" style="left:300px;top:200px;width:200px;height:100px;border:0"></iframe>
+<iframe id="same" class="abs" title="Same" style="left:520px;top:40px;width:200px;height:80px;border:0"
+ srcdoc="<style>body{margin:0}</style><button style='width:200px;height:80px' onclick='parent.innerClicks.push(event.isTrusted)'>Inner</button>"></iframe>
 <div style="height:3000px"></div>
 <script>
 window.clicks = [];
+window.innerClicks = [];
 document.getElementById('b').addEventListener('click', (e) => { clicks.push({trusted: e.isTrusted, x: e.clientX, y: e.clientY}); });
 document.getElementById('tipper').addEventListener('mouseover', () => { document.getElementById('tip').style.display = 'block'; });
 let down = false;
@@ -167,6 +170,15 @@ func TestCoordinates(t *testing.T) {
 		s.call("click", map[string]any{"ref": ref})
 		if after := s.evalString("clicks.length"); after == before {
 			t.Errorf("the marked ref %s did not click the button", ref)
+		}
+	})
+	t.Run("same-origin frame", func(t *testing.T) {
+		h := hitOf(t, resultText(s.call("click", map[string]any{"x": 600, "y": 80})))
+		if h["name"] != "Inner" || h["ref"] == "" || h["frame"] != "about:srcdoc" {
+			t.Errorf("hit %v, want the frame's button Inner with its ref and the frame's URL", h)
+		}
+		if got := s.evalString("JSON.stringify(innerClicks)"); got != "[true]" {
+			t.Errorf("the frame's button saw %s, want one trusted click", got)
 		}
 	})
 	t.Run("hover", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -252,3 +253,20 @@ func findFrame(node map[string]any, id string) map[string]any {
 }
 
 func asMap(v any) map[string]any { m, _ := v.(map[string]any); return m }
+
+// Inherit gives h the origin a same-origin page script read in the
+// document under the point (docURL, origin), when the browser's frame
+// tree gave none that a URL could carry (an about:srcdoc or about:blank
+// frame's is "://") and the script's document is that frame's: a script
+// of chromegate's isolated world of the top document enters a frame only
+// when it is of the top's origin, so that origin is the frame's. Anything
+// else leaves h as it is, which the policy sees as an opaque origin.
+func (h *Hit) Inherit(docURL, origin string) {
+	if h.Frame || !OriginHidden(h.URL) || docURL != h.URL || origin == "" || origin == OpaqueOrigin {
+		return
+	}
+	if u, err := url.Parse(h.Origin); err == nil && u.Host != "" {
+		return // a tuple origin of the browser's own stands
+	}
+	h.Origin = origin
+}

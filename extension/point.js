@@ -94,8 +94,24 @@ export async function hit(c, pt, settle) {
   }
   const doc = await frameAt((m, p) => c.st.send(m, p), pt, debuggerTarget);
   return {
-    x: pt.x, y: pt.y, ...doc, frame: !!info.frame, tag: info.tag || '', role: info.role || '', name: info.name || '', ref: info.ref || '',
+    x: pt.x, y: pt.y, ...doc, origin: inherit(doc, info), frame: !!info.frame,
+    tag: info.tag || '', role: info.role || '', name: info.name || '', ref: info.ref || '',
   };
+}
+
+// inherit is the origin of the document under a point: the frame tree's,
+// or, where it gave none a URL could carry (an about:srcdoc or about:blank
+// frame's is "://"), the one the point script read in that very document,
+// which it could enter only because it is of the top's origin (as
+// executor.Hit.Inherit).
+export function inherit(doc, info) {
+  if (info.frame || !hiddenOrigin(doc.url) || info.docURL !== doc.url || !info.origin || info.origin === 'null') return doc.origin;
+  try {
+    if (new URL(doc.origin).host) return doc.origin;
+  } catch {
+    // not a tuple origin
+  }
+  return info.origin;
 }
 
 export const same = (a, b) => !!a && !!b && a.frameId === b.frameId && a.url === b.url && a.origin === b.origin;

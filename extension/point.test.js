@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameAt, same } from './point.js';
+import { frameAt, same, inherit } from './point.js';
 
 // A fake CDP sender: a main frame with a same-process child, and an
 // out-of-process frame known only as a target.
@@ -48,4 +48,14 @@ test('same: a document is its frame, URL and origin', () => {
   assert.ok(!same(a, { ...a, frameId: 'G' }));
   assert.ok(!same(a, { ...a, url: 'http://a/x' }));
   assert.ok(!same(a, undefined));
+});
+
+test('inherit: an about:srcdoc frame the script entered has its origin; nothing else changes', () => {
+  const srcdoc = { url: 'about:srcdoc', origin: '://' };
+  assert.equal(inherit(srcdoc, { docURL: 'about:srcdoc', origin: 'http://a.test' }), 'http://a.test');
+  assert.equal(inherit(srcdoc, { docURL: 'about:srcdoc', origin: 'http://a.test', frame: true }), '://');
+  assert.equal(inherit(srcdoc, { docURL: 'about:blank', origin: 'http://a.test' }), '://');
+  assert.equal(inherit(srcdoc, { docURL: 'about:srcdoc', origin: 'null' }), '://');
+  assert.equal(inherit({ url: 'http://b.test/', origin: 'http://b.test' }, { docURL: 'http://b.test/', origin: 'http://a.test' }), 'http://b.test');
+  assert.equal(inherit({ url: 'about:blank', origin: 'http://c.test' }, { docURL: 'about:blank', origin: 'http://a.test' }), 'http://c.test');
 });

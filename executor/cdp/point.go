@@ -42,6 +42,10 @@ type hitInfo struct {
 	Role  string `json:"role"`
 	Name  string `json:"name"`
 	Ref   string `json:"ref"`
+	// DocURL and Origin are the document's under the point, as far as
+	// the script could enter.
+	DocURL string `json:"docURL"`
+	Origin string `json:"origin"`
 }
 
 // hit tests one point; settle first lets the page handle what the
@@ -68,6 +72,7 @@ func (c *call) hit(pt executor.XY, settle bool) (executor.Hit, error) {
 	}, &h); err != nil {
 		return executor.Hit{}, err
 	}
+	h.Inherit(in.DocURL, in.Origin)
 	return h, nil
 }
 

@@ -101,8 +101,12 @@
     let py = y;
     for (let depth = 0; depth < 16; depth++) {
       const el = doc.elementFromPoint(px, py);
-      if (!el) return { vw, vh, tag: '', role: '', name: '', ref: '' };
-      if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return { vw, vh, ...describe(el) };
+      if (!el) return { vw, vh, docURL: doc.URL, origin: (doc.defaultView && doc.defaultView.origin) || '', tag: '', role: '', name: '', ref: '' };
+      // The document's URL and origin: the browser's frame tree gives no
+      // tuple origin for an about:srcdoc or about:blank frame, which this
+      // world could enter only because it is of the top's origin.
+      const own = { docURL: doc.URL, origin: (doc.defaultView && doc.defaultView.origin) || '' };
+      if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return { vw, vh, ...own, ...describe(el) };
       let inner = null;
       try { inner = el.contentDocument; } catch (e) { inner = null; }
       if (!inner) return { vw, vh, frame: true, ...describe(el) };
