@@ -182,7 +182,12 @@ func TestCoordinates(t *testing.T) {
 		}
 	})
 	t.Run("hover", func(t *testing.T) {
-		s.call("hover", map[string]any{"x": 220, "y": 50})
+		s.call("snapshot", nil)
+		// The tooltip it opens comes back as the outline's change, as for
+		// a hover by ref.
+		if txt := resultText(s.call("hover", map[string]any{"x": 220, "y": 50})); !strings.Contains(txt, `"changes":`) {
+			t.Errorf("hover at a point returned no outline change: %s", txt)
+		}
 		if got := s.evalString("getComputedStyle(document.getElementById('tip')).display"); got != "block" {
 			t.Errorf("tooltip display %s after hovering at its point", got)
 		}
