@@ -91,7 +91,8 @@
   }
 
   // The hit, after the page handled what the pointer's move started
-  // (arg.settle: a frame and a task later, at most 100 ms).
+  // (arg.settle: two frames and a task later, at most 100 ms: mouse moves
+  // reach the page aligned to a frame, which may be the next one).
   const hit = () => {
     const x = Number(arg.x);
     const y = Number(arg.y);
@@ -120,9 +121,9 @@
   if (!arg.settle) return hit();
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(hit()), 100);
-    requestAnimationFrame(() => setTimeout(() => {
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
       clearTimeout(t);
       resolve(hit());
-    }, 0));
+    }, 0)));
   });
 }
