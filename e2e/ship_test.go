@@ -26,8 +26,8 @@ import (
 
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
-	"github.com/chromegate/chromegate/mcp/dist"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/dist"
 )
 
 // releaseStamp is what the release build under test is stamped with.
