@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -93,6 +94,9 @@ func newXframeSite(t testing.TB) *xframeSite {
 					fmt.Fprintf(&b, `<iframe id="pay" title="Payment" src="http://widget.test:%s/pay" width="400" height="220"></iframe>`, f.port)
 				case "sub":
 					fmt.Fprintf(&b, `<iframe id="sub" title="Sub" src="http://sub.allowed.test:%s/sub?nest=%s" width="500" height="500"></iframe>`, f.port, q.Get("nest"))
+				case "box":
+					// a control of the page whose centre is a denied frame
+					fmt.Fprintf(&b, `<div id="box" role="button" aria-label="Box" style="width:400px;height:300px"><iframe id="boxad" src="http://other.test:%s/adfull" style="width:400px;height:300px;border:0"></iframe></div>`, f.port)
 				case "ad":
 					style := ""
 					if q.Get("cover") != "" {
@@ -122,6 +126,8 @@ func newXframeSite(t testing.TB) *xframeSite {
 			html(w, fmt.Sprintf(`<!doctype html><title>`+xframeSecret+`</title><p>`+xframeSecret+`</p>
 <button id="adbtn">Ad `+xframeSecret+`</button>
 <iframe id="nested" title="Nested pay" src="http://widget.test:%s/pay" width="300" height="200"></iframe>`+xframeDoc, f.port))
+		case "/adfull":
+			html(w, `<!doctype html><title>`+xframeSecret+`</title><button id="adfull" style="position:fixed;left:0;top:0;width:100%;height:100%">`+xframeSecret+`</button>`+xframeDoc)
 		case "/away":
 			// a frame that navigates itself to the denied origin
 			html(w, fmt.Sprintf(`<!doctype html><title>Away</title><button id="go">Go away</button>
@@ -335,6 +341,47 @@ func TestFrameAttacks(t *testing.T) {
 		noSecret(t, "the click's result", resultText(res))
 		if !res.IsError && !site.saw("allowed.test:click:own") {
 			t.Errorf("the click by the page's ref succeeded but the page's button did not get it: %q", site.seen())
+		}
+	})
+
+	t.Run("a page's control whose centre is a denied frame", func(t *testing.T) {
+		// The page's own ref, and the iframe element's ref (a query's):
+		// a pointer at either lands in the denied frame's document, so
+		// neither click, hover nor a double click may press there.
+		s.call("navigate", map[string]any{"url": base + "/outer?frames=box"})
+		_, outline := s.snapshotOf(nil)
+		noSecret(t, "the outline", outline)
+		q := resultText(s.call("query", map[string]any{"selector": "iframe"}))
+		var qr struct {
+			Items []struct {
+				Ref string `json:"ref"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal([]byte(contentOf(t, q)), &qr); err != nil || len(qr.Items) != 1 {
+			t.Fatalf("query iframe: %v %s", err, short(q))
+		}
+		for _, ref := range []string{refOf(t, outline, "button Box"), qr.Items[0].Ref} {
+			for _, c := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"click", map[string]any{"ref": ref, "timeout_ms": 2000}},
+				{"click", map[string]any{"ref": ref, "count": 2, "timeout_ms": 2000}},
+				{"hover", map[string]any{"ref": ref, "timeout_ms": 2000}},
+			} {
+				res := s.try(c.tool, c.args)
+				txt := resultText(res)
+				noSecret(t, c.tool, txt)
+				if !res.IsError {
+					t.Errorf("%s by %s, whose centre is a denied frame, went through: %s", c.tool, ref, short(txt))
+				}
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		for _, h := range site.seen() {
+			if strings.HasPrefix(h, "other.test:") {
+				t.Errorf("a pointer by the page's ref reached the denied frame: %s", h)
+			}
 		}
 	})
 

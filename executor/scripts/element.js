@@ -108,6 +108,27 @@
     }
   }
 
+  // a frame element whose document this script cannot enter (another
+  // origin, a plugin): a pointer at it reaches that document, which was
+  // decided nothing about by the call on this one
+  function sealedFrame(e) {
+    if (!e) return false;
+    if (e.tagName === 'EMBED') return true;
+    if (e.tagName !== 'IFRAME' && e.tagName !== 'FRAME' && e.tagName !== 'OBJECT') return false;
+    let d = null;
+    try {
+      d = e.contentDocument;
+    } catch (x) {
+      d = null;
+    }
+    if (d) return false;
+    try {
+      return !!e.contentWindow;
+    } catch (x) {
+      return true;
+    }
+  }
+
   function within(node, ancestor) {
     for (let n = node; n; n = n.parentNode || n.host) {
       if (n === ancestor) return true;
@@ -153,6 +174,9 @@
     // what covers it is the page's markup: it goes in page, which the
     // server shows fenced, never in why
     if (!within(hit, el)) return { why: 'another element is on top of it', page: describe(hit) + ' is on top of the element' };
+    // a pointer at the element's centre would land in a frame's own
+    // document: act on the frame's elements instead, each decided on it
+    if (sealedFrame(hit)) return { why: "a frame of another document is at the element's centre; act on the frame's own elements (the snapshot shows them under its iframe line)" };
     return { x, y };
   }
 
