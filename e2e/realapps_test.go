@@ -31,27 +31,35 @@ func TestRealApps(t *testing.T) {
 		{"mediawiki", realapps.StartMediaWiki},
 		{"dokuwiki", realapps.StartDokuWiki},
 	} {
-		t.Run(start.name, func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-			defer cancel()
-			app, err := start.fn(ctx, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
+		for _, deltas := range []bool{false, true} {
+			mode := "snapshot"
+			if deltas {
+				mode = "changes"
 			}
-			defer app.Close()
-			s := startServer(t, "--allow-domain=127.0.0.1", "--enable-mutations")
-			res := realapps.Run(ctx, app, realapps.NewChromegate(s.session, false), short)
-			for _, err := range res.Failed {
-				t.Error(err)
-			}
-			if t.Failed() {
-				t.Logf("%s server log:\n%s", app.Name, tail(app.Log(), 4000))
-				if d := os.Getenv("CHROMEGATE_REALAPPS_LOGDIR"); d != "" {
-					_ = os.WriteFile(d+"/"+start.name+".log", []byte(app.Log()), 0o644)
+			t.Run(start.name+"/"+mode, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+				defer cancel()
+				app, err := start.fn(ctx, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			t.Logf("%s: %d/%d tasks, %d calls, %d chars, %v", app.Name, res.Done, res.Tasks, res.Stats.Calls, res.Stats.Chars, res.Stats.Wall.Round(time.Millisecond))
-		})
+				defer app.Close()
+				s := startServer(t, "--allow-domain=127.0.0.1", "--enable-mutations")
+				// snapshot: a snapshot call after every act (the fallback);
+				// changes: the acting results' changes and outlines.
+				res := realapps.Run(ctx, app, realapps.NewChromegate(s.session, deltas), short)
+				for _, err := range res.Failed {
+					t.Error(err)
+				}
+				if t.Failed() {
+					t.Logf("%s server log:\n%s", app.Name, tail(app.Log(), 4000))
+					if d := os.Getenv("CHROMEGATE_REALAPPS_LOGDIR"); d != "" {
+						_ = os.WriteFile(d+"/"+start.name+".log", []byte(app.Log()), 0o644)
+					}
+				}
+				t.Logf("%s (%s): %d/%d tasks, %d calls, %d chars, %v", app.Name, mode, res.Done, res.Tasks, res.Stats.Calls, res.Stats.Chars, res.Stats.Wall.Round(time.Millisecond))
+			})
+		}
 	}
 }

@@ -69,6 +69,8 @@ type Chromegate struct {
 	Deltas bool
 	// sends: the server has sent a change or an outline this session.
 	sends bool
+	// url is the page the view was made on.
+	url   string
 	view  View
 	fresh bool
 }
@@ -128,7 +130,13 @@ func (g *Chromegate) absorb(txt string) {
 			g.fresh = true
 		}
 	default:
-		g.fresh = g.sends && g.view.lines != nil
+		// Neither field: nothing changed, unless the server says why it
+		// sent none (changes_note) or the tab is on another URL than the
+		// view was made on.
+		g.fresh = g.sends && g.view.lines != nil && head["changes_note"] == nil && fmt.Sprint(head["url"]) == g.url
+	}
+	if g.fresh || head["outline"] != nil {
+		g.url = fmt.Sprint(head["url"])
 	}
 }
 
@@ -147,6 +155,12 @@ func (g *Chromegate) Controls(ctx context.Context, fresh bool) ([]Control, error
 		}
 		g.view.Set(txt)
 		g.fresh = true
+		if first, _, _ := strings.Cut(txt, "\n"); strings.HasPrefix(first, "{") {
+			var head struct{ URL string }
+			if json.Unmarshal([]byte(first), &head) == nil {
+				g.url = head.URL
+			}
+		}
 	}
 	return ParseOutline(g.view.Text()), nil
 }
