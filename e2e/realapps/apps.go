@@ -1,7 +1,6 @@
 package realapps
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // PHP is Debian's PHP command line, which serves the applications with its
@@ -27,7 +29,7 @@ type App struct {
 	Dir   string
 	Tasks []Task
 	srv   *exec.Cmd
-	log   bytes.Buffer
+	log   testkit.Buffer
 }
 
 // Task is one multi-step thing a user does in the application: Run drives
@@ -44,7 +46,9 @@ type Task struct {
 // Close stops the application's server. Dir is the caller's to remove.
 func (app *App) Close() {
 	if app.srv != nil && app.srv.Process != nil {
-		_ = app.srv.Process.Kill()
+		// The server's workers are its children, in its process group:
+		// stop them all, or they keep its output pipe open.
+		_ = syscall.Kill(-app.srv.Process.Pid, syscall.SIGKILL)
 		_ = app.srv.Wait()
 	}
 }
@@ -90,6 +94,8 @@ func (app *App) serve(ctx context.Context, port int, docroot, router, path strin
 	// Several workers: a page loads its scripts and styles side by side.
 	app.srv.Env = append(os.Environ(), append([]string{"PHP_CLI_SERVER_WORKERS=4"}, env...)...)
 	app.srv.Stdout, app.srv.Stderr = &app.log, &app.log
+	app.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	app.srv.WaitDelay = 5 * time.Second
 	if err := app.srv.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", PHP, err)
 	}
