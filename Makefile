@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
 
 all: build
 
@@ -47,7 +47,29 @@ webmcp-deps: node
 	  echo "== installing @mcp-b/global for the e2e tests"; \
 	  npm ci --prefix $(WEBMCP_DIR) --no-audit --no-fund --ignore-scripts; fi
 
-deps: chromium driver webmcp-deps pdftotext
+deps: chromium driver webmcp-deps pdftotext realapps-deps
+
+# The real applications the e2e suite drives (e2e/realapps): Debian's
+# MediaWiki on SQLite and DokuWiki, served by PHP's built-in server with
+# throw-away data in a temp dir. No web server is installed on their
+# behalf; a postinst that starts one is stopped by Debian's policy-rc.d in
+# containers and nothing the tests use listens on port 80.
+REALAPPS_PKGS := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki sqlite3
+realapps-deps:
+	@if [ -x /usr/bin/php ] && [ -f /usr/share/mediawiki/maintenance/install.php ] && [ -f /usr/share/dokuwiki/doku.php ] \
+	  && [ -d /usr/share/php8.2-sqlite3 ] && [ -x /usr/bin/sqlite3 ]; then :; else \
+	  echo "== installing the real applications: $(REALAPPS_PKGS)"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $(REALAPPS_PKGS); fi
+
+# Every task of every real application through chromegate (CI runs the
+# short set inside `make test`).
+realapps: deps
+	CI=true CHROMEGATE_REALAPPS=full $(GO) test -race -count=1 -timeout 20m -run '^TestRealApps$$' -v ./e2e/
+
+# The same agent and tasks through chromegate and Playwright MCP (default
+# and lean), in the same run: calls, characters read, wall time, ratios.
+bench-realapps: deps
+	$(GO) test -tags peers -run '^TestRealApps$$' -count=1 -timeout 60m -v ./e2e/bench/
 
 # What chromegate ships, into dist/ (not committed):
 #   make mcpb                  the Claude Desktop bundle for this machine,
