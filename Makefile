@@ -47,7 +47,7 @@ webmcp-deps: node
 	  echo "== installing @mcp-b/global for the e2e tests"; \
 	  npm ci --prefix $(WEBMCP_DIR) --no-audit --no-fund --ignore-scripts; fi
 
-deps: chromium driver webmcp-deps pdftotext realapps-deps
+deps: chromium driver webmcp-deps pdftotext
 
 # The real applications the e2e suite drives (e2e/realapps): Debian's
 # MediaWiki on SQLite and DokuWiki, served by PHP's built-in server with
@@ -63,12 +63,12 @@ realapps-deps:
 
 # Every task of every real application through chromegate (CI runs the
 # short set inside `make test`).
-realapps: deps
+realapps: deps realapps-deps
 	CI=true CHROMEGATE_REALAPPS=full $(GO) test -race -count=1 -timeout 20m -run '^TestRealApps$$' -v ./e2e/
 
 # The same agent and tasks through chromegate and Playwright MCP (default
 # and lean), in the same run: calls, characters read, wall time, ratios.
-bench-realapps: deps
+bench-realapps: deps realapps-deps
 	$(GO) test -tags peers -run '^TestRealApps$$' -count=1 -timeout 60m -v ./e2e/bench/
 
 # What chromegate ships, into dist/ (not committed):
@@ -117,7 +117,7 @@ vet:
 
 # Packages run one after another (-p 1): several of them start browsers, and
 # on two cores running them side by side only starves each one's deadlines.
-test: deps mcpb-deps vet
+test: deps realapps-deps mcpb-deps vet
 	node --test extension/
 	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) --no-print-directory test-ext
