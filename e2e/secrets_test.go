@@ -65,6 +65,19 @@ func (s *secretSite) posted(host string) []string {
 	return append([]string(nil), s.posts[host]...)
 }
 
+// postedWithin waits up to d for host's first post: a click on a submit
+// button returns once the click is done, and the browser sends the form a
+// moment later.
+func (s *secretSite) postedWithin(host string, d time.Duration) []string {
+	deadline := time.Now().Add(d)
+	for {
+		if got := s.posted(host); len(got) > 0 || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (s *secretSite) inputs(host string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -220,10 +233,17 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 	call("fill", map[string]any{"ref": refOf(t, outline, "Password"), "value": "<secret:PASSWORD>"})
 	// Sign in: the form posts the real value to login.test.
 	call("click", map[string]any{"selector": "#go"})
-	if got := site.posted("login.test"); len(got) != 1 || got[0] != secretValue {
+	if got := site.postedWithin("login.test", 5*time.Second); len(got) != 1 || got[0] != secretValue {
 		t.Fatalf("login.test received %q, want the secret", got)
 	}
-	welcome := call("get_html", map[string]any{"outer": true})
+	// The welcome page commits a moment after the post arrived.
+	welcome := ""
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		welcome = call("get_html", map[string]any{"outer": true})
+		if strings.Contains(welcome, "Signed in with") || time.Now().After(deadline) {
+			break
+		}
+	}
 	if !strings.Contains(welcome, "Signed in with <secret:PASSWORD>") && !strings.Contains(welcome, "Signed in with &lt;secret:PASSWORD&gt;") {
 		t.Errorf("the welcome page should show the name: %s", short(welcome))
 	}
@@ -336,7 +356,7 @@ func TestSecretOverREST(t *testing.T) {
 	}
 	rest("eval", map[string]any{"expression": "pw.value"}, 200)
 	rest("click", map[string]any{"selector": "#go"}, 200)
-	if got := site.posted("login.test"); len(got) != 1 || got[0] != secretValue {
+	if got := site.postedWithin("login.test", 5*time.Second); len(got) != 1 || got[0] != secretValue {
 		t.Fatalf("login.test received %q, want the secret", got)
 	}
 	rest("get_html", map[string]any{}, 200)
