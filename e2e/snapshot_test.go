@@ -79,11 +79,16 @@ func refOf(t testing.TB, outline string, words ...string) string {
 func TestSnapshotGolden(t *testing.T) {
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
-	for _, page := range []string{"article", "form", "links", "shadow", "spa"} {
+	for _, page := range []string{"article", "form", "links", "named", "shadow", "spa"} {
 		t.Run(page, func(t *testing.T) {
 			s.t = t
 			s.call("navigate", map[string]any{"url": base + "/snapshot/" + page + ".html"})
 			_, outline := s.snapshotOf(nil)
+			if strings.Contains(outline, "[object ") {
+				// named.html: a control named title or name shadows its
+				// form's property; the outline reads attributes.
+				t.Errorf("an element's property, not its attribute, reached the outline:\n%s", outline)
+			}
 			got := goldenRefs(outline) + "\n"
 			testkit.Golden(t, filepath.Join("testdata", "snapshot", page+".golden"), []byte(got))
 			t.Logf("%s: %d characters", page, len([]rune(outline)))

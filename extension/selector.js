@@ -64,8 +64,8 @@ export function selectorEngine() {
     const by = el.getAttribute('aria-labelledby');
     if (by) return by.split(/\s+/).map((id) => norm((document.getElementById(id) || {}).textContent)).join(' ');
     if (el.labels && el.labels.length) return norm(el.labels[0].textContent);
-    if (el.tagName === 'IMG') return el.alt || '';
-    return norm(textOf(el)) || el.title || el.placeholder || '';
+    if (el.tagName === 'IMG') return el.getAttribute('alt') || '';
+    return norm(textOf(el)) || el.getAttribute('title') || el.getAttribute('placeholder') || '';
   }
   function byRole(q) {
     const m = /^([a-z]+)\s*(.*)$/i.exec(q.trim());

@@ -137,22 +137,27 @@
       if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(t)) {
         return norm(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
       }
-      if (tag === 'INPUT' && t === 'image') return norm(el.alt) || norm(el.title) || 'Submit';
+      if (tag === 'INPUT' && t === 'image') return norm(el.getAttribute('alt')) || titleOf(el) || 'Submit';
       if (el.labels && el.labels.length) {
         const s = norm(Array.from(el.labels, (l) => labelText(l, el)).join(' '));
         if (s) return s;
       }
-      return norm(el.getAttribute('placeholder')) || norm(el.title);
+      return norm(el.getAttribute('placeholder')) || titleOf(el);
     }
-    if (tag === 'IMG' || tag === 'AREA') return norm(el.getAttribute('alt')) || norm(el.title);
-    if (tag === 'IFRAME') return norm(el.title) || norm(el.name);
+    if (tag === 'IMG' || tag === 'AREA') return norm(el.getAttribute('alt')) || titleOf(el);
+    if (tag === 'IFRAME') return titleOf(el) || norm(el.getAttribute('name'));
     if (tag === 'FIELDSET') { const lg = el.querySelector(':scope > legend'); if (lg) return textOf(lg, 200); }
     if (role && nameFromContent(role, el)) {
       const s = textOf(el, 200);
       if (s) return s;
     }
-    return norm(el.title) || norm(el.getAttribute('placeholder'));
+    return titleOf(el) || norm(el.getAttribute('placeholder'));
   }
+
+  // titleOf reads the title attribute, not the property: a form's property
+  // is its control named "title" when it has one (named access shadows it,
+  // as it does name, id and action).
+  function titleOf(el) { return norm(el.getAttribute('title')); }
 
   // A label's words without the control's own text (a select's options).
   function labelText(label, control) {
