@@ -248,7 +248,7 @@ func (s *Server) redactOutline(outline string) string {
 // since the caller last saw it (see the comment at the top), and keeps
 // the new outline as seen once the caller is given it (r.seen, committed
 // by runCall). It never fails the call: what goes wrong is a note.
-func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, r *Result) {
+func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, r *Result, began time.Time) {
 	if r == nil || r.Page == nil || ex == nil || !s.changesOn(c) {
 		return
 	}
@@ -266,6 +266,11 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, changesTimeout)
 	defer cancel()
+	// An action that loads a new document (a click on a link, Enter in a
+	// form) returns before the document replaces the old one: what is
+	// read then is the old document, whose change would tell the caller
+	// nothing happened and whose refs are about to expire.
+	navigating := !navTools[c.Tool.Name] && s.awaitLanding(ctx, ex, tab, began)
 	p := helpers.SnapshotParams{TabID: tab, MaxChars: maxChangesChars}
 	if last != nil {
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
@@ -305,6 +310,37 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		note(fmt.Sprintf("not compared: the outline is over %d characters; call snapshot", maxChangesChars))
 		return
 	}
+	if !navigating && !navTools[c.Tool.Name] {
+		// The load's request may show only after the read began (the
+		// read is then the wait): look again.
+		navigating = s.awaitLanding(ctx, ex, tab, began)
+	}
+	if navigating && last != nil && helpers.SameDocument(last.outline, sr.Text) {
+		// Still the old document: a new one is coming (or the load
+		// ended in nothing to show, a 204 or a download).
+		sr, err = s.awaitNewDocument(ctx, ex, p, last.outline, sr)
+		if err != nil {
+			note("not read (" + string(executor.CodeOf(err)) + "); call snapshot")
+			return
+		}
+		if sr.URL != decided {
+			// Landed elsewhere than the read was decided on: decide the
+			// read again, on the new document, and read it again.
+			if decided, rc, err = s.readAllowed(ctx, c, ex, tab, p.Scope); err != nil {
+				if executor.CodeOf(err) == executor.CodePolicyDenied {
+					note("not shown: the policy does not allow reading this page; call snapshot if it should")
+				} else {
+					note("not read: " + string(executor.CodeOf(err)))
+				}
+				return
+			}
+			p.DecideFrame = rc.FrameDecider()
+			if sr, err = helpers.Snapshot(ctx, ex, p); err != nil || sr.URL != decided {
+				note("not read: the page changed while it was read; call snapshot")
+				return
+			}
+		}
+	}
 	now := s.redactOutline(sr.Text)
 	seen := &seenOutline{viewer: who, session: c.Session, tab: tab, outline: now, scope: p.Scope, interactiveOnly: p.InteractiveOnly}
 	r.seen = seen
@@ -320,6 +356,65 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	case ch.Text != "":
 		setChanges(r, changesOut{Changes: ch.Text})
 	}
+}
+
+// landingPoll is how often awaitLanding and awaitNewDocument look again.
+const landingPoll = 50 * time.Millisecond
+
+// awaitLanding says whether the tab's top frame began loading a new
+// document since began (the action's start), by its network log, and
+// waits until that load has its response (or failed). A backend without
+// a network log, or a log that cannot be read, is taken as no load.
+func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab string, began time.Time) bool {
+	since := began.Add(-5 * time.Millisecond).UnixMilli()
+	for {
+		log, err := ex.Network(ctx, executor.NetworkParams{TabID: tab, Navigations: 1})
+		if err != nil {
+			return false
+		}
+		var doc *executor.NetworkRequest
+		for i := range log.Requests {
+			q := &log.Requests[i]
+			if q.Navigation && q.Nav == log.Nav && q.StartMs >= since {
+				doc = q
+				break
+			}
+		}
+		if doc == nil {
+			return false
+		}
+		if doc.DurationMs >= 0 || doc.Outcome != executor.OutcomePending {
+			return doc.Status != 204 && doc.Status != 205 && doc.Error == ""
+		}
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(landingPoll):
+		}
+	}
+}
+
+// awaitNewDocument reads the tab's outline until it is of another
+// document than old's, or the changes' time is up (then the last read).
+func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) (helpers.SnapshotResult, error) {
+	deadline := time.Now().Add(changesTimeout / 2)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return sr, nil
+		case <-time.After(landingPoll):
+		}
+		next, err := helpers.Snapshot(ctx, ex, p)
+		if err != nil {
+			// Between documents: the next read will tell.
+			continue
+		}
+		sr = next
+		if !helpers.SameDocument(old, sr.Text) {
+			break
+		}
+	}
+	return sr, nil
 }
 
 // sameDocNav says whether a navigation stayed in the document the caller

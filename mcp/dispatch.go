@@ -112,9 +112,10 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 // through it, and so does every step of a plugin tool.
 func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
 	c.rec = s.startRecord(c)
+	began := time.Now()
 	r, err := s.gatedCall(ctx, c, ex)
 	if err == nil {
-		s.addChanges(ctx, c, ex, r)
+		s.addChanges(ctx, c, ex, r, began)
 		s.sawOf(c, r)
 	}
 	if c.rec != nil {

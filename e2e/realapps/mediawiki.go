@@ -196,7 +196,15 @@ while ($row = $r->fetchArray()) { $v = @gzinflate($row[0]); echo ($v === false ?
 			Run: func(ctx context.Context, a *Agent, app *App) error {
 				return steps(
 					func() error { return a.Submit(ctx, "searchbox|combobox|textbox", `^Search`, mwPage) },
-					func() error { return a.Click(ctx, "link", `^`+mwPage+`$`) },
+					func() error {
+						// Enter on a page's exact title may go to the page
+						// itself (its Edit tab), or to the results.
+						c, err := a.Find(ctx, "link", `^(`+mwPage+`|Edit)$`)
+						if err != nil || c.Name == "Edit" {
+							return err
+						}
+						return a.B.Click(ctx, c.Ref)
+					},
 					func() error { return a.Click(ctx, "button", `^More$`) },
 					func() error { return a.Click(ctx, "link", `^Delete$`) },
 					func() error {

@@ -20,11 +20,18 @@ var (
 	cgLine     = regexp.MustCompile(`^( *)([a-z]+[0-9]+) (\S+)(?: (.*))?$`)
 	cgListHead = regexp.MustCompile(`^( *)links \(ref ([a-z]+)\+number\):$`)
 	cgListItem = regexp.MustCompile(`^( *)([0-9]+)(?: (.*))?$`)
+	// cgState: a line's rest that starts with a state (value="…",
+	// options=[…]), not a name.
+	cgState = regexp.MustCompile(`^[a-z_-]+=["\[]`)
 )
 
 // splitName reads a chromegate name: to the end of the line, or a JSON
 // string when states follow.
 func splitName(rest string) (name, states string) {
+	if cgState.MatchString(rest) {
+		// A control without a name: its states follow the role.
+		return "", rest
+	}
 	if !strings.HasPrefix(rest, `"`) {
 		return rest, ""
 	}

@@ -11,6 +11,7 @@ func TestParseOutline(t *testing.T) {
  # Log in
  kq3 textbox "Username" value="a\"b" required
  kq4 button Log in
+ kq5 textbox value="== Saint-Malo =="
  links (ref kq+number):
  12 Main page
  13
@@ -18,6 +19,7 @@ func TestParseOutline(t *testing.T) {
 	want := []Control{
 		{Ref: "kq3", Role: "textbox", Name: "Username", Line: `textbox "Username" value="a\"b" required`},
 		{Ref: "kq4", Role: "button", Name: "Log in", Line: "button Log in"},
+		{Ref: "kq5", Role: "textbox", Name: "", Line: `textbox value="== Saint-Malo =="`},
 		{Ref: "kq12", Role: "link", Name: "Main page", Line: "link Main page"},
 		{Ref: "kq13", Role: "link", Name: "", Line: "link "},
 	}

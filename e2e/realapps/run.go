@@ -2,7 +2,9 @@ package realapps
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Result is one application's run through one browser server.
@@ -34,7 +36,7 @@ func Run(ctx context.Context, app *App, b Browser, short bool) Result {
 	for _, task := range tasks {
 		err := task.Run(ctx, a, app)
 		if err == nil {
-			err = task.Check(ctx, app)
+			err = check(ctx, task, app)
 		}
 		if err != nil {
 			res.Failed = append(res.Failed, fmt.Errorf("%s: %s: %w", app.Name, task.Name, err))
@@ -45,3 +47,24 @@ func Run(ctx context.Context, app *App, b Browser, short bool) Result {
 	res.Stats = b.Stats()
 	return res
 }
+
+// check checks a task's outcome, looking again for up to checkWait while
+// it is not found: the agent's last act (a form's submit) returns when the
+// browser sent it, and the application may still be writing.
+func check(ctx context.Context, task Task, app *App) error {
+	deadline := time.Now().Add(checkWait)
+	for {
+		err := task.Check(ctx, app)
+		if err == nil || !errors.Is(err, errOutcome) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// checkWait bounds how long check looks for an outcome.
+const checkWait = 10 * time.Second
