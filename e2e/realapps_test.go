@@ -14,8 +14,9 @@ import (
 // SQLite, DokuWiki on files) with a scripted agent that sees only the
 // outline, finds controls by role and name and acts by ref; each task's
 // outcome is checked in the application's database or files. CI runs the
-// short set (MediaWiki: log in, create a page; DokuWiki: log in); CHROMEGATE_REALAPPS=full (make
-// realapps) runs every task.
+// short set (MediaWiki: log in, create a page from search; DokuWiki: log
+// in, create a page) with changes on; CHROMEGATE_REALAPPS=full (make realapps) runs every
+// task, with changes and on the snapshot fallback.
 func TestRealApps(t *testing.T) {
 	if missing := realapps.Missing(); len(missing) > 0 {
 		if os.Getenv("CI") == "true" {
@@ -31,11 +32,13 @@ func TestRealApps(t *testing.T) {
 		{"mediawiki", realapps.StartMediaWiki},
 		{"dokuwiki", realapps.StartDokuWiki},
 	} {
-		// The short set runs on the snapshot fallback; the changes mode
-		// (true) is the bench's and make realapps' until it is green here.
-		modes := []bool{false}
-		if os.Getenv("CHROMEGATE_REALAPPS") == "full" {
-			modes = append(modes, true)
+		// The short set runs in the changes mode (the default: the agent
+		// reads acting calls' changes and outlines, as the bench does);
+		// make realapps adds the snapshot fallback (a snapshot after
+		// every act).
+		modes := []bool{true}
+		if !short {
+			modes = append(modes, false)
 		}
 		for _, deltas := range modes {
 			mode := "snapshot"

@@ -17,6 +17,10 @@ const (
 	dwAdmin     = "admin"
 	dwAdminPass = "Realapps-admin-pass-1"
 	dwPage      = "tides:saint-malo"
+	// dwSearch names the search box as each server does: by its
+	// placeholder (chromegate), or by its title, "[F]", its access key
+	// (Playwright MCP: the title comes first in its name computation).
+	dwSearch = `^(Search|\[F\])$`
 )
 
 // StartDokuWiki sets up Debian's DokuWiki (2022-07-31) with its
@@ -122,10 +126,10 @@ func dokuWikiTasks() []Task {
 			},
 		},
 		{
-			Name: "create a page",
+			Name: "create a page", Short: true,
 			Run: func(ctx context.Context, a *Agent, app *App) error {
 				return steps(
-					func() error { return a.Submit(ctx, "textbox|searchbox|combobox", `^Search`, dwPage) },
+					func() error { return a.Submit(ctx, "textbox|searchbox|combobox", dwSearch, dwPage) },
 					func() error { return a.Click(ctx, "link", `^:?`+dwPage+`$`) },
 					func() error {
 						// The search's link to a page that does not exist opens
@@ -186,7 +190,7 @@ func dokuWikiTasks() []Task {
 			Name: "search for the text",
 			Run: func(ctx context.Context, a *Agent, app *App) error {
 				return steps(
-					func() error { return a.Submit(ctx, "textbox|searchbox|combobox", `^Search`, "neaps") },
+					func() error { return a.Submit(ctx, "textbox|searchbox|combobox", dwSearch, "neaps") },
 					func() error { return a.Click(ctx, "link", `saint-malo|Saint-Malo`) },
 					func() error { _, err := a.Find(ctx, "link|button", `^Edit this page`); return err },
 				)
