@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -58,6 +59,16 @@ func changesSite(t testing.TB) string {
 	mux.HandleFunc("/panel/", page(changesPage))
 	mux.HandleFunc("/other", page(`<!doctype html><title>Other</title><h1>Other page</h1><button>Back home</button>`))
 	mux.HandleFunc("/note", page(`<!doctype html><title>Note</title><h1>Notes</h1><p>Write a note below; it is kept on this device only.</p><label>Note <input id="note"></label><button>Keep</button>`))
+	// A form whose answer is slow: the action returns long before the
+	// new document replaces the old one.
+	mux.HandleFunc("/search", page(`<!doctype html><title>Search</title><h1>Find</h1>
+<form action="/found" method="post"><label>Words <input name="q"></label><button>Find it</button></form>`))
+	mux.HandleFunc("/found", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(700 * time.Millisecond)
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>Found</title><h1>Results for %s</h1><a href="/other">The other page</a>`, html.EscapeString(r.PostForm.Get("q")))
+	})
 	// A page that replaces 10,000 nodes on every click.
 	mux.HandleFunc("/flood", page(`<!doctype html><title>Flood</title><button id="go" onclick="flood()">Flood</button><div id="box"></div>
 <script>
@@ -276,6 +287,37 @@ func TestChangesNavigation(t *testing.T) {
 	r = acted(t, s.call("navigate", map[string]any{"url": base + "/panel"}))
 	if r.Changes != "" || r.Outline != "" {
 		t.Errorf("navigate: got %+v", r)
+	}
+}
+
+// TestChangesFormSubmit: an action that submits a form (Enter in a field,
+// a click on its button) returns before the answer arrives; its result is
+// the new document's outline, never the old document's change (whose refs
+// are about to expire) or nothing.
+func TestChangesFormSubmit(t *testing.T) {
+	base := "http://127.0.0.1:" + changesSite(t)
+	s := startServer(t, permissive...)
+	s.call("navigate", map[string]any{"url": base + "/search"})
+	_, outline := s.snapshotOf(nil)
+	lines := strings.Split(outline, "\n")
+	words := lineRef(t, lines, "textbox Words")
+
+	r := acted(t, s.call("type", map[string]any{"ref": words, "text": "tides", "press_enter": true}))
+	if r.Changes != "" || !strings.Contains(r.Outline, "# Results for tides") {
+		t.Fatalf("Enter in a form: want the new document's outline, got %+v", r)
+	}
+	s.call("navigate", map[string]any{"url": base + "/search"})
+	_, outline = s.snapshotOf(nil)
+	lines = strings.Split(outline, "\n")
+	words, find := lineRef(t, lines, "textbox Words"), lineRef(t, lines, "button Find it")
+	acted(t, s.call("fill", map[string]any{"ref": words, "value": "neaps"}))
+	r = acted(t, s.call("click", map[string]any{"ref": find}))
+	if r.Changes != "" || !strings.Contains(r.Outline, "# Results for neaps") {
+		t.Fatalf("a click on a form's button: want the new document's outline, got %+v", r)
+	}
+	link := lineRef(t, strings.Split(r.Outline, "\n"), "The other page")
+	if r = acted(t, s.call("click", map[string]any{"ref": link})); !strings.Contains(r.Outline, "# Other page") {
+		t.Errorf("a ref of the new outline: want the next page's outline, got %+v", r)
 	}
 }
 

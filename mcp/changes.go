@@ -270,7 +270,8 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	// form) returns before the document replaces the old one: what is
 	// read then is the old document, whose change would tell the caller
 	// nothing happened and whose refs are about to expire.
-	navigating := !navTools[c.Tool.Name] && s.awaitLanding(ctx, ex, tab, began)
+	acted := time.Now()
+	navigating := !navTools[c.Tool.Name] && s.awaitLanding(ctx, ex, tab, began, time.Time{})
 	p := helpers.SnapshotParams{TabID: tab, MaxChars: maxChangesChars}
 	if last != nil {
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
@@ -300,6 +301,34 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		}
 		return
 	}
+	if !navigating && mayLoad(c) {
+		// The load's request may show only after the read began: look
+		// again, until landingGrace after the action (the read was part
+		// of the wait).
+		navigating = s.awaitLanding(ctx, ex, tab, began, acted.Add(landingGrace))
+	}
+	if navigating && last != nil && helpers.SameDocument(last.outline, sr.Text) {
+		// Still the old document: a new one is coming (or the load
+		// ended in nothing to show, a 204 or a download).
+		sr = s.awaitNewDocument(ctx, ex, p, last.outline, sr)
+	}
+	if sr.URL != decided && navigating {
+		// The action loaded another page than the read was decided on:
+		// decide the read again, on the new document, and read it again.
+		if decided, rc, err = s.readAllowed(ctx, c, ex, tab, p.Scope); err != nil {
+			if executor.CodeOf(err) == executor.CodePolicyDenied {
+				note("not shown: the policy does not allow reading this page; call snapshot if it should")
+			} else {
+				note("not read: " + string(executor.CodeOf(err)))
+			}
+			return
+		}
+		p.DecideFrame = rc.FrameDecider()
+		if sr, err = helpers.Snapshot(ctx, ex, p); err != nil {
+			note("not read (" + string(executor.CodeOf(err)) + "); call snapshot")
+			return
+		}
+	}
 	if sr.URL != decided {
 		// The page moved on between the decision and the read: what
 		// was read is not what the policy decided on.
@@ -309,37 +338,6 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	if sr.Next > 0 {
 		note(fmt.Sprintf("not compared: the outline is over %d characters; call snapshot", maxChangesChars))
 		return
-	}
-	if !navigating && !navTools[c.Tool.Name] {
-		// The load's request may show only after the read began (the
-		// read is then the wait): look again.
-		navigating = s.awaitLanding(ctx, ex, tab, began)
-	}
-	if navigating && last != nil && helpers.SameDocument(last.outline, sr.Text) {
-		// Still the old document: a new one is coming (or the load
-		// ended in nothing to show, a 204 or a download).
-		sr, err = s.awaitNewDocument(ctx, ex, p, last.outline, sr)
-		if err != nil {
-			note("not read (" + string(executor.CodeOf(err)) + "); call snapshot")
-			return
-		}
-		if sr.URL != decided {
-			// Landed elsewhere than the read was decided on: decide the
-			// read again, on the new document, and read it again.
-			if decided, rc, err = s.readAllowed(ctx, c, ex, tab, p.Scope); err != nil {
-				if executor.CodeOf(err) == executor.CodePolicyDenied {
-					note("not shown: the policy does not allow reading this page; call snapshot if it should")
-				} else {
-					note("not read: " + string(executor.CodeOf(err)))
-				}
-				return
-			}
-			p.DecideFrame = rc.FrameDecider()
-			if sr, err = helpers.Snapshot(ctx, ex, p); err != nil || sr.URL != decided {
-				note("not read: the page changed while it was read; call snapshot")
-				return
-			}
-		}
 	}
 	now := s.redactOutline(sr.Text)
 	seen := &seenOutline{viewer: who, session: c.Session, tab: tab, outline: now, scope: p.Scope, interactiveOnly: p.InteractiveOnly}
@@ -359,13 +357,33 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 }
 
 // landingPoll is how often awaitLanding and awaitNewDocument look again.
-const landingPoll = 50 * time.Millisecond
+const landingPoll = 25 * time.Millisecond
+
+// landingGrace is how long after an action that may load a document
+// (mayLoad) its load's request is looked for: the browser asks for it a
+// moment after the click or key that started it.
+const landingGrace = 120 * time.Millisecond
+
+// mayLoad says whether c's action may start loading a new document by
+// itself: a click or a key (Enter submits a form), a choice a page may
+// act on, a dialog's answer. Filling, hovering and scrolling do not.
+func mayLoad(c *Call) bool {
+	switch c.Tool.Name {
+	case "click", "press", "select_option", "dialog_answer":
+		return true
+	case "type":
+		enter, _ := c.Args["press_enter"].(bool)
+		return enter
+	}
+	return false
+}
 
 // awaitLanding says whether the tab's top frame began loading a new
-// document since began (the action's start), by its network log, and
-// waits until that load has its response (or failed). A backend without
-// a network log, or a log that cannot be read, is taken as no load.
-func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab string, began time.Time) bool {
+// document since began (the action's start), by its network log, looking
+// again until the time until while none is seen, and waits until that load has
+// its response (or failed). A backend without a network log, or a log
+// that cannot be read, is taken as no load.
+func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab string, began, until time.Time) bool {
 	since := began.Add(-5 * time.Millisecond).UnixMilli()
 	for {
 		log, err := ex.Network(ctx, executor.NetworkParams{TabID: tab, Navigations: 1})
@@ -380,8 +398,16 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 				break
 			}
 		}
-		if doc == nil {
+		if doc == nil && !time.Now().Before(until) {
 			return false
+		}
+		if doc == nil {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(landingPoll):
+			}
+			continue
 		}
 		if doc.DurationMs >= 0 || doc.Outcome != executor.OutcomePending {
 			return doc.Status != 204 && doc.Status != 205 && doc.Error == ""
@@ -396,12 +422,12 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 
 // awaitNewDocument reads the tab's outline until it is of another
 // document than old's, or the changes' time is up (then the last read).
-func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) (helpers.SnapshotResult, error) {
+func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) helpers.SnapshotResult {
 	deadline := time.Now().Add(changesTimeout / 2)
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return sr, nil
+			return sr
 		case <-time.After(landingPoll):
 		}
 		next, err := helpers.Snapshot(ctx, ex, p)
@@ -414,7 +440,7 @@ func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p h
 			break
 		}
 	}
-	return sr, nil
+	return sr
 }
 
 // sameDocNav says whether a navigation stayed in the document the caller
