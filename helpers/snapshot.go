@@ -54,6 +54,9 @@ type SnapshotResult struct {
 	Lines  int `json:"lines"`
 	Offset int `json:"offset"`
 	Next   int `json:"next"`
+	// Loading: the document had not finished loading (its load event,
+	// subresources included) when it was read.
+	Loading bool `json:"-"`
 }
 
 // Snapshot outlines a page for acting on it: landmarks and headings for
@@ -151,11 +154,12 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 	var out struct {
 		scriptError
 		rawOutline
-		Text   string `json:"text"`
-		Total  int    `json:"total"`
-		Offset int    `json:"offset"`
-		Next   int    `json:"next"`
-		Cut    bool   `json:"cut"`
+		Text    string `json:"text"`
+		Total   int    `json:"total"`
+		Offset  int    `json:"offset"`
+		Next    int    `json:"next"`
+		Cut     bool   `json:"cut"`
+		Loading bool   `json:"loading"`
 	}
 	if err := json.Unmarshal(r.Value, &out); err != nil {
 		return SnapshotResult{}, executor.Errorf(executor.CodeInternal, "snapshot: unexpected result: %v", err)
@@ -193,7 +197,7 @@ func Snapshot(ctx context.Context, ex executor.Executor, p SnapshotParams) (Snap
 	if out.Total == 0 {
 		text = "(nothing visible)"
 	}
-	return SnapshotResult{PageState: r.PageState, Text: text, Lines: out.Total, Offset: out.Offset, Next: out.Next}, nil
+	return SnapshotResult{PageState: r.PageState, Text: text, Lines: out.Total, Offset: out.Offset, Next: out.Next, Loading: out.Loading}, nil
 }
 
 // OutlineRef is one control of a snapshot outline: its ref, and its line

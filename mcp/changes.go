@@ -307,7 +307,7 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		// of the wait).
 		navigating = s.awaitLanding(ctx, ex, tab, began, acted.Add(landingGrace))
 	}
-	if navigating && last != nil && helpers.SameDocument(last.outline, sr.Text) {
+	if navigating && last != nil && (helpers.SameDocument(last.outline, sr.Text) || sr.Loading) {
 		// Still the old document: a new one is coming (or the load
 		// ended in nothing to show, a 204 or a download).
 		sr = s.awaitNewDocument(ctx, ex, p, last.outline, sr)
@@ -421,7 +421,8 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 }
 
 // awaitNewDocument reads the tab's outline until it is of another
-// document than old's, or the changes' time is up (then the last read).
+// document than old's and that document has loaded, or the changes' time
+// is up (then the last read).
 func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) helpers.SnapshotResult {
 	deadline := time.Now().Add(changesTimeout / 2)
 	for time.Now().Before(deadline) {
@@ -436,7 +437,9 @@ func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p h
 			continue
 		}
 		sr = next
-		if !helpers.SameDocument(old, sr.Text) {
+		if !helpers.SameDocument(old, sr.Text) && !sr.Loading {
+			// The new document, loaded: its styles and scripts, which
+			// may still move what the outline's refs point at, are in.
 			break
 		}
 	}

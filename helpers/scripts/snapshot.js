@@ -607,7 +607,8 @@
 
   // With frames of other origins, the backend splices their outlines in
   // and pages the whole: every line goes back, with what paging needs.
-  if (frames.length || arg.raw) return { lines, runOf, frames, cut: cutAny && !expanded, where: { url: String(location.href), origin: String(self.origin) } };
+  const loading = document.readyState !== 'complete';
+  if (frames.length || arg.raw) return { lines, runOf, frames, cut: cutAny && !expanded, loading, where: { url: String(location.href), origin: String(self.origin) } };
 
   // Paging by line: offset is the first line shown, next the line to pass
   // as offset to continue (0 when everything was shown). A page that
@@ -628,5 +629,5 @@
     end++;
   }
   if (end === offset && end < total) shown.push(lines[end++]); // always make progress
-  return { text: shown.join('\n'), total, offset, next: end < total ? end : 0, cut: cutAny && !expanded };
+  return { text: shown.join('\n'), total, offset, next: end < total ? end : 0, cut: cutAny && !expanded, loading };
 }
