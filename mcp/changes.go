@@ -420,10 +420,12 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 	}
 }
 
-// awaitNewDocument reads the tab's outline until it is of another
-// document than old's and that document has loaded, or the changes' time
-// is up (then the last read).
+// awaitNewDocument waits, polling the tab's document state (cheap: no
+// outline), until the tab holds another document than old's and it has
+// loaded, then reads its outline; when the changes' time is up, or the
+// state cannot be read, it reads the outline as it is.
 func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) helpers.SnapshotResult {
+	oldDocs := helpers.OutlineTokens(old)
 	deadline := time.Now().Add(changesTimeout / 2)
 	for time.Now().Before(deadline) {
 		select {
@@ -431,17 +433,17 @@ func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p h
 			return sr
 		case <-time.After(landingPoll):
 		}
-		next, err := helpers.Snapshot(ctx, ex, p)
+		st, err := helpers.ReadDocState(ctx, ex, p.TabID)
 		if err != nil {
 			// Between documents: the next read will tell.
 			continue
 		}
-		sr = next
-		if !helpers.SameDocument(old, sr.Text) && !sr.Loading {
-			// The new document, loaded: its styles and scripts, which
-			// may still move what the outline's refs point at, are in.
+		if st.Doc != "" && !oldDocs[st.Doc] && st.Loaded {
 			break
 		}
+	}
+	if next, err := helpers.Snapshot(ctx, ex, p); err == nil {
+		sr = next
 	}
 	return sr
 }
