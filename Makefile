@@ -140,26 +140,31 @@ test-remote:
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
+# A target that fails is run once more: an input that crashed it was saved
+# under testdata/fuzz and is replayed first, so a real failure fails again,
+# while Go's own "context deadline exceeded" at the end of -fuzztime, with
+# no input at fault, does not.
+FUZZ_ONE = fz() { echo "go test -run '^$$' -fuzz '$$1' -fuzztime $(FUZZTIME) $$2"; $(GO) test -run '^$$' -fuzz "$$1" -fuzztime $(FUZZTIME) "$$2" || { echo "== $$1 failed; once more"; $(GO) test -run '^$$' -fuzz "$$1" -fuzztime $(FUZZTIME) "$$2"; }; }; fz
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime $(FUZZTIME) ./policy/hostname/
-	$(GO) test -run '^$$' -fuzz '^FuzzSanitizeFilename$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalizeSchema$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzSafeJoin$$' -fuzztime $(FUZZTIME) ./executor/cdp/
-	$(GO) test -run '^$$' -fuzz '^FuzzResultData$$' -fuzztime $(FUZZTIME) ./mcp/
-	$(GO) test -run '^$$' -fuzz '^FuzzErrorJSON$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzNormalOrigin$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeFrame$$' -fuzztime $(FUZZTIME) ./executor/ext/wire/
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePlugin$$' -fuzztime $(FUZZTIME) ./mcp/
-	$(GO) test -run '^$$' -fuzz '^FuzzPolicyInput$$' -fuzztime $(FUZZTIME) ./policy/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRefs$$' -fuzztime $(FUZZTIME) ./mcp/vault/
-	$(GO) test -run '^$$' -fuzz '^FuzzDiffOutlines$$' -fuzztime $(FUZZTIME) ./helpers/
-	$(GO) test -run '^$$' -fuzz '^FuzzRESTCommand$$' -fuzztime $(FUZZTIME) ./mcp/httpapi/
-	$(GO) test -run '^$$' -fuzz '^FuzzPageToolPath$$' -fuzztime $(FUZZTIME) ./mcp/
-	$(GO) test -run '^$$' -fuzz '^FuzzCheckSelector$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./mcp/statefile/
-	$(GO) test -run '^$$' -fuzz '^FuzzPDFPageCount$$' -fuzztime $(FUZZTIME) ./executor/
-	$(GO) test -run '^$$' -fuzz '^FuzzStackLocation$$' -fuzztime $(FUZZTIME) ./executor/
+	@$(FUZZ_ONE) '^FuzzParseTarget$$' ./policy/
+	@$(FUZZ_ONE) '^FuzzMatch$$' ./policy/hostname/
+	@$(FUZZ_ONE) '^FuzzSanitizeFilename$$' ./executor/
+	@$(FUZZ_ONE) '^FuzzNormalizeSchema$$' ./executor/
+	@$(FUZZ_ONE) '^FuzzSafeJoin$$' ./executor/cdp/
+	@$(FUZZ_ONE) '^FuzzResultData$$' ./mcp/
+	@$(FUZZ_ONE) '^FuzzErrorJSON$$' ./executor/
+	@$(FUZZ_ONE) '^FuzzNormalOrigin$$' ./mcp/httpapi/
+	@$(FUZZ_ONE) '^FuzzDecodeFrame$$' ./executor/ext/wire/
+	@$(FUZZ_ONE) '^FuzzParsePlugin$$' ./mcp/
+	@$(FUZZ_ONE) '^FuzzPolicyInput$$' ./policy/
+	@$(FUZZ_ONE) '^FuzzParseRefs$$' ./mcp/vault/
+	@$(FUZZ_ONE) '^FuzzDiffOutlines$$' ./helpers/
+	@$(FUZZ_ONE) '^FuzzRESTCommand$$' ./mcp/httpapi/
+	@$(FUZZ_ONE) '^FuzzPageToolPath$$' ./mcp/
+	@$(FUZZ_ONE) '^FuzzCheckSelector$$' ./executor/
+	@$(FUZZ_ONE) '^FuzzParse$$' ./mcp/statefile/
+	@$(FUZZ_ONE) '^FuzzPDFPageCount$$' ./executor/
+	@$(FUZZ_ONE) '^FuzzStackLocation$$' ./executor/
 
 # The fault and load suite at length: every fault, and the soak of
 # LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the
