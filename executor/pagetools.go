@@ -564,10 +564,8 @@ func BoundOutput(v any, max int) (out json.RawMessage, size int, cut bool) {
 		}
 		switch x := x.(type) {
 		case string:
-			if len(x) > budget {
-				x = CutPageText(x, budget)
-			}
-			budget -= len(x) + 2
+			x, n := cutEncoded(x, budget)
+			budget -= n + 2
 			return x
 		case []any:
 			if depth >= 32 {
@@ -614,6 +612,45 @@ func BoundOutput(v any, max int) (out json.RawMessage, size int, cut bool) {
 		b = []byte("null")
 	}
 	return b, size, true
+}
+
+// cutEncoded cuts s so that its JSON encoding (json.Marshal's: an invalid
+// byte becomes \ufffd, a control character or <, >, & a \u escape) is at
+// most max bytes, marking a cut with "…"; it returns the string and its
+// encoded length, quotes left out.
+func cutEncoded(s string, max int) (string, int) {
+	n := 0
+	for i, r := range s {
+		w := encodedLen(r, s[i:])
+		if n+w > max {
+			for n+len("…") > max && i > 0 {
+				// make room for the mark: step back a rune
+				r2, size := utf8.DecodeLastRuneInString(s[:i])
+				n -= encodedLen(r2, s[i-size:])
+				i -= size
+			}
+			return s[:i] + "…", n + len("…")
+		}
+		n += w
+	}
+	return s, n
+}
+
+// encodedLen is the length of r, the rune at the start of rest, in
+// json.Marshal's encoding of a string.
+func encodedLen(r rune, rest string) int {
+	switch {
+	case r == utf8.RuneError:
+		if _, size := utf8.DecodeRuneInString(rest); size == 1 {
+			return len(`\ufffd`)
+		}
+		return 3
+	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return len(`\u0000`)
+	}
+	return utf8.RuneLen(r)
 }
 
 // BoundSize reports whether v's JSON is at most about max bytes long,
