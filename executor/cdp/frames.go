@@ -442,19 +442,26 @@ func (s *Session) FrameAt(ctx context.Context, p executor.FrameAtParams) (execut
 		if fd == nil {
 			return nil
 		}
-		d, err := c.where(fd)
-		if err != nil {
-			return err
-		}
-		_, box, err := c.toPage(fd, 0, 0, false, false)
-		if err != nil {
-			return err
-		}
-		d.Box = &box
-		out = d
-		return nil
+		var err error
+		out, err = c.boxed(fd)
+		return err
 	})
 	return out, err
+}
+
+// boxed describes frame document fd with its box in the tab's top-level
+// viewport.
+func (c *call) boxed(fd *frameDoc) (executor.FrameDoc, error) {
+	d, err := c.where(fd)
+	if err != nil {
+		return d, err
+	}
+	_, box, err := c.toPage(fd, 0, 0, false, false)
+	if err != nil {
+		return d, err
+	}
+	d.Box = &box
+	return d, nil
 }
 
 // FrameBox reports where the frame document with token doc is in the
@@ -468,17 +475,9 @@ func (s *Session) FrameBox(ctx context.Context, tabID, doc string) (executor.Fra
 		if fd == nil {
 			return frameGone(doc)
 		}
-		d, err := c.where(fd)
-		if err != nil {
-			return err
-		}
-		_, box, err := c.toPage(fd, 0, 0, false, false)
-		if err != nil {
-			return err
-		}
-		d.Box = &box
-		out = d
-		return nil
+		var err error
+		out, err = c.boxed(fd)
+		return err
 	})
 	return out, err
 }
