@@ -79,7 +79,7 @@ func refOf(t testing.TB, outline string, words ...string) string {
 func TestSnapshotGolden(t *testing.T) {
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
-	for _, page := range []string{"article", "form", "links", "named", "shadow", "spa"} {
+	for _, page := range []string{"article", "form", "links", "named", "shadow", "spa", "clobber"} {
 		t.Run(page, func(t *testing.T) {
 			s.t = t
 			s.call("navigate", map[string]any{"url": base + "/snapshot/" + page + ".html"})

@@ -23,7 +23,7 @@ var (
 
 	// The probe finds fields by ref too, so it carries the ref registry.
 	formProbeSource  = executor.WithRefs(withoutComments(formProbeJS))
-	formSubmitSource = withoutComments(formSubmitJS)
+	formSubmitSource = executor.WithRefs(withoutComments(formSubmitJS))
 )
 
 // withoutComments drops a script's leading comment lines, which would

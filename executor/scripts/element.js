@@ -26,6 +26,7 @@
 //   state   -> {attached, visible}: "removed" is not an error here
 //   element -> the element itself (for a backend that needs a handle)
 (arg, env) => {
+  const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   const found = reg.lookup(arg.ref);
   if (found.error) {
@@ -33,7 +34,7 @@
     return found;
   }
   const el = found.el;
-  const win = el.ownerDocument.defaultView;
+  const win = dom.doc(el).defaultView;
 
   function visible(e) {
     const r = e.getBoundingClientRect();
@@ -55,11 +56,11 @@
     let y = 0;
     while (w.frameElement) {
       const f = w.frameElement;
-      const r = f.getBoundingClientRect();
-      const cs = f.ownerDocument.defaultView.getComputedStyle(f);
+      const r = dom.rect(f);
+      const cs = dom.doc(f).defaultView.getComputedStyle(f);
       x += r.left + f.clientLeft + parseFloat(cs.paddingLeft);
       y += r.top + f.clientTop + parseFloat(cs.paddingTop);
-      w = f.ownerDocument.defaultView;
+      w = dom.doc(f).defaultView;
     }
     return { x, y };
   }
@@ -69,12 +70,12 @@
   }
 
   function reveal() {
-    const r = el.getBoundingClientRect();
+    const r = dom.rect(el);
     if (!inView(r, win)) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
     // the frames around it, outermost last
     for (let w = win; w.frameElement; w = w.frameElement.ownerDocument.defaultView) {
       const f = w.frameElement;
-      if (!inView(f.getBoundingClientRect(), f.ownerDocument.defaultView)) {
+      if (!inView(dom.rect(f), dom.doc(f).defaultView)) {
         f.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
       }
     }
@@ -86,12 +87,12 @@
     let doc = document;
     let hit = doc.elementFromPoint(x, y);
     for (;;) {
-      while (hit && hit.shadowRoot) {
-        const inner = hit.shadowRoot.elementFromPoint(x, y);
+      while (hit && dom.shadow(hit)) {
+        const inner = dom.shadow(hit).elementFromPoint(x, y);
         if (!inner || inner === hit) break;
         hit = inner;
       }
-      if (!hit || hit.tagName !== 'IFRAME') return hit;
+      if (!hit || dom.tag(hit) !== 'IFRAME') return hit;
       let inner;
       try {
         inner = hit.contentDocument;
@@ -99,8 +100,8 @@
         return hit;
       }
       if (!inner) return hit;
-      const r = hit.getBoundingClientRect();
-      const cs = hit.ownerDocument.defaultView.getComputedStyle(hit);
+      const r = dom.rect(hit);
+      const cs = dom.doc(hit).defaultView.getComputedStyle(hit);
       x -= r.left + hit.clientLeft + parseFloat(cs.paddingLeft);
       y -= r.top + hit.clientTop + parseFloat(cs.paddingTop);
       doc = inner;
@@ -130,7 +131,7 @@
   }
 
   function within(node, ancestor) {
-    for (let n = node; n; n = n.parentNode || n.host) {
+    for (let n = node; n; n = dom.parent(n) || n.host) {
       if (n === ancestor) return true;
     }
     return false;
@@ -138,8 +139,8 @@
 
   function describe(e) {
     if (!e) return 'nothing';
-    let s = '<' + e.tagName.toLowerCase();
-    if (e.id) s += ' id="' + e.id + '"';
+    let s = '<' + dom.tag(e).toLowerCase();
+    if (dom.id(e)) s += ' id="' + dom.id(e) + '"';
     else if (typeof e.className === 'string' && e.className.trim()) s += ' class="' + e.className.trim().slice(0, 40) + '"';
     return s + '>';
   }
@@ -151,14 +152,14 @@
 
   // one actionability check: {x, y} or {why}
   async function check(needEnabled) {
-    if (!el.isConnected) return { gone: true };
+    if (!dom.connected(el)) return { gone: true };
     if (!visible(el)) return { why: 'the element is not visible' };
     if (needEnabled && disabled(el)) return { why: 'the element is disabled' };
     reveal();
-    let r = el.getBoundingClientRect();
+    let r = dom.rect(el);
     if (win.document.getAnimations().length || document.getAnimations().length) {
       await frame();
-      const r2 = el.getBoundingClientRect();
+      const r2 = dom.rect(el);
       if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
         return { why: 'the element is moving' };
       }
@@ -166,7 +167,7 @@
     }
     const off = frameOffset(win);
     // the centre of the first client rect that shows (a wrapped link has several)
-    const rects = Array.from(el.getClientRects()).filter((q) => q.width > 0 && q.height > 0);
+    const rects = Array.from(dom.rects(el)).filter((q) => q.width > 0 && q.height > 0);
     const q = rects.find((c) => inView(c, win)) || rects[0] || r;
     const x = off.x + q.left + q.width / 2;
     const y = off.y + q.top + q.height / 2;
@@ -195,15 +196,15 @@
     }
     case 'focus':
       if (arg.edit && disabled(el)) return { error: 'notfillable', why: 'the element is disabled' };
-      if (arg.edit === 'text' && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') && el.readOnly) {
+      if (arg.edit === 'text' && (dom.tag(el) === 'INPUT' || dom.tag(el) === 'TEXTAREA') && el.readOnly) {
         return { error: 'notfillable', why: 'the element is read-only' };
       }
       reveal();
       el.focus();
       return { ok: true };
     case 'fill': {
-      const tag = el.tagName;
-      const type = (el.getAttribute('type') || '').toLowerCase();
+      const tag = dom.tag(el);
+      const type = (dom.attr(el, 'type') || '').toLowerCase();
       const direct = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
       if (tag === 'INPUT' && ['checkbox', 'radio', 'file', 'button', 'submit', 'reset', 'image', 'hidden'].includes(type)) {
         return { error: 'notfillable', why: 'an <input type=' + type + '> cannot be filled' };
@@ -225,7 +226,7 @@
         return { done: true };
       }
       if (el.isContentEditable) {
-        const range = el.ownerDocument.createRange();
+        const range = dom.doc(el).createRange();
         range.selectNodeContents(el);
         const sel = win.getSelection();
         sel.removeAllRanges();
@@ -237,18 +238,18 @@
     }
     case 'select':
       // chromegateSelect is scripts/select.js, composed in (ElementScript).
-      if (disabled(el.tagName === 'LABEL' && el.control ? el.control : el)) return { error: 'notselect', why: 'the <select> is disabled' };
+      if (disabled(dom.tag(el) === 'LABEL' && el.control ? el.control : el)) return { error: 'notselect', why: 'the <select> is disabled' };
       return chromegateSelect(el, arg.values);
     case 'scroll':
       reveal();
       return { ok: true };
     case 'text':
-      return { text: el.innerText !== undefined ? el.innerText : el.textContent };
+      return { text: dom.innerText(el) !== undefined ? dom.innerText(el) : dom.text(el) };
     case 'html':
       return { text: arg.outer ? el.outerHTML : el.innerHTML };
     case 'rect': {
       reveal();
-      const r = el.getBoundingClientRect();
+      const r = dom.rect(el);
       const off = frameOffset(win);
       return { x: off.x + r.left, y: off.y + r.top, width: r.width, height: r.height };
     }

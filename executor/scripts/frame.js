@@ -20,6 +20,7 @@
 //          frame's viewport; {doc: true} when the point is this
 //          document's (or a same-origin frame's, or a frame's border).
 (arg, env) => {
+  const dom = chromegateDOM();
   if (arg.op === 'where') return { url: String(location.href), origin: String(self.origin) };
   const reg = chromegateRefs(env);
   if (arg.op === 'at') {
@@ -28,9 +29,9 @@
     let y = arg.y;
     for (let depth = 0; depth < 16; depth++) {
       const el = doc.elementFromPoint(x, y);
-      if (!el || (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME')) return { doc: true };
-      const r = el.getBoundingClientRect();
-      const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+      if (!el || (dom.tag(el) !== 'IFRAME' && dom.tag(el) !== 'FRAME')) return { doc: true };
+      const r = dom.rect(el);
+      const cs = dom.doc(el).defaultView.getComputedStyle(el);
       const fx = x - (r.left + el.clientLeft + parseFloat(cs.paddingLeft));
       const fy = y - (r.top + el.clientTop + parseFloat(cs.paddingTop));
       const w = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
@@ -56,24 +57,24 @@
   if (found.error) return found;
   const f = found.el;
   if (arg.op !== 'owner') return { error: 'op', why: String(arg.op) };
-  if (f.tagName !== 'IFRAME' && f.tagName !== 'FRAME') return { error: 'notframe', why: 'the element is a <' + f.tagName.toLowerCase() + '>' };
-  const win = f.ownerDocument.defaultView;
+  if (dom.tag(f) !== 'IFRAME' && dom.tag(f) !== 'FRAME') return { error: 'notframe', why: 'the element is a <' + dom.tag(f).toLowerCase() + '>' };
+  const win = dom.doc(f).defaultView;
   if (arg.reveal) {
-    const r0 = f.getBoundingClientRect();
+    const r0 = dom.rect(f);
     if (r0.top < 0 || r0.left < 0 || r0.bottom > win.innerHeight || r0.right > win.innerWidth) {
       f.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
     }
   }
-  const r = f.getBoundingClientRect();
+  const r = dom.rect(f);
   const cs = win.getComputedStyle(f);
   const left = r.left + f.clientLeft + parseFloat(cs.paddingLeft);
   const top = r.top + f.clientTop + parseFloat(cs.paddingTop);
   const x = left + (arg.x || 0);
   const y = top + (arg.y || 0);
   if (arg.hit) {
-    const at = f.ownerDocument.elementFromPoint(x, y);
+    const at = dom.doc(f).elementFromPoint(x, y);
     if (at !== f) {
-      return { error: 'covered', why: at ? 'the frame is covered at that point by a <' + at.tagName.toLowerCase() + '> of the page around it' : 'the point is outside the page around the frame' };
+      return { error: 'covered', why: at ? 'the frame is covered at that point by a <' + dom.tag(at).toLowerCase() + '> of the page around it' : 'the point is outside the page around the frame' };
     }
   }
   // the same-origin frames around this document, outermost last
@@ -81,8 +82,8 @@
   let oy = 0;
   for (let w = win; w.frameElement; w = w.frameElement.ownerDocument.defaultView) {
     const fe = w.frameElement;
-    const fr = fe.getBoundingClientRect();
-    const fcs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+    const fr = dom.rect(fe);
+    const fcs = dom.doc(fe).defaultView.getComputedStyle(fe);
     ox += fr.left + fe.clientLeft + parseFloat(fcs.paddingLeft);
     oy += fr.top + fe.clientTop + parseFloat(fcs.paddingTop);
   }

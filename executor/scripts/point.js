@@ -12,11 +12,12 @@
 // the interactive elements whose box shows in the viewport, in document
 // order, at most max.
 (arg, env) => {
+  const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   const vw = innerWidth;
   const vh = innerHeight;
   const implicit = {
-    A: (el) => (el.hasAttribute('href') ? 'link' : ''), BUTTON: () => 'button', SELECT: (el) => (el.multiple || el.size > 1 ? 'listbox' : 'combobox'),
+    A: (el) => (dom.hasAttr(el, 'href') ? 'link' : ''), BUTTON: () => 'button', SELECT: (el) => (el.multiple || el.size > 1 ? 'listbox' : 'combobox'),
     TEXTAREA: () => 'textbox', SUMMARY: () => 'button', IMG: () => 'img', IFRAME: () => 'iframe', FRAME: () => 'iframe',
     OPTION: () => 'option', LABEL: () => '', H1: () => 'heading', H2: () => 'heading', H3: () => 'heading',
   };
@@ -25,53 +26,53 @@
     range: 'slider', number: 'spinbutton', search: 'searchbox', file: 'button', hidden: '',
   };
   const role = (el) => {
-    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    const r = (dom.attr(el, 'role') || '').trim().split(/\s+/)[0];
     if (r) return r;
-    if (el.tagName === 'INPUT') {
-      const t = (el.getAttribute('type') || 'text').toLowerCase();
+    if (dom.tag(el) === 'INPUT') {
+      const t = (dom.attr(el, 'type') || 'text').toLowerCase();
       return t in inputRole ? inputRole[t] : 'textbox';
     }
-    const f = implicit[el.tagName];
+    const f = implicit[dom.tag(el)];
     return f ? f(el) : (el.isContentEditable ? 'textbox' : '');
   };
   const clean = (s) => String(s || '').replace(/\s+/g, ' ').trim().slice(0, 100);
   const name = (el) => {
-    const doc = el.ownerDocument;
-    const label = el.getAttribute('aria-label');
+    const doc = dom.doc(el);
+    const label = dom.attr(el, 'aria-label');
     if (label && label.trim()) return clean(label);
-    const by = el.getAttribute('aria-labelledby');
+    const by = dom.attr(el, 'aria-labelledby');
     if (by) {
       const t = by.split(/\s+/).map((id) => doc.getElementById(id)).filter(Boolean).map((e) => e.textContent).join(' ');
       if (clean(t)) return clean(t);
     }
-    if (el.labels && el.labels.length) return clean([...el.labels].map((l) => l.textContent).join(' '));
-    if (el.tagName === 'INPUT' && /^(button|submit|reset)$/i.test(el.type)) return clean(el.value);
-    const alt = el.getAttribute('alt') || el.getAttribute('title') || el.getAttribute('placeholder');
-    if (el.tagName === 'IMG' || el.tagName === 'IFRAME' || el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return clean(alt);
-    return clean(el.innerText || el.textContent || alt);
+    if (el.labels && el.labels.length) return clean([...el.labels].map((l) => dom.text(l)).join(' '));
+    if (dom.tag(el) === 'INPUT' && /^(button|submit|reset)$/i.test(el.type)) return clean(el.value);
+    const alt = dom.attr(el, 'alt') || dom.attr(el, 'title') || dom.attr(el, 'placeholder');
+    if (dom.tag(el) === 'IMG' || dom.tag(el) === 'IFRAME' || dom.tag(el) === 'INPUT' || dom.tag(el) === 'TEXTAREA') return clean(alt);
+    return clean(dom.innerText(el) || dom.text(el) || alt);
   };
   // The nearest ancestor (or self) that a model would act on: a control,
   // a link, anything with an interactive role.
   const interactive = 'a[href],button,input,select,textarea,summary,[role],[contenteditable=""],[contenteditable=true],[tabindex],iframe,frame,label';
-  const actionable = (el) => (el.closest && el.closest(interactive)) || el;
+  const actionable = (el) => (el.closest && dom.closest(el, interactive)) || el;
   const describe = (el) => {
     const a = actionable(el);
-    return { tag: a.tagName.toLowerCase(), role: role(a), name: name(a), ref: reg.refFor(a) };
+    return { tag: dom.tag(a).toLowerCase(), role: role(a), name: name(a), ref: reg.refFor(a) };
   };
 
   if (arg.op === 'marks') {
     const marks = [];
     let more = 0;
     const walk = (doc, ox, oy) => {
-      for (const el of doc.querySelectorAll(interactive + ',iframe')) {
-        if (el.tagName === 'LABEL' || (el.hasAttribute('role') && !role(el)) || el.getAttribute('aria-hidden') === 'true') continue;
-        const r = el.getBoundingClientRect();
+      for (const el of dom.qsa(doc, interactive + ',iframe')) {
+        if (dom.tag(el) === 'LABEL' || (dom.hasAttr(el, 'role') && !role(el)) || dom.attr(el, 'aria-hidden') === 'true') continue;
+        const r = dom.rect(el);
         const x = r.x + ox;
         const y = r.y + oy;
         if (r.width < 2 || r.height < 2 || x + r.width <= 0 || y + r.height <= 0 || x >= vw || y >= vh) continue;
         const cs = getComputedStyle(el);
         if (cs.visibility === 'hidden' || cs.display === 'none' || Number(cs.opacity) === 0) continue;
-        if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        if (dom.tag(el) === 'IFRAME' || dom.tag(el) === 'FRAME') {
           let inner = null;
           try { inner = el.contentDocument; } catch (e) { inner = null; }
           // A same-origin frame's elements are marked; a cross-origin
@@ -107,11 +108,11 @@
       // tuple origin for an about:srcdoc or about:blank frame, which this
       // world could enter only because it is of the top's origin.
       const own = { docURL: doc.URL, origin: (doc.defaultView && doc.defaultView.origin) || '' };
-      if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return { vw, vh, ...own, ...describe(el) };
+      if (dom.tag(el) !== 'IFRAME' && dom.tag(el) !== 'FRAME') return { vw, vh, ...own, ...describe(el) };
       let inner = null;
       try { inner = el.contentDocument; } catch (e) { inner = null; }
       if (!inner) return { vw, vh, frame: true, ...describe(el) };
-      const r = el.getBoundingClientRect();
+      const r = dom.rect(el);
       px -= r.x + el.clientLeft;
       py -= r.y + el.clientTop;
       doc = inner;

@@ -40,7 +40,7 @@ function chromegateRefs(env) {
         const w = byRef.get(ref);
         if (!w) return Number(m[2]) >= 1 && Number(m[2]) < next ? { error: 'expired', why: 'removed' } : { error: 'unknown' };
         const el = w.deref();
-        if (!el || !el.isConnected) {
+        if (!el || !chromegateDOM().connected(el)) {
           byRef.delete(ref);
           return { error: 'expired', why: 'removed' };
         }
@@ -50,7 +50,7 @@ function chromegateRefs(env) {
       prune() {
         for (const [ref, w] of byRef) {
           const el = w.deref();
-          if (!el || !el.isConnected) byRef.delete(ref);
+          if (!el || !chromegateDOM().connected(el)) byRef.delete(ref);
         }
       },
     };
@@ -58,4 +58,70 @@ function chromegateRefs(env) {
     Object.defineProperty(globalThis, 'chromegateRefRegistry', { value: reg });
   }
   return reg;
+}
+
+// chromegateDOM reads elements through the DOM's own prototypes. Named
+// access makes a form's controls its properties, in every world, the
+// isolated one too, shadowing the DOM's: a page that names a control
+// "tagName", "getAttribute", "childNodes" or "hidden" would otherwise
+// blank its form out of the outline, or make every read of it fail.
+// Every chromegate script reads a node's DOM properties through these.
+// Getters called on an element of a same-origin child frame work as well:
+// the DOM checks the receiver, not its realm.
+function chromegateDOM() {
+  let dom = globalThis.chromegateSafeDOM;
+  if (dom) return dom;
+  const E = Element.prototype, N = Node.prototype, H = HTMLElement.prototype;
+  const getter = (P, k) => {
+    const f = Object.getOwnPropertyDescriptor(P, k).get;
+    return (o) => f.call(o);
+  };
+  const method = (P, k) => {
+    const f = P[k];
+    return (o, ...a) => f.apply(o, a);
+  };
+  const nodeType = getter(N, 'nodeType');
+  const ns = getter(E, 'namespaceURI');
+  const isEl = (o) => nodeType(o) === 1;
+  // An element's own, through Element's prototype; a document's or a
+  // shadow root's (never shadowed by name here) as they are.
+  const onElement = (k) => {
+    const f = E[k];
+    return (o, ...a) => (isEl(o) ? f.apply(o, a) : o[k](...a));
+  };
+  // An HTML element's through HTMLElement's prototype; others as they are.
+  const onHTML = (k) => {
+    const f = Object.getOwnPropertyDescriptor(H, k).get;
+    return (o) => (isEl(o) && ns(o) === 'http://www.w3.org/1999/xhtml' ? f.call(o) : o[k]);
+  };
+  const children = getter(E, 'children');
+  dom = Object.freeze({
+    nodeType,
+    tag: getter(E, 'tagName'),
+    localName: getter(E, 'localName'),
+    id: getter(E, 'id'),
+    attr: method(E, 'getAttribute'),
+    hasAttr: method(E, 'hasAttribute'),
+    attrs: getter(E, 'attributes'),
+    shadow: getter(E, 'shadowRoot'),
+    closest: method(E, 'closest'),
+    matches: method(E, 'matches'),
+    rect: method(E, 'getBoundingClientRect'),
+    rects: method(E, 'getClientRects'),
+    kids: getter(N, 'childNodes'),
+    children: (o) => (isEl(o) ? children(o) : o.children),
+    parent: getter(N, 'parentNode'),
+    parentEl: getter(N, 'parentElement'),
+    connected: getter(N, 'isConnected'),
+    doc: getter(N, 'ownerDocument'),
+    text: getter(N, 'textContent'),
+    contains: method(N, 'contains'),
+    rootOf: method(N, 'getRootNode'),
+    qs: onElement('querySelector'),
+    qsa: onElement('querySelectorAll'),
+    hidden: onHTML('hidden'),
+    innerText: onHTML('innerText'),
+  });
+  Object.defineProperty(globalThis, 'chromegateSafeDOM', { value: dom });
+  return dom;
 }

@@ -15,26 +15,27 @@
 // ids and :nth-of-type so the backend can act on them with trusted input.
 (function (args, env) {
   "use strict";
+  const dom = chromegateDOM();
   function path(el) {
-    if (!el || !el.ownerDocument) return "";
-    const doc = el.ownerDocument;
+    if (!el || !dom.doc(el)) return "";
+    const doc = dom.doc(el);
     const parts = [];
-    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+    for (let n = el; n && dom.nodeType(n) === 1; n = dom.parentEl(n)) {
       if (n.id) {
         const byId = "#" + CSS.escape(n.id);
-        if (doc.querySelectorAll(byId).length === 1) {
+        if (dom.qsa(doc, byId).length === 1) {
           parts.unshift(byId);
           return parts.join(" > ");
         }
       }
-      const tag = n.localName;
+      const tag = dom.localName(n);
       if (tag === "html") {
         parts.unshift("html");
         break;
       }
       let i = 1;
       for (let s = n.previousElementSibling; s; s = s.previousElementSibling) {
-        if (s.localName === tag) i++;
+        if (dom.localName(s) === tag) i++;
       }
       parts.unshift(tag + ":nth-of-type(" + i + ")");
     }
@@ -55,11 +56,11 @@
   }
 
   function kindOf(el) {
-    const tag = el.localName;
+    const tag = dom.localName(el);
     if (tag === "textarea") return "textarea";
     if (tag === "select") return "select";
     if (tag === "input") {
-      const t = (el.getAttribute("type") || "").toLowerCase();
+      const t = (dom.attr(el, "type") || "").toLowerCase();
       if (t === "checkbox" || t === "radio" || t === "file" || t === "hidden") return t;
       if (t === "submit" || t === "reset" || t === "button" || t === "image") return "button";
       // Every other type (email, number, date, color, range, and types
@@ -73,7 +74,7 @@
 
   function radioGroup(el) {
     if (!el.name) return [el];
-    const scope = el.form || el.ownerDocument;
+    const scope = el.form || dom.doc(el);
     return Array.from(scope.querySelectorAll('input[type="radio"]')).filter(
       (r) => r.name === el.name && (r.form || null) === (el.form || null),
     );
@@ -84,8 +85,8 @@
     const out = {
       found: true,
       kind,
-      type: el.localName === "input" ? (el.getAttribute("type") || "text").toLowerCase() : el.localName,
-      disabled: !!(el.matches && el.matches(":disabled")),
+      type: dom.localName(el) === "input" ? (dom.attr(el, "type") || "text").toLowerCase() : dom.localName(el),
+      disabled: !!(el.matches && dom.matches(el, ":disabled")),
       readonly: !!el.readOnly,
     };
     const label = labelOf(el);
@@ -107,7 +108,7 @@
       if (match) {
         out.pick = path(match);
         out.checked = match.checked;
-        out.disabled = match.matches(":disabled");
+        out.disabled = dom.matches(match, ":disabled");
         const ml = labelOf(match);
         out.label = ml ? path(ml) : "";
       }
@@ -134,7 +135,7 @@
       el = hit.el;
     } else {
       try {
-        el = document.querySelector(f.selector);
+        el = dom.qs(document, f.selector);
       } catch (e) {
         results.push({ queryable: false });
         continue;
@@ -149,11 +150,11 @@
   }
   const out = { fields: results };
   if (args.submit && last) {
-    const form = last.form || last.closest("form");
+    const form = last.form || dom.closest(last, "form");
     if (form) {
       const button = Array.from(form.elements).find(
-        (b) => (b.localName === "button" && (b.getAttribute("type") || "submit").toLowerCase() === "submit") ||
-          (b.localName === "input" && ["submit", "image"].includes((b.getAttribute("type") || "").toLowerCase())),
+        (b) => (dom.localName(b) === "button" && (dom.attr(b, "type") || "submit").toLowerCase() === "submit") ||
+          (dom.localName(b) === "input" && ["submit", "image"].includes((dom.attr(b, "type") || "").toLowerCase())),
       );
       out.submit = { form: path(form), button: button && !button.disabled ? path(button) : "" };
     }

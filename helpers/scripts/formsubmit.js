@@ -4,9 +4,11 @@
 // {ok: false, error}.
 (function (args) {
   "use strict";
-  const form = document.querySelector(args.form);
-  if (!form || form.localName !== "form") return { ok: false, error: "the form is no longer in the page" };
-  if (typeof form.requestSubmit === "function") form.requestSubmit();
-  else form.submit();
+  const dom = chromegateDOM();
+  const form = dom.qs(document, args.form);
+  if (!form || dom.localName(form) !== "form") return { ok: false, error: "the form is no longer in the page" };
+  // Through the prototype: a control named requestSubmit or submit
+  // shadows the form's own methods (named access).
+  HTMLFormElement.prototype.requestSubmit.call(form);
   return { ok: true };
 })

@@ -6,6 +6,7 @@
 // order, or null when the scope cannot be found here.
 (function (args, env) {
   "use strict";
+  const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   let root = document;
   if (args && args.ref) {
@@ -14,15 +15,15 @@
     root = hit.el;
   } else if (args && args.selector) {
     try {
-      root = document.querySelector(args.selector);
+      root = dom.qs(document, args.selector);
     } catch (e) {
       return null;
     }
     if (!root) return null;
   }
   const out = [];
-  const links = root.querySelectorAll("a[href], area[href]");
-  if (root !== document && root.matches && root.matches("a[href], area[href]")) out.push([root.href, reg.refFor(root)]);
+  const links = dom.qsa(root, "a[href], area[href]");
+  if (root !== document && root.matches && dom.matches(root, "a[href], area[href]")) out.push([root.href, reg.refFor(root)]);
   for (const a of links) {
     if (out.length >= 5000) break;
     out.push([a.href, reg.refFor(a)]);

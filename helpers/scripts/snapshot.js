@@ -20,6 +20,7 @@
 //                                     ones here, others by the backend, which
 //                                     gets {lines, runOf, frames} unpaged
 (arg, env) => {
+  const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   // A scoped snapshot is expanded: what the outline cuts (names, values,
   // text runs, a control's options) it shows whole, a line no longer than
@@ -60,41 +61,41 @@
     let out = '';
     const walk = (n) => {
       if (out.length > budget) return;
-      if (n.nodeType === 3) { out += n.data; return; }
-      if (n.nodeType !== 1 && n.nodeType !== 11) return;
-      if (n.nodeType === 1) {
-        if (SKIP.has(n.tagName) || n.getAttribute('aria-hidden') === 'true' || n.hidden) return;
-        if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
-        if (n.tagName === 'SLOT') { for (const c of n.assignedNodes({ flatten: true })) walk(c); return; }
+      if (dom.nodeType(n) === 3) { out += n.data; return; }
+      if (dom.nodeType(n) !== 1 && dom.nodeType(n) !== 11) return;
+      if (dom.nodeType(n) === 1) {
+        if (SKIP.has(dom.tag(n)) || dom.attr(n, 'aria-hidden') === 'true' || dom.hidden(n)) return;
+        if (dom.tag(n) === 'IMG' || (dom.tag(n) === 'INPUT' && n.type === 'image')) { out += ' ' + (dom.attr(n, 'alt') || '') + ' '; return; }
+        if (dom.tag(n) === 'SLOT') { for (const c of n.assignedNodes({ flatten: true })) walk(c); return; }
       }
-      const kids = n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes;
+      const kids = dom.shadow(n) ? dom.shadow(n).childNodes : dom.kids(n);
       for (const c of kids) walk(c);
-      if (n.nodeType === 1 && n.tagName === 'BR') out += ' ';
+      if (dom.nodeType(n) === 1 && dom.tag(n) === 'BR') out += ' ';
     };
     walk(node);
     return norm(out);
   }
 
   function byId(el, id) {
-    const root = el.getRootNode();
-    return (root.getElementById ? root.getElementById(id) : null) || el.ownerDocument.getElementById(id);
+    const root = dom.rootOf(el);
+    return (root.getElementById ? root.getElementById(id) : null) || dom.doc(el).getElementById(id);
   }
 
   function roleOf(el) {
-    const explicit = norm(el.getAttribute('role')).split(' ')[0];
+    const explicit = norm(dom.attr(el, 'role')).split(' ')[0];
     if (explicit && explicit !== 'presentation' && explicit !== 'none' && explicit !== 'generic') return explicit;
-    const tag = el.tagName;
+    const tag = dom.tag(el);
     switch (tag) {
-      case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : '';
+      case 'A': case 'AREA': return dom.hasAttr(el, 'href') ? 'link' : '';
       case 'BUTTON': return 'button';
       case 'SUMMARY': return 'button';
       case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
       case 'TEXTAREA': return 'textbox';
       case 'INPUT': {
-        const t = (el.getAttribute('type') || '').toLowerCase();
+        const t = (dom.attr(el, 'type') || '').toLowerCase();
         if (t === 'hidden') return '';
         if (['button', 'submit', 'reset', 'image'].includes(t)) return 'button';
-        if (t === 'checkbox') return el.getAttribute('switch') !== null ? 'switch' : 'checkbox';
+        if (t === 'checkbox') return dom.attr(el, 'switch') !== null ? 'switch' : 'checkbox';
         if (t === 'radio') return 'radio';
         if (t === 'range') return 'slider';
         if (t === 'number') return 'spinbutton';
@@ -112,78 +113,78 @@
       case 'FORM': return accName(el, '') ? 'form' : '';
       case 'SECTION': return accName(el, '') ? 'region' : '';
       case 'HEADER': case 'FOOTER':
-        if (el.closest('article, aside, main, nav, section')) return '';
+        if (dom.closest(el, 'article, aside, main, nav, section')) return '';
         return tag === 'HEADER' ? 'banner' : 'contentinfo';
       case 'IFRAME': return 'iframe';
       case 'IMG': return 'img';
     }
-    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'textbox';
+    if (el.isContentEditable && !(dom.parentEl(el) && dom.parentEl(el).isContentEditable)) return 'textbox';
     return '';
   }
 
   // accName: a sensible accessible name, in the order of the ARIA name
   // computation's most common steps.
   function accName(el, role) {
-    const lb = el.getAttribute('aria-labelledby');
+    const lb = dom.attr(el, 'aria-labelledby');
     if (lb) {
       const s = norm(lb.split(/\s+/).map((id) => { const r = byId(el, id); return r ? textOf(r, 200) : ''; }).join(' '));
       if (s) return s;
     }
-    const al = norm(el.getAttribute('aria-label'));
+    const al = norm(dom.attr(el, 'aria-label'));
     if (al) return al;
-    const tag = el.tagName;
+    const tag = dom.tag(el);
     if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'METER' || tag === 'PROGRESS' || tag === 'OUTPUT') {
       const t = (el.type || '').toLowerCase();
       if (tag === 'INPUT' && ['button', 'submit', 'reset'].includes(t)) {
         return norm(el.value) || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : '');
       }
-      if (tag === 'INPUT' && t === 'image') return norm(el.getAttribute('alt')) || titleOf(el) || 'Submit';
+      if (tag === 'INPUT' && t === 'image') return norm(dom.attr(el, 'alt')) || titleOf(el) || 'Submit';
       if (el.labels && el.labels.length) {
         const s = norm(Array.from(el.labels, (l) => labelText(l, el)).join(' '));
         if (s) return s;
       }
-      return norm(el.getAttribute('placeholder')) || titleOf(el);
+      return norm(dom.attr(el, 'placeholder')) || titleOf(el);
     }
-    if (tag === 'IMG' || tag === 'AREA') return norm(el.getAttribute('alt')) || titleOf(el);
-    if (tag === 'IFRAME') return titleOf(el) || norm(el.getAttribute('name'));
-    if (tag === 'FIELDSET') { const lg = el.querySelector(':scope > legend'); if (lg) return textOf(lg, 200); }
+    if (tag === 'IMG' || tag === 'AREA') return norm(dom.attr(el, 'alt')) || titleOf(el);
+    if (tag === 'IFRAME') return titleOf(el) || norm(dom.attr(el, 'name'));
+    if (tag === 'FIELDSET') { const lg = dom.qs(el, ':scope > legend'); if (lg) return textOf(lg, 200); }
     if (role && nameFromContent(role, el)) {
       const s = textOf(el, 200);
       if (s) return s;
     }
-    return titleOf(el) || norm(el.getAttribute('placeholder'));
+    return titleOf(el) || norm(dom.attr(el, 'placeholder'));
   }
 
   // titleOf reads the title attribute, not the property: a form's property
   // is its control named "title" when it has one (named access shadows it,
   // as it does name, id and action).
-  function titleOf(el) { return norm(el.getAttribute('title')); }
+  function titleOf(el) { return norm(dom.attr(el, 'title')); }
 
   // A label's words without the control's own text (a select's options).
   function labelText(label, control) {
-    if (!label.contains(control) || control.tagName === 'INPUT') return textOf(label, 200);
+    if (!dom.contains(label, control) || dom.tag(control) === 'INPUT') return textOf(label, 200);
     const c = label.cloneNode(true);
-    for (const x of c.querySelectorAll('select, textarea')) x.remove();
+    for (const x of dom.qsa(c, 'select, textarea')) x.remove();
     return textOf(c, 200);
   }
 
   function nameFromContent(role, el) {
     return ['link', 'button', 'heading', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio',
       'option', 'treeitem', 'checkbox', 'radio', 'switch', 'clickable', 'cell', 'row'].includes(role) ||
-      el.tagName === 'SUMMARY';
+      dom.tag(el) === 'SUMMARY';
   }
 
   function isDisabled(el) {
     if (el.disabled) return true;
-    if (el.getAttribute('aria-disabled') === 'true') return true;
-    const fs = el.closest('fieldset[disabled]');
-    return !!(fs && !fs.querySelector(':scope > legend')?.contains(el) && 'disabled' in el);
+    if (dom.attr(el, 'aria-disabled') === 'true') return true;
+    const fs = dom.closest(el, 'fieldset[disabled]');
+    return !!(fs && !dom.qs(fs, ':scope > legend')?.contains(el) && 'disabled' in el);
   }
 
   // states: the words after the name: value, checked, disabled, ...
   function states(el, role) {
     const out = [];
-    const tag = el.tagName;
+    const tag = dom.tag(el);
     const t = (el.type || '').toLowerCase();
     if (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(t)) {
       if (el.value) out.push('value=' + (t === 'password' ? '"••••"' : quote(cut(el.value, MAX_VALUE))));
@@ -207,16 +208,16 @@
     if (tag === 'INPUT' && (t === 'checkbox' || t === 'radio')) {
       if (el.indeterminate) out.push('mixed'); else if (el.checked) out.push('checked');
     } else {
-      const ac = el.getAttribute('aria-checked');
+      const ac = dom.attr(el, 'aria-checked');
       if (ac === 'true') out.push('checked'); else if (ac === 'mixed') out.push('mixed');
     }
-    if (el.getAttribute('aria-pressed') === 'true') out.push('pressed');
-    if (el.getAttribute('aria-selected') === 'true' && role !== 'option') out.push('selected');
-    if (role === 'option' && (el.selected || el.getAttribute('aria-selected') === 'true')) out.push('selected');
-    const ex = el.getAttribute('aria-expanded');
+    if (dom.attr(el, 'aria-pressed') === 'true') out.push('pressed');
+    if (dom.attr(el, 'aria-selected') === 'true' && role !== 'option') out.push('selected');
+    if (role === 'option' && (el.selected || dom.attr(el, 'aria-selected') === 'true')) out.push('selected');
+    const ex = dom.attr(el, 'aria-expanded');
     if (ex === 'true') out.push('expanded'); else if (ex === 'false') out.push('collapsed');
     if (isDisabled(el)) out.push('disabled');
-    if (el.required || el.getAttribute('aria-required') === 'true') out.push('required');
+    if (el.required || dom.attr(el, 'aria-required') === 'true') out.push('required');
     if (el.readOnly && (tag === 'INPUT' || tag === 'TEXTAREA')) out.push('readonly');
     return out;
   }
@@ -242,16 +243,16 @@
   // clickable: a focusable or pointer-cursor element that has no role but
   // is evidently meant to be clicked.
   function clickable(el, style, parentCursor) {
-    if (el.hasAttribute('onclick')) return true;
-    const ti = el.getAttribute('tabindex');
+    if (dom.hasAttr(el, 'onclick')) return true;
+    const ti = dom.attr(el, 'tabindex');
     if (ti !== null && Number(ti) >= 0) return true;
-    return style.cursor === 'pointer' && parentCursor !== 'pointer' && el.tagName !== 'LABEL' &&
-      el.tagName !== 'IMG' && el.tagName !== 'svg';
+    return style.cursor === 'pointer' && parentCursor !== 'pointer' && dom.tag(el) !== 'LABEL' &&
+      dom.tag(el) !== 'IMG' && dom.tag(el) !== 'svg';
   }
 
   function hasBox(el, style) {
     if (style.display === 'contents') return true;
-    const r = el.getBoundingClientRect();
+    const r = dom.rect(el);
     return r.width > 0 || r.height > 0;
   }
 
@@ -268,7 +269,7 @@
   if (arg.op === 'query') {
     let list;
     try {
-      list = document.querySelectorAll(arg.selector);
+      list = dom.qsa(document, arg.selector);
     } catch (e) {
       return { error: 'invalid selector: ' + e.message };
     }
@@ -276,15 +277,15 @@
     const items = [];
     for (const el of Array.from(list).slice(0, limit)) {
       const role = roleOf(el);
-      const style = el.ownerDocument.defaultView.getComputedStyle(el);
-      const item = { tag: el.tagName.toLowerCase() };
+      const style = dom.doc(el).defaultView.getComputedStyle(el);
+      const item = { tag: dom.tag(el).toLowerCase() };
       if (role) item.role = role;
       const name = cut(accName(el, role || 'clickable'), MAX_NAME);
       if (name) item.name = name;
       const text = cut(textOf(el, 300), 120);
       if (text && text !== name) item.text = text;
       const attrs = {};
-      for (const a of el.attributes) {
+      for (const a of dom.attrs(el)) {
         if (['id', 'name', 'type', 'href', 'placeholder', 'for', 'title', 'alt', 'src', 'action'].includes(a.name) || a.name.startsWith('aria-')) {
           attrs[a.name] = cut(a.value, 200);
         }
@@ -301,28 +302,28 @@
   // --- snapshot --------------------------------------------------------
 
   // parentOf: the composed parent (a shadow root's host).
-  const parentOf = (n) => (n.parentNode && n.parentNode.nodeType === 11 ? n.parentNode.host : n.parentNode);
+  const parentOf = (n) => (dom.parent(n) && dom.parent(n).nodeType === 11 ? dom.parent(n).host : dom.parent(n));
   // common: the nearest element holding both nodes.
   function common(a, b) {
     const up = new Set();
     for (let n = a; n; n = parentOf(n)) up.add(n);
-    for (let n = b; n; n = parentOf(n)) if (n.nodeType === 1 && up.has(n)) return n;
+    for (let n = b; n; n = parentOf(n)) if (dom.nodeType(n) === 1 && up.has(n)) return n;
     return null;
   }
   // groupOf: what expanding a control shows: a radio's whole group, an
   // option's list; else the element itself.
   function groupOf(el) {
-    if (el.tagName === 'INPUT' && el.type === 'radio' && el.name) {
-      const scopeEl = el.form || el.getRootNode();
-      const group = Array.from(scopeEl.querySelectorAll('input[type=radio]'))
+    if (dom.tag(el) === 'INPUT' && el.type === 'radio' && el.name) {
+      const scopeEl = el.form || dom.rootOf(el);
+      const group = Array.from(dom.qsa(scopeEl, 'input[type=radio]'))
         .filter((r) => r.name === el.name && (r.form || null) === (el.form || null));
       let c = el;
       for (const r of group) c = common(c, r) || c;
       return c;
     }
     const role = roleOf(el);
-    if (role === 'radio') return el.closest('[role=radiogroup]') || el;
-    if (role === 'option' || role === 'treeitem') return el.closest('[role=listbox], [role=tree]') || el;
+    if (role === 'radio') return dom.closest(el, '[role=radiogroup]') || el;
+    if (role === 'option' || role === 'treeitem') return dom.closest(el, '[role=listbox], [role=tree]') || el;
     return el;
   }
   let root = document.body || document.documentElement;
@@ -333,7 +334,7 @@
     root = found.el;
   } else if (scope.selector) {
     try {
-      root = document.querySelector(scope.selector);
+      root = dom.qs(document, scope.selector);
     } catch (e) {
       return { error: 'invalid selector: ' + e.message };
     }
@@ -426,19 +427,19 @@
   const BLOCK = /^(block|flex|grid|table|list-item|table-row|table-cell|flow-root|table-caption)/;
 
   function walk(node, depth, parentCursor, hiddenByVisibility) {
-    if (node.nodeType === 3) {
+    if (dom.nodeType(node) === 3) {
       if (!hiddenByVisibility) addText(depth, node.data, node);
       return;
     }
-    if (node.nodeType === 11) { // a shadow root
-      for (const c of node.childNodes) walk(c, depth, parentCursor, hiddenByVisibility);
+    if (dom.nodeType(node) === 11) { // a shadow root
+      for (const c of dom.kids(node)) walk(c, depth, parentCursor, hiddenByVisibility);
       return;
     }
-    if (node.nodeType !== 1) return;
+    if (dom.nodeType(node) !== 1) return;
     const el = node;
-    if (SKIP.has(el.tagName)) return;
-    if (el.getAttribute('aria-hidden') === 'true') return;
-    const style = el.ownerDocument.defaultView.getComputedStyle(el);
+    if (SKIP.has(dom.tag(el))) return;
+    if (dom.attr(el, 'aria-hidden') === 'true') return;
+    const style = dom.doc(el).defaultView.getComputedStyle(el);
     if (style.display === 'none') return;
     const invisible = style.visibility === 'hidden' || style.visibility === 'collapse';
     const block = BLOCK.test(style.display);
@@ -449,7 +450,7 @@
     let childDepth = depth;
     const seen = !invisible && hasBox(el, style);
 
-    if (el.tagName === 'SLOT') {
+    if (dom.tag(el) === 'SLOT') {
       for (const c of el.assignedNodes({ flatten: true })) walk(c, depth, parentCursor, invisible);
       return;
     }
@@ -470,13 +471,13 @@
       const name = cut(accName(el, role), MAX_NAME);
       const st = states(el, role);
       const t = (el.type || '').toLowerCase();
-      const word = el.tagName === 'INPUT' && TYPED.has(t) ? t : role;
+      const word = dom.tag(el) === 'INPUT' && TYPED.has(t) ? t : role;
       const ref = reg.refFor(el);
       emit(depth, { k: 'el', s: ref + ' ' + word + nameThen(name, st.join(' ')), n: name, ref, plain: role === 'link' && !st.length });
       if (expanded) expandOptions(el, role, depth + 1);
       // Nested controls stay addressable; the element's own words were
       // its name.
-      if (el.tagName !== 'SELECT' && el.tagName !== 'TEXTAREA' && el.tagName !== 'INPUT') {
+      if (dom.tag(el) !== 'SELECT' && dom.tag(el) !== 'TEXTAREA' && dom.tag(el) !== 'INPUT') {
         walkChildren(el, depth + 1, style.cursor, invisible, true);
       }
       return;
@@ -484,8 +485,8 @@
     if (!interactiveOnly && seen) {
       if (role === 'heading') {
         const name = cut(accName(el, role), MAX_NAME);
-        const m = /^H([1-6])$/.exec(el.tagName);
-        const level = Math.min(6, Math.max(1, Number(m ? m[1] : el.getAttribute('aria-level')) || 2));
+        const m = /^H([1-6])$/.exec(dom.tag(el));
+        const level = Math.min(6, Math.max(1, Number(m ? m[1] : dom.attr(el, 'aria-level')) || 2));
         emit(depth, { k: 'h', s: '#'.repeat(level) + (name ? ' ' + name : '') });
         walkChildren(el, depth + 1, style.cursor, invisible, true);
         return;
@@ -497,7 +498,7 @@
       }
     }
     // A label's words are its control's name already.
-    walkChildren(el, childDepth, style.cursor, invisible, el.tagName === 'LABEL' && !!el.control);
+    walkChildren(el, childDepth, style.cursor, invisible, dom.tag(el) === 'LABEL' && !!el.control);
     if (block) flushText();
   }
 
@@ -514,32 +515,32 @@
       if (o.value !== label) st.push('value=' + quote(cut(o.value, MAX_VALUE)));
       emit(d, { k: 'o', s: 'option' + nameThen(cut(label, MAX_NAME), st.join(' ')) });
     };
-    if (el.tagName === 'SELECT') {
-      for (const c of el.children) {
-        if (c.tagName === 'OPTION') optLine(c, depth);
-        else if (c.tagName === 'OPTGROUP') {
+    if (dom.tag(el) === 'SELECT') {
+      for (const c of dom.children(el)) {
+        if (dom.tag(c) === 'OPTION') optLine(c, depth);
+        else if (dom.tag(c) === 'OPTGROUP') {
           emit(depth, { k: 'o', s: 'group' + nameThen(cut(norm(c.label), MAX_NAME), c.disabled ? 'disabled' : '') });
-          for (const o of c.children) if (o.tagName === 'OPTION') optLine(o, depth + 1);
+          for (const o of dom.children(c)) if (dom.tag(o) === 'OPTION') optLine(o, depth + 1);
         }
       }
       return;
     }
-    if (el.tagName === 'INPUT' && el.list) {
+    if (dom.tag(el) === 'INPUT' && el.list) {
       for (const o of el.list.options) optLine({ label: o.label, text: o.text, value: o.value, selected: false, disabled: o.disabled }, depth);
       return;
     }
     if (role !== 'combobox') return;
-    const ids = norm((el.getAttribute('aria-controls') || '') + ' ' + (el.getAttribute('aria-owns') || '')).split(' ').filter(Boolean);
+    const ids = norm((dom.attr(el, 'aria-controls') || '') + ' ' + (dom.attr(el, 'aria-owns') || '')).split(' ').filter(Boolean);
     for (const id of ids) {
       const pop = byId(el, id);
-      if (!pop || root.contains(pop) && hasBox(pop, pop.ownerDocument.defaultView.getComputedStyle(pop))) continue;
-      for (const o of pop.querySelectorAll('[role=option]')) {
+      if (!pop || dom.contains(root, pop) && hasBox(pop, dom.doc(pop).defaultView.getComputedStyle(pop))) continue;
+      for (const o of dom.qsa(pop, '[role=option]')) {
         const st = [];
-        const sel = o.getAttribute('aria-selected') === 'true';
+        const sel = dom.attr(o, 'aria-selected') === 'true';
         if (sel) st.push('selected');
-        if (o.getAttribute('aria-disabled') === 'true') st.push('disabled');
+        if (dom.attr(o, 'aria-disabled') === 'true') st.push('disabled');
         // An open popup outside the scope: its options can be clicked.
-        const ost = o.ownerDocument.defaultView.getComputedStyle(o);
+        const ost = dom.doc(o).defaultView.getComputedStyle(o);
         const open = ost.visibility === 'visible' && hasBox(o, ost);
         emit(depth, { k: 'o', s: (open ? reg.refFor(o) + ' ' : '') + 'option' + nameThen(cut(accName(o, 'option'), MAX_NAME), st.join(' ')) });
       }
@@ -549,7 +550,7 @@
   // walkChildren walks el's composed children. controlsOnly: inside an
   // element already named, only nested controls are of interest.
   function walkChildren(el, depth, cursor, invisible, controlsOnly) {
-    const kids = el.shadowRoot ? [el.shadowRoot] : el.childNodes;
+    const kids = dom.shadow(el) ? [dom.shadow(el)] : dom.kids(el);
     if (controlsOnly) mute++;
     for (const c of kids) walk(c, depth, cursor, invisible);
     if (controlsOnly) mute--;
