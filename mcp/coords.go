@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
@@ -26,77 +25,58 @@ import (
 // the backend checks that document again after the pointer moved there and
 // before a button goes down (executor.Pointer).
 
-// pointArgs are the point arguments of each tool: x and y names per
-// target prefix.
-var pointTools = map[string][]string{"click": {""}, "hover": {""}, "scroll": {""}, "drag": {"from_", "to_"}}
-
-// withPoints adds the point arguments to the tools that take them.
-func withPoints(tools []*Tool) []*Tool {
-	for _, t := range tools {
-		if t.Name == "screenshot" {
-			withMarks(t)
-		}
-		prefixes, ok := pointTools[t.Name]
-		if !ok {
-			continue
-		}
-		for _, pre := range prefixes {
-			addPropAfter(t, pre+"ref", prop{pre + "x", number("")}, prop{pre + "y", number("")})
-		}
-		for i := range t.Targets {
-			t.Targets[i].Point = true
-		}
-		byTarget := t.Handler
-		t.Handler = func(ctx context.Context, c *Call) (*Result, error) {
-			if !hasPoint(c.Args, prefixes[0]) {
-				return byTarget(ctx, c)
-			}
-			return pointAction(ctx, c)
-		}
-		t.Output = &Output{Value: pointOut{}}
-		switch t.Name {
-		case "click":
-			t.Description = "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened."
-		case "hover":
-			t.Description = "Hover over an element or at x,y, e.g. to open a menu."
-		case "scroll":
-			t.Description = "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels."
-			check := t.Check
-			t.Check = func(args map[string]any) error {
-				if hasPoint(args, "") {
-					_, dx := args["dx"]
-					_, dy := args["dy"]
-					if !dx && !dy {
-						return badArgs("a point to scroll at, but no dx/dy").WithHint("pass dx and/or dy in pixels with x,y")
-					}
-					return nil
-				}
-				return check(args)
-			}
-		case "drag":
-			t.Description = "Drag one element onto another, or from_x,from_y to to_x,to_y."
-			t.Check = func(args map[string]any) error {
-				if hasPoint(args, "from_") != hasPoint(args, "to_") {
-					return badArgs("a drag goes from a point to a point, or from a target to a target").
-						WithHint("pass from_x,from_y and to_x,to_y, or from_ref/from_selector and to_ref/to_selector")
-				}
-				return nil
-			}
-		}
-	}
-	return tools
+// pointProps are a target's properties that may also be a point:
+// prefix+selector, prefix+ref, then prefix+x and prefix+y. A tool whose
+// target takes them marks the TargetArg Point, and its handler atPoint.
+func pointProps(prefix string) []prop {
+	return append(targetProps(prefix), prop{prefix + "x", number("")}, prop{prefix + "y", number("")})
 }
 
-// addPropAfter adds ps to t's schema after the property named after.
-func addPropAfter(t *Tool, after string, ps ...prop) {
-	order := t.InputSchema.PropertyOrder
-	i := slices.Index(order, after) + 1
-	names := make([]string, len(ps))
-	for j, p := range ps {
-		t.InputSchema.Properties[p.name] = p.s
-		names[j] = p.name
+// atPoint is the handler of a tool that acts on a target or at points:
+// byTarget for a target, pointAction for a point.
+func atPoint(byTarget func(context.Context, *Call) (*Result, error)) func(context.Context, *Call) (*Result, error) {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if pre := pointPrefixes(c.Tool); len(pre) > 0 && hasPoint(c.Args, pre[0]) {
+			return pointAction(ctx, c)
+		}
+		return byTarget(ctx, c)
 	}
-	t.InputSchema.PropertyOrder = slices.Insert(slices.Clone(order), i, names...)
+}
+
+// pointPrefixes are the prefixes of t's targets that may be points, in
+// target order.
+func pointPrefixes(t *Tool) []string {
+	var out []string
+	for _, ta := range t.Targets {
+		if ta.Point {
+			out = append(out, ta.Prefix)
+		}
+	}
+	return out
+}
+
+// checkScrollAt checks scroll's arguments: a point to scroll at needs
+// dx/dy; a target or none is checkScroll's.
+func checkScrollAt(args map[string]any) error {
+	if !hasPoint(args, "") {
+		return checkScroll(args)
+	}
+	_, dx := args["dx"]
+	_, dy := args["dy"]
+	if !dx && !dy {
+		return badArgs("a point to scroll at, but no dx/dy").WithHint("pass dx and/or dy in pixels with x,y")
+	}
+	return nil
+}
+
+// checkDrag checks that a drag goes from a point to a point or from a
+// target to a target.
+func checkDrag(args map[string]any) error {
+	if hasPoint(args, "from_") != hasPoint(args, "to_") {
+		return badArgs("a drag goes from a point to a point, or from a target to a target").
+			WithHint("pass from_x,from_y and to_x,to_y, or from_ref/from_selector and to_ref/to_selector")
+	}
+	return nil
 }
 
 // hasPoint reports whether args hold prefix+"x" or prefix+"y".
@@ -128,7 +108,7 @@ func checkPoint(args map[string]any, ta TargetArg) (bool, error) {
 // points are the call's points, in target order ("" or from_, then to_).
 func points(c *Call) []executor.XY {
 	var out []executor.XY
-	for _, pre := range pointTools[c.Tool.Name] {
+	for _, pre := range pointPrefixes(c.Tool) {
 		if !hasPoint(c.Args, pre) {
 			continue
 		}

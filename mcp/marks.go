@@ -38,21 +38,20 @@ type markedShotOut struct {
 	More   int     `json:"more,omitempty"`
 }
 
-func withMarks(t *Tool) {
-	addPropAfter(t, "max_height", prop{"mark_refs", boolean("")})
-	t.Description = "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text."
-	t.Output = &Output{Value: markedShotOut{}, Image: true, Text: true}
-	check := t.Check
-	t.Check = func(args map[string]any) error {
-		if m, _ := args["mark_refs"].(bool); m {
-			if full, _ := args["full_page"].(bool); full || !targetOf(args, "").IsZero() {
-				return badArgs("mark_refs marks the viewport").WithHint("drop full_page and the target, or mark_refs")
-			}
+// checkShot checks screenshot's arguments: mark_refs marks the viewport.
+func checkShot(args map[string]any) error {
+	if m, _ := args["mark_refs"].(bool); m {
+		if full, _ := args["full_page"].(bool); full || !targetOf(args, "").IsZero() {
+			return badArgs("mark_refs marks the viewport").WithHint("drop full_page and the target, or mark_refs")
 		}
-		return check(args)
 	}
-	plain := t.Handler
-	t.Handler = func(ctx context.Context, c *Call) (*Result, error) {
+	return checkScreenshot(args)
+}
+
+// marked is screenshot's handler: plain, or with refs' boxes drawn when
+// mark_refs is set.
+func marked(plain func(context.Context, *Call) (*Result, error)) func(context.Context, *Call) (*Result, error) {
+	return func(ctx context.Context, c *Call) (*Result, error) {
 		if m, _ := c.Args["mark_refs"].(bool); !m {
 			return plain(ctx, c)
 		}

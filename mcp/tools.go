@@ -31,7 +31,7 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	return withChanges(withTimeouts(withPoints(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools()))))
+	return withChanges(withTimeouts(slices.Concat(toolTable(), dialogTools(), networkTools(), observeTools(), helperTools(), pageToolTools(), stateTools(), emulateTools())))
 }
 
 // withTimeouts offers timeout_ms on every tool that waits: for an element
@@ -114,16 +114,16 @@ func toolTable() []*Tool {
 		// interaction
 		{
 			Name: "click", Title: "Click",
-			Output:      &Output{Value: actionOut{}},
-			Description: "Click an element. Returns the page and any dialogs it opened.",
-			InputSchema: object(nil, props(targetProps(""), []prop{
+			Output:      &Output{Value: pointOut{}},
+			Description: "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened.",
+			InputSchema: object(nil, props(pointProps(""), []prop{
 				{"button", enum("", "left", "right", "middle")},
 				{"count", intRange("", 1, 3)},
 				tabIDProp(),
 			})...),
 			ReadOnly: no(), Action: ActionInteract, Mutating: true,
-			Targets: []TargetArg{{Required: true}},
-			Handler: click,
+			Targets: []TargetArg{{Required: true, Point: true}},
+			Handler: atPoint(click),
 		},
 		{
 			Name: "type", Title: "Type text",
@@ -161,26 +161,26 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "hover", Title: "Hover",
-			Output:      &Output{Value: actionOut{}},
-			Description: "Hover over an element, e.g. to open a menu.",
-			InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
+			Output:      &Output{Value: pointOut{}},
+			Description: "Hover over an element or at x,y, e.g. to open a menu.",
+			InputSchema: object(nil, props(pointProps(""), []prop{tabIDProp()})...),
 			// Not Mutating, nor is scroll: they change nothing the user keeps.
 			ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
-			Targets: []TargetArg{{Required: true}},
-			Handler: hover,
+			Targets: []TargetArg{{Required: true, Point: true}},
+			Handler: atPoint(hover),
 		},
 		{
 			Name: "scroll", Title: "Scroll",
-			Output:      &Output{Value: actionOut{}},
-			Description: "Scroll an element into view, or the page by dx/dy pixels.",
-			InputSchema: object(nil, props(targetProps(""), []prop{
+			Output:      &Output{Value: pointOut{}},
+			Description: "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels.",
+			InputSchema: object(nil, props(pointProps(""), []prop{
 				{"dx", integer("")}, {"dy", integer("")},
 				tabIDProp(),
 			})...),
 			ReadOnly: no(), Destructive: no(), Action: ActionInteract,
-			Targets: []TargetArg{{}},
-			Check:   checkScroll,
-			Handler: scroll,
+			Targets: []TargetArg{{Point: true}},
+			Check:   checkScrollAt,
+			Handler: atPoint(scroll),
 		},
 		{
 			Name: "select_option", Title: "Select option",
@@ -206,12 +206,13 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "drag", Title: "Drag and drop",
-			Output:      &Output{Value: actionOut{}},
-			Description: "Drag one element onto another.",
-			InputSchema: object(nil, props(targetProps("from_"), targetProps("to_"), []prop{tabIDProp()})...),
+			Output:      &Output{Value: pointOut{}},
+			Description: "Drag one element onto another, or from_x,from_y to to_x,to_y.",
+			InputSchema: object(nil, props(pointProps("from_"), pointProps("to_"), []prop{tabIDProp()})...),
 			ReadOnly:    no(), Action: ActionInteract, Mutating: true,
-			Targets: []TargetArg{{Prefix: "from_", Required: true}, {Prefix: "to_", Required: true}},
-			Handler: drag,
+			Targets: []TargetArg{{Prefix: "from_", Required: true, Point: true}, {Prefix: "to_", Required: true, Point: true}},
+			Check:   checkDrag,
+			Handler: atPoint(drag),
 		},
 
 		// reading
@@ -258,19 +259,20 @@ func toolTable() []*Tool {
 		},
 		{
 			Name: "screenshot", Title: "Screenshot",
-			Output:      &Output{Value: shotOut{}, Image: true},
-			Description: "Image of the viewport, full page (cut at max_height) or an element.",
+			Output:      &Output{Value: markedShotOut{}, Image: true, Text: true},
+			Description: "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text.",
 			InputSchema: object(nil, props(targetProps(""), []prop{
 				{"full_page", boolean("")},
 				{"format", enum("", "png", "jpeg")},
 				{"quality", intRange("", 1, 100)},
 				{"max_height", integer("")},
+				{"mark_refs", boolean("")},
 				tabIDProp(), timeoutProp(),
 			})...),
 			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
 			Targets: []TargetArg{{}},
-			Check:   checkScreenshot,
-			Handler: screenshot,
+			Check:   checkShot,
+			Handler: marked(screenshot),
 		},
 		{
 			Name: "wait_for", Title: "Wait for",

@@ -80,7 +80,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			[]string{`{"tab_id":"fake:s1:1","url":"about:blank","width":4,"height":3}`}},
 		{"screenshot", map[string]any{"ref": "e1"}, "Screenshot", executor.ScreenshotParams{Target: executor.Target{Ref: "e1"}}, nil},
 		{"wait_for", map[string]any{"selector": "#x", "gone": true, "visible": true, "tab_id": tab, "timeout_ms": 1000}, "WaitFor",
-			executor.WaitParams{TabID: tab, Target: sel, Gone: true, Visible: true}, []string{`"elapsed_ms":0`}},
+			executor.WaitParams{TabID: tab, Target: sel, Gone: true, Visible: true}, []string{`"url":"about:blank","elapsed_ms":`}},
 		{"wait_for", map[string]any{"text": "Done"}, "WaitFor", executor.WaitParams{Text: "Done"}, nil},
 		{"eval", map[string]any{"expression": "1+1"}, "Eval", executor.EvalParams{Expression: "1+1", AwaitPromise: true},
 			[]string{"\n«page-", "\n" + `{"tab_id":"fake:s1:1","url":"about:blank","ok":true,"value":"1+1"}` + "\n«/page-"}},
