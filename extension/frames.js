@@ -10,6 +10,12 @@
 // frame document like a page before anything of it is read or acted on
 // (executor.FrameReader); this module only reaches and routes.
 //
+// A frame document's world and a child session outlive the service
+// worker (the refs registry lives on the world's globalThis), so both are
+// kept in the store and restored when a restarted worker attaches to the
+// tab again (restoreFrames), as the main document's world is (world.js):
+// a frame's refs keep working across a restart.
+//
 // Pure: a TabState's injected send, sendSession and store do the work.
 
 import { fail } from './errors.js';
@@ -26,6 +32,37 @@ export function tokenOf(ref) {
 function docs(st) {
   if (!st.frameDocs) st.frameDocs = new Map();
   return st.frameDocs;
+}
+
+// restoreFrames gives st the frame documents and child sessions saved
+// before the service worker restarted; what is already known wins. A
+// saved document whose context or session is gone by now is forgotten on
+// first use (inDoc): REF_EXPIRED, as for any frame document gone.
+export async function restoreFrames(st) {
+  const saved = st.store && (await st.store.savedFrames(st.tabId));
+  st.framesRestored = true;
+  if (!saved) return persist(st);
+  for (const fd of Array.isArray(saved.docs) ? saved.docs : []) {
+    if (fd && typeof fd.tok === 'string' && !docs(st).has(fd.tok)) docs(st).set(fd.tok, fd);
+  }
+  if (!st.children) st.children = new Map();
+  for (const [id, s] of Array.isArray(saved.children) ? saved.children : []) {
+    if (!st.children.has(id)) st.children.set(id, s);
+  }
+  persist(st);
+}
+
+// persist saves st's frame documents and child sessions, in order; not
+// before what was saved is restored, which it would overwrite.
+function persist(st) {
+  if (!st.store || !st.framesRestored) return;
+  const snap = { docs: [...docs(st).values()], children: [...(st.children || [])] };
+  st.framesSaved = (st.framesSaved || Promise.resolve()).then(() => st.store.saveFrames(st.tabId, snap)).catch(() => {});
+}
+
+// forget drops the frame document tok and saves that.
+function forget(st, tok) {
+  if (docs(st).delete(tok)) persist(st);
 }
 
 // frameDoc is the frame document with token tok, or null.
@@ -62,14 +99,14 @@ export async function inDoc(st, fd, what, fnDecl, args, { byValue = true } = {})
     });
   } catch (e) {
     if (sessionGone(String((e && e.message) || e))) {
-      if (docs(st).get(fd.tok) === fd) docs(st).delete(fd.tok);
+      if (docs(st).get(fd.tok) === fd) forget(st, fd.tok);
       throw gone(what);
     }
     throw e;
   }
   if (r.exceptionDetails) {
     if (contextGone(exceptionText(r.exceptionDetails))) {
-      docs(st).delete(fd.tok);
+      forget(st, fd.tok);
       throw gone(what);
     }
     throw fail('EVAL_FAILED', 'a chromegate page script failed: ' + exceptionText(r.exceptionDetails));
@@ -106,9 +143,11 @@ export function onTargetEvent(st, method, params) {
   if (!st.children) st.children = new Map(); // frame (target) id -> sessionId
   if (method === 'Target.attachedToTarget' && params && params.targetInfo && params.targetInfo.type === 'iframe') {
     st.children.set(params.targetInfo.targetId, params.sessionId);
+    persist(st);
   } else if (method === 'Target.detachedFromTarget' && params) {
     for (const [id, s] of st.children) if (s === params.sessionId) st.children.delete(id);
     for (const [tok, fd] of docs(st)) if (fd.sessionId && fd.sessionId === params.sessionId) docs(st).delete(tok);
+    persist(st);
   }
 }
 
@@ -138,7 +177,7 @@ export async function frameOf(st, ref, scripts) {
       await where(st, fd, scripts.frame);
       return fd;
     } catch {
-      docs(st).delete(fd.tok);
+      forget(st, fd.tok);
     }
   }
   const own = st.children && st.children.get(frameId);
@@ -153,6 +192,7 @@ export async function frameOf(st, ref, scripts) {
   const fd = { tok: await st.store.nextDocToken(), frameId, sessionId, ctxId: r.executionContextId, owner: ref };
   docs(st).set(fd.tok, fd);
   while (docs(st).size > MAX_DOCS) docs(st).delete(docs(st).keys().next().value);
+  persist(st);
   return fd;
 }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { frameAt, frameOf, runRef, onTargetEvent, toPage, frameDoc, tokenOf } from './frames.js';
+import { frameAt, frameOf, runRef, onTargetEvent, toPage, frameDoc, tokenOf, restoreFrames } from './frames.js';
+import { TabState } from './tabstate.js';
 import { fakeTab, cdpError } from './fakecdp.js';
 
 // A tab whose main document's world hands over an iframe element, and a
@@ -121,4 +122,58 @@ test('frameAt follows the point into the frame of another origin under it', asyn
 
   const main = fakeTab({ answer: (method) => (method === 'Runtime.callFunctionOn' ? { result: { value: { doc: true } } } : undefined) });
   assert.equal(await frameAt(main.st, 1, 1, scripts), null);
+});
+
+test("a frame's document and child session outlive a service-worker restart: its refs still go to its world", async () => {
+  const { st, store } = oopTab();
+  await restoreFrames(st); // the attach, before anything was saved
+  onTargetEvent(st, 'Target.attachedToTarget', { sessionId: 'S1', targetInfo: { targetId: 'OOP', type: 'iframe' } });
+  const fd = await frameOf(st, 'ka3', scripts);
+  await st.framesSaved;
+
+  // The worker restarts: a new TabState on the same store, nothing in
+  // memory, attached again.
+  const sessionSent = [];
+  const again = new TabState(st.tabId, {
+    send: async () => ({}),
+    sendSession: async (sessionId, method, params) => {
+      sessionSent.push({ sessionId, method, params });
+      return { result: { value: 'from the frame' } };
+    },
+    store,
+  });
+  assert.equal(frameDoc(again, fd.tok), null);
+  await restoreFrames(again);
+  assert.deepEqual(frameDoc(again, fd.tok), fd);
+  assert.deepEqual([...again.children], [['OOP', 'S1']]);
+  const got = await runRef(again, fd.tok + '4', '(arg) => arg', [{ op: 'text' }]);
+  assert.equal(got, 'from the frame');
+  assert.equal(sessionSent.at(-1).sessionId, 'S1');
+  assert.equal(sessionSent.at(-1).params.executionContextId, fd.ctxId);
+
+  // What the new worker learns wins over what was saved: a child session
+  // reported again replaces the saved one.
+  onTargetEvent(again, 'Target.attachedToTarget', { sessionId: 'S2', targetInfo: { targetId: 'OOP', type: 'iframe' } });
+  await again.framesSaved;
+  assert.deepEqual((await store.savedFrames(st.tabId)).children, [['OOP', 'S2']]);
+  // A detach forgets the tab's frames, saved ones too.
+  await store.forgetWorld(st.tabId);
+  assert.equal(await store.savedFrames(st.tabId), null);
+});
+
+test('what a restarted worker saves never overwrites the saved frames before they are restored', async () => {
+  const { st, store } = oopTab();
+  await restoreFrames(st);
+  const fd = await frameOf(st, 'ka3', scripts);
+  await st.framesSaved;
+  const again = new TabState(st.tabId, { send: async () => ({}), store });
+  // Events of the new attach come before the restore.
+  onTargetEvent(again, 'Target.attachedToTarget', { sessionId: 'S9', targetInfo: { targetId: 'OTHER', type: 'iframe' } });
+  await again.framesSaved;
+  assert.equal((await store.savedFrames(st.tabId)).docs[0].tok, fd.tok);
+  await restoreFrames(again);
+  await again.framesSaved;
+  const saved = await store.savedFrames(st.tabId);
+  assert.deepEqual(saved.docs.map((d) => d.tok), [fd.tok]);
+  assert.deepEqual(saved.children, [['OTHER', 'S9'], ['OOP', 'S1']]);
 });

@@ -15,7 +15,7 @@ import { NetLogs } from './netlog.js';
 import { ConsoleLogs } from './consolelog.js';
 import { boundEvent } from './webmcp.js';
 import { TabState, csend } from './tabstate.js';
-import { onTargetEvent } from './frames.js';
+import { onTargetEvent, restoreFrames } from './frames.js';
 import { Store } from './store.js';
 import { bounded, sleep } from './deadline.js';
 import { settle } from './navigation.js';
@@ -190,6 +190,9 @@ async function doAttach(st) {
       throw fail('INTERNAL', `attaching to tab ${tabId} failed: ${msg}`);
     }
   }
+  // Frames of other origins reached before this service worker
+  // restarted, before the hook's auto-attach reports child sessions.
+  await restoreFrames(st).catch(() => {});
   // Every request of the tab is decided by the server from here on; a tab
   // whose hook fails is let go, never driven unhooked.
   try {

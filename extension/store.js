@@ -1,7 +1,8 @@
 // What must survive a service-worker restart, in chrome.storage.session:
 // the server's page scripts (welcome.scripts), the tabs the debugger is
-// attached to, the isolated world's context per tab and document, and the
-// document-token counter. The storage area is injected ({get(key),
+// attached to, the isolated world's context per tab and document, the
+// frame documents of other origins and the child sessions per tab
+// (frames.js), and the document-token counter. The storage area is injected ({get(key),
 // set(items)}, as chrome.storage.session), so tests run it on a Map.
 
 import { fail } from './errors.js';
@@ -11,6 +12,7 @@ const SCRIPTS_KEY = 'scripts';
 const ATTACHED_KEY = 'attachedTabs';
 const WORLDS_KEY = 'worlds';
 const DOCS_KEY = 'docTokens';
+const FRAMES_KEY = 'frameDocs';
 
 // docToken is the document token of number n: lowercase letters, two at
 // least.
@@ -84,7 +86,7 @@ export class Store {
 
   // forgetAll empties the attached list and the worlds (unpairing).
   async forgetAll() {
-    await this.area.set({ [ATTACHED_KEY]: [], [WORLDS_KEY]: {} });
+    await this.area.set({ [ATTACHED_KEY]: [], [WORLDS_KEY]: {}, [FRAMES_KEY]: {} });
   }
 
   // savedWorld is the isolated world's context saved for a tab, or null.
@@ -102,8 +104,29 @@ export class Store {
     await this.area.set({ [WORLDS_KEY]: all });
   }
 
+  // forgetWorld forgets a tab's worlds: its main document's and its
+  // frame documents'.
   async forgetWorld(tabId) {
     await this.saveWorld(tabId, null);
+    await this.saveFrames(tabId, null);
+  }
+
+  // savedFrames is a tab's frame documents and child sessions as saved
+  // ({docs: [{tok, frameId, sessionId, ctxId, owner}], children: [[frameId,
+  // sessionId]]}), or null.
+  async savedFrames(tabId) {
+    const got = await this.area.get(FRAMES_KEY);
+    return (got[FRAMES_KEY] || {})[tabId] || null;
+  }
+
+  // saveFrames saves a tab's frame documents and child sessions (null
+  // forgets them).
+  async saveFrames(tabId, f) {
+    const got = await this.area.get(FRAMES_KEY);
+    const all = got[FRAMES_KEY] || {};
+    if (f) all[tabId] = f;
+    else delete all[tabId];
+    await this.area.set({ [FRAMES_KEY]: all });
   }
 
   // Document tokens: unique within the extension's lifetime (the counter

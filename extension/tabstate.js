@@ -15,6 +15,8 @@ export class TabState {
     this.sendSession = sendSession || (() => Promise.reject(new Error('No session')));
     this.frameDocs = null; // frames.js: token -> frame document
     this.children = null; // frames.js: frame id -> child session id
+    this.framesRestored = false; // frames.js: the saved ones are back (restoreFrames)
+    this.framesSaved = null; // frames.js: the last save in flight
     this.store = store;
     this.attached = false;
     this.attaching = null; // the single attach in flight
