@@ -269,9 +269,9 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	// An action that loads a new document (a click on a link, Enter in a
 	// form) returns before the document replaces the old one: what is
 	// read then is the old document, whose change would tell the caller
-	// nothing happened and whose refs are about to expire.
-	acted := time.Now()
-	navigating := !navTools[c.Tool.Name] && s.awaitLanding(ctx, ex, tab, began, time.Time{})
+	// nothing happened and whose refs are about to expire. The browser
+	// says whether one is coming (landing.go).
+	navigating := !navTools[c.Tool.Name] && mayLoad(c) && s.landingAsked(ctx, c, ex, tab, began)
 	p := helpers.SnapshotParams{TabID: tab, MaxChars: maxChangesChars}
 	if last != nil {
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
@@ -301,16 +301,10 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 		}
 		return
 	}
-	if !navigating && mayLoad(c) {
-		// The load's request may show only after the read began: look
-		// again, until landingGrace after the action (the read was part
-		// of the wait).
-		navigating = s.awaitLanding(ctx, ex, tab, began, acted.Add(landingGrace))
-	}
-	if navigating && last != nil && (helpers.SameDocument(last.outline, sr.Text) || sr.Loading) {
+	if old := oldDocs(c, last); navigating && (sr.Loading || ofOldDoc(old, sr.Text) || last != nil && helpers.SameDocument(last.outline, sr.Text)) {
 		// Still the old document: a new one is coming (or the load
 		// ended in nothing to show, a 204 or a download).
-		sr = s.awaitNewDocument(ctx, ex, p, last.outline, sr)
+		sr = s.awaitNewDocument(ctx, ex, p, old, sr)
 	}
 	if sr.URL != decided && navigating {
 		// The action loaded another page than the read was decided on:
@@ -358,11 +352,6 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 
 // landingPoll is how often awaitLanding and awaitNewDocument look again.
 const landingPoll = 25 * time.Millisecond
-
-// landingGrace is how long after an action that may load a document
-// (mayLoad) its load's request is looked for: the browser asks for it a
-// moment after the click or key that started it.
-const landingGrace = 120 * time.Millisecond
 
 // mayLoad says whether c's action may start loading a new document by
 // itself: a click or a key (Enter submits a form), a choice a page may
@@ -421,11 +410,10 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 }
 
 // awaitNewDocument waits, polling the tab's document state (cheap: no
-// outline), until the tab holds another document than old's and it has
+// outline), until the tab holds another document than oldDocs and it has
 // loaded, then reads its outline; when the changes' time is up, or the
 // state cannot be read, it reads the outline as it is.
-func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, old string, sr helpers.SnapshotResult) helpers.SnapshotResult {
-	oldDocs := helpers.OutlineTokens(old)
+func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, oldDocs map[string]bool, sr helpers.SnapshotResult) helpers.SnapshotResult {
 	deadline := time.Now().Add(changesTimeout / 2)
 	for time.Now().Before(deadline) {
 		select {

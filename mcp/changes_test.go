@@ -207,9 +207,17 @@ func TestChangesOfAPlugin(t *testing.T) {
 	var mu sync.Mutex
 	outlines := []string{"ab1 button A\nab2 button B\n\"x\"", "ab1 button A pressed\nab2 button B\n\"x\"", "ab1 button A pressed\nab2 button B pressed\n\"x\"", "ab1 button A pressed\nab2 button B pressed\n\"y\""}
 	n := 0
-	f.Handle("RunScript", func(context.Context, any) (any, error) {
+	f.Handle("RunScript", func(_ context.Context, p any) (any, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if sp, _ := p.(executor.ScriptParams); strings.Contains(sp.Source, "chromegateLanding") {
+			// The watch for a navigation (landing.go): armed, and none.
+			v := json.RawMessage(`{"token":"t","seq":1,"api":true,"doc":"ab"}`)
+			if strings.Contains(string(sp.Arg), `"read"`) {
+				v = json.RawMessage(`{"cross":false}`)
+			}
+			return executor.ScriptResult{PageState: executor.PageState{TabID: tab, URL: "about:blank"}, Value: v}, nil
+		}
 		o := outlines[min(n, len(outlines)-1)]
 		n++
 		v, _ := json.Marshal(map[string]any{"text": o, "total": 3})

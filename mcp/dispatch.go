@@ -155,6 +155,7 @@ func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (
 	}
 	s.acceptAlertFirst(ctx, c, ex)
 	s.describeTargets(ctx, c, ex)
+	s.armLanding(ctx, c, ex)
 	r, err := s.handle(ctx, c)
 	if err != nil && s.dismissOutside(ctx, c, ex, err) {
 		// Held by a dialog of a page outside the policy, now dismissed: a

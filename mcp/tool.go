@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/policy"
 )
 
@@ -251,6 +252,8 @@ type Call struct {
 	frame  *executor.FrameDoc // the frame document the call's first ref is in, if the Gate decided one
 	mark   uint64             // the session's last request denial when the call began
 	rec    *callRecord        // the call's record, when the server keeps one
+
+	landing *helpers.LandingWatch // the watch for navigations armLanding began, if any
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the

@@ -109,6 +109,37 @@ func TestRealApps(t *testing.T) {
 		}
 	}
 	w.Flush()
+	// Where the wall time goes: each tool's calls, the agent's own waits
+	// (a control not shown yet, a task's outcome not written yet), and
+	// the rest (the agent's parsing, the checks' queries).
+	fmt.Fprintf(&out, "\nwhere the wall time goes, per server: each tool's calls (count, median, p95, sum), the agent's waits, the rest\n\n")
+	w = tabwriter.NewWriter(&out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "app\tserver\ttool\tcalls\tmedian ms\tp95 ms\tsum s\t")
+	for _, ap := range apps {
+		for _, c := range configs {
+			r := results[ap.name][c.name]
+			var tools []string
+			var inCalls time.Duration
+			for tool := range r.Stats.PerTool {
+				tools = append(tools, tool)
+			}
+			slices.Sort(tools)
+			for _, tool := range tools {
+				ds := slices.Clone(r.Stats.PerTool[tool])
+				slices.Sort(ds)
+				var sum time.Duration
+				for _, d := range ds {
+					sum += d
+				}
+				inCalls += sum
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%.2f\t\n", ap.name, c.name, tool, len(ds),
+					ds[len(ds)/2].Milliseconds(), ds[(len(ds)*95)/100].Milliseconds(), sum.Seconds())
+			}
+			fmt.Fprintf(w, "%s\t%s\t(agent waited)\t\t\t\t%.2f\t\n", ap.name, c.name, r.Stats.Waited.Seconds())
+			fmt.Fprintf(w, "%s\t%s\t(rest)\t\t\t\t%.2f\t\n", ap.name, c.name, (r.Stats.Wall - inCalls - r.Stats.Waited).Seconds())
+		}
+	}
+	w.Flush()
 	fmt.Fprintf(&out, "\nPlaywright MCP %s; lean = --timeout-settle 0 --snapshot-mode none; Chromium: %s\n", playwrightMCP, chromium)
 	t.Log(out.String())
 	fmt.Println(out.String())

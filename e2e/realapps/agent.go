@@ -14,6 +14,13 @@ type Stats struct {
 	Calls int
 	Chars int
 	Wall  time.Duration
+	// PerTool holds each call's wall time, by tool, in order: where the
+	// time goes.
+	PerTool map[string][]time.Duration
+	// Waited is the agent's own waiting: between fresh outlines when a
+	// control was not shown yet (Agent.Find), and between looks for a
+	// task's outcome (Run).
+	Waited time.Duration
 }
 
 // Browser is one browser server's tools as the agent uses them. Targets are
@@ -42,6 +49,8 @@ type Agent struct {
 	// Tries is how many fresh outlines Find asks for when a control is not
 	// (yet) shown: a page may still be loading after a click.
 	Tries int
+	// waited is how long the agent waited of its own accord.
+	waited time.Duration
 }
 
 // Find returns the first control whose role matches role (a regexp of the
@@ -64,11 +73,13 @@ func (a *Agent) Find(ctx context.Context, role, name string) (Control, error) {
 		}
 		last = cs
 		if i > 0 {
+			slept := time.Now()
 			select {
 			case <-ctx.Done():
 				return Control{}, ctx.Err()
 			case <-time.After(300 * time.Millisecond):
 			}
+			a.waited += time.Since(slept)
 		}
 	}
 	var lines []string

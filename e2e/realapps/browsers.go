@@ -34,8 +34,13 @@ func (c *counter) call(ctx context.Context, tool string, args map[string]any) (s
 	defer cancel()
 	start := time.Now()
 	res, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-	c.stats.Wall += time.Since(start)
+	took := time.Since(start)
+	c.stats.Wall += took
 	c.stats.Calls++
+	if c.stats.PerTool == nil {
+		c.stats.PerTool = map[string][]time.Duration{}
+	}
+	c.stats.PerTool[tool] = append(c.stats.PerTool[tool], took)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", tool, err)
 	}
@@ -48,7 +53,7 @@ func (c *counter) call(ctx context.Context, tool string, args map[string]any) (s
 	txt := b.String()
 	c.stats.Chars += utf8.RuneCountInString(txt)
 	if trace {
-		fmt.Fprintf(os.Stderr, "→ %s %v\n%s\n", tool, args, cut(txt, 3000))
+		fmt.Fprintf(os.Stderr, "→ %s %v (%d ms)\n%s\n", tool, args, took.Milliseconds(), cut(txt, 3000))
 	}
 	if res.IsError {
 		return "", fmt.Errorf("%s %v: %s", tool, args, cut(txt, 600))

@@ -36,7 +36,9 @@ func Run(ctx context.Context, app *App, b Browser, short bool) Result {
 	for _, task := range tasks {
 		err := task.Run(ctx, a, app)
 		if err == nil {
+			checked := time.Now()
 			err = check(ctx, task, app)
+			a.waited += time.Since(checked)
 		}
 		if err != nil {
 			res.Failed = append(res.Failed, fmt.Errorf("%s: %s: %w", app.Name, task.Name, err))
@@ -45,6 +47,7 @@ func Run(ctx context.Context, app *App, b Browser, short bool) Result {
 		res.Done++
 	}
 	res.Stats = b.Stats()
+	res.Stats.Waited = a.waited
 	return res
 }
 
