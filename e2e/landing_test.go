@@ -112,7 +112,7 @@ func TestChangesLanding(t *testing.T) {
 	check := func(name, want string) {
 		t.Helper()
 		got, count := lastVerdict(s, n+1)
-		if count != n+1 || !regexp.MustCompile("^(" + want + ")$").MatchString(got) {
+		if count != n+1 || !regexp.MustCompile("^("+want+")$").MatchString(got) {
 			t.Fatalf("%s: the server's verdict %q (verdict %d, want %d): want %q\nlog tail:\n%s", name, got, count, n+1, want, tail(s.log.String(), 2000))
 		}
 		n = count
