@@ -124,7 +124,7 @@ func BenchmarkChanges(b *testing.B) {
 		s.call("navigate", map[string]any{"url": base + "/form"})
 		ref := refIn(b, s, "count")
 		var withC, without []time.Duration
-		for i := range 40 {
+		for i := range 80 {
 			on := i%2 == 0
 			start := time.Now()
 			s.call("click", map[string]any{"ref": ref, "changes": on})
