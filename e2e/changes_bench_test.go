@@ -148,7 +148,7 @@ func BenchmarkChanges(b *testing.B) {
 }
 
 // refIn returns the ref of the first outline line holding words.
-func refIn(b *testing.B, s *server, words string) string {
+func refIn(b testing.TB, s *server, words string) string {
 	b.Helper()
 	text := resultText(s.call("snapshot", nil))
 	for _, l := range strings.Split(text, "\n") {
