@@ -134,11 +134,9 @@ test-ext:
 # pinned playwright-core) joined with --browser-endpoint, and a bare
 # Chromium attached with --cdp-endpoint.
 REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestCrossOriginFrames|TestFrameRefsEveryTool|TestFrameAttacks|TestFrameLoadRefused|TestSecretInFrame|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF|TestChanges(Panel|Typing|Navigation|ReadDenied|OfASecret|HostilePages|Landing|LandingHostile)|TestCoordinates.*)$$
-# (TestChangesLanding's cases run 20 times each there, not 100: the same
-# executor as the cdp backend, which runs them 100 times.)
 test-remote:
-	CHROMEGATE_E2E_BACKEND=browser-server CHROMEGATE_LANDING_REPS=20 $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
-	CHROMEGATE_E2E_BACKEND=cdp-endpoint CHROMEGATE_LANDING_REPS=20 $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
+	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
+	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
