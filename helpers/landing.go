@@ -1,6 +1,7 @@
 package helpers
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -50,10 +51,11 @@ type Landing struct {
 // before the action, and ReadLanding after.
 func ArmLanding(ctx context.Context, ex executor.Executor, tabID string) (LandingWatch, error) {
 	var w LandingWatch
-	if err := runLanding(ctx, ex, tabID, map[string]any{"op": "arm"}, &w); err != nil {
+	tab, err := runLanding(ctx, ex, tabID, map[string]any{"op": "arm"}, &w)
+	if err != nil {
 		return LandingWatch{}, err
 	}
-	w.TabID = tabID
+	w.TabID = tab
 	return w, nil
 }
 
@@ -62,21 +64,23 @@ func ArmLanding(ctx context.Context, ex executor.Executor, tabID string) (Landin
 // watch, of whatever document began it.
 func ReadLanding(ctx context.Context, ex executor.Executor, tabID string, w LandingWatch) (Landing, error) {
 	var l Landing
-	err := runLanding(ctx, ex, tabID, map[string]any{"op": "read", "token": w.Token, "seq": w.Seq}, &l)
+	_, err := runLanding(ctx, ex, tabID, map[string]any{"op": "read", "token": w.Token, "seq": w.Seq}, &l)
 	return l, err
 }
 
-func runLanding(ctx context.Context, ex executor.Executor, tabID string, args map[string]any, v any) error {
+// runLanding runs the landing script on tab (the selected tab when ""),
+// and returns the tab it ran on.
+func runLanding(ctx context.Context, ex executor.Executor, tabID string, args map[string]any, v any) (string, error) {
 	arg, err := json.Marshal(args)
 	if err != nil {
-		return err
+		return "", err
 	}
 	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: landingSource, Arg: arg})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := json.Unmarshal(r.Value, v); err != nil {
-		return executor.Errorf(executor.CodeInternal, "landing: unexpected result: %v", err)
+		return "", executor.Errorf(executor.CodeInternal, "landing: unexpected result: %v", err)
 	}
-	return nil
+	return cmp.Or(r.TabID, tabID), nil
 }

@@ -49,7 +49,6 @@ func (s *Server) armLanding(ctx context.Context, c *Call, ex executor.Executor) 
 	if err != nil || !w.API || w.Token == "" {
 		return
 	}
-	w.TabID = tab
 	c.landing = &w
 }
 
