@@ -160,11 +160,10 @@
     return s + '>';
   }
 
-  // the next animation frame, or 200 ms where none comes (a page that
-  // does not render)
+  // the next animation frame (true), or false after 200 ms without one
   const frame = () => new Promise((resolve) => {
-    const t = setTimeout(resolve, 200);
-    requestAnimationFrame(() => { clearTimeout(t); resolve(); });
+    const t = setTimeout(() => resolve(false), 200);
+    requestAnimationFrame(() => { clearTimeout(t); resolve(true); });
   });
 
   // one actionability check: {x, y} or {why}
@@ -178,11 +177,12 @@
       // still across two consecutive frames, as Playwright's "stable":
       // both boxes read after a frame moved the animations on (a box read
       // before the first could share its frame with the second)
-      await frame();
+      // (a frame that did not come moved nothing on: not known still)
+      const rendered = await frame();
       r = dom.rect(el);
-      await frame();
+      const again = await frame();
       const r2 = dom.rect(el);
-      if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
+      if (!rendered || !again || r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
         return { why: 'the element is moving' };
       }
       r = r2;
