@@ -3,8 +3,10 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromegate/chromegate/e2e/testkit"
 )
@@ -37,6 +39,7 @@ const jump = () => { ov.style.width = '100vw'; ov.style.height = '100vh'; };
 for (const ev of ['mouseover', 'mousemove', 'pointerover', 'pointermove']) document.getElementById('b').addEventListener(ev, jump);
 </script>`,
 	"several": `<button class="m" id="first">One</button><button class="m" id="second">Two</button>`,
+	"button":  `<button id="b" onclick="this.dataset.n = (+this.dataset.n || 0) + 1">count</button>`,
 	// late appears after 500 ms; shadow's button lives in a shadow root.
 	"late": `<div id="host"></div><script>
 setTimeout(() => { const b = document.createElement('button'); b.id = 'late'; b.textContent = 'Late'; document.body.append(b); }, 500);
@@ -57,7 +60,7 @@ for (const ev of ['pointerdown', 'mousedown', 'click']) document.addEventListene
 }, true);
 </script>`
 
-func serveSelectorPages(t *testing.T) string {
+func serveSelectorPages(t testing.TB) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -156,3 +159,51 @@ func TestSelectorClickGuarantees(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkSelectorClick clicks one button by CSS selector and by ref, and
+// evaluates 1+1, through the extension and through the CDP backend in the
+// same run, calls interleaved; outline changes off (changes: false), so
+// the figures are the click's own. It reports each median and the
+// selector/ref ratio of each backend (the aim: at most 2).
+func BenchmarkSelectorClick(b *testing.B) {
+	needBrowser(b)
+	base := serveSelectorPages(b)
+	viaExt := startServer(b, append([]string{"--with-extension"}, permissive...)...)
+	viaExt.waitPaired()
+	viaCDP := startServer(b, append([]string{"--no-extension"}, permissive...)...)
+	refs := map[*server]string{}
+	for _, s := range []*server{viaExt, viaCDP} {
+		s.call("navigate", map[string]any{"url": base + "/button"})
+		m := buttonRef.FindStringSubmatch(resultText(s.call("snapshot", nil)))
+		if m == nil {
+			b.Fatal("no ref for the button in the snapshot")
+		}
+		refs[s] = m[1]
+	}
+	type sample struct{ sel, ref, eval []time.Duration }
+	got := map[*server]*sample{viaExt: {}, viaCDP: {}}
+	timed := func(s *server, tool string, args map[string]any) time.Duration {
+		t0 := time.Now()
+		s.call(tool, args)
+		return time.Since(t0)
+	}
+	for b.Loop() {
+		for _, s := range []*server{viaExt, viaCDP} {
+			g := got[s]
+			g.sel = append(g.sel, timed(s, "click", map[string]any{"selector": "#b", "changes": false}))
+			g.ref = append(g.ref, timed(s, "click", map[string]any{"ref": refs[s], "changes": false}))
+			g.eval = append(g.eval, timed(s, "eval", map[string]any{"expression": "1+1"}))
+		}
+	}
+	for name, s := range map[string]*server{"extension": viaExt, "cdp": viaCDP} {
+		g := got[s]
+		sel, ref := median(g.sel), median(g.ref)
+		b.ReportMetric(float64(sel.Microseconds())/1000, name+"-selector-ms")
+		b.ReportMetric(float64(ref.Microseconds())/1000, name+"-ref-ms")
+		b.ReportMetric(float64(median(g.eval).Microseconds())/1000, name+"-eval-ms")
+		b.ReportMetric(float64(sel)/float64(ref), name+"-selector/ref")
+	}
+}
+
+// buttonRef is the ref of the button page's button in a snapshot.
+var buttonRef = regexp.MustCompile(`(?m)^ *([a-z]+[0-9]+) button count`)

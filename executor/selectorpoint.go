@@ -8,6 +8,14 @@ import (
 //go:embed scripts/selectorpoint.js
 var selectorPointScript string
 
+//go:embed scripts/guarded.js
+var guardedScript string
+
+// GuardedScript is a function () returning the outcome of the click the
+// element script's point op guarded, {verdict, page}, and ending the
+// guard (see scripts/guarded.js); ElementScript's op "guarded" is the same.
+var GuardedScript = stripComments(guardedScript)
+
 // SelectorPointScript finds where a click on a plain CSS selector's
 // element goes, in the isolated world, with a ref's checks (see
 // scripts/selectorpoint.js): {x, y, ref}, {fallback} for the backend's own

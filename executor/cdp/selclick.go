@@ -91,7 +91,7 @@ func (c *call) selectorClick(t executor.Target, button *playwright.MouseButton, 
 // document that went away with the click (it navigated) took its guard
 // along: the click landed.
 func (c *call) clickMissed() (bool, string) {
-	raw, err := c.runValue(executor.ElementScript, map[string]any{"op": "guarded", "ref": "_"})
+	raw, err := c.runValue(executor.GuardedScript, nil)
 	if err != nil {
 		return false, ""
 	}

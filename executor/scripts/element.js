@@ -17,8 +17,8 @@
 //           the point, or the element moved away) reaches no listener of
 //           the page after this world's and does nothing (Playwright's
 //           hit-target interception), and "guarded" says so
-//   guarded -> {verdict: "ok" | "missed" | "" (no press seen), page}:
-//           the guarded click's outcome; ends the guard (any ref)
+//   guarded -> scripts/guarded.js's: the guarded click's outcome, which
+//           ends the guard (any ref; GuardedScript alone is smaller)
 //   focus   {edit?: "key" | "text"} -> {ok}: scrolled into view and
 //           focused; with edit, {error: "notfillable", why} instead when
 //           the element is a disabled field, or (edit "text": the keys
@@ -34,13 +34,7 @@
 //   state   -> {attached, visible}: "removed" is not an error here
 //   element -> the element itself (for a backend that needs a handle)
 (arg, env) => {
-  if (arg.op === 'guarded') {
-    const g = globalThis.chromegateClickGuard;
-    if (!g) return { verdict: '' };
-    g.stop();
-    globalThis.chromegateClickGuard = undefined;
-    return { verdict: g.verdict, page: g.page };
-  }
+  if (arg.op === 'guarded') return chromegateGuarded();
   const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   const found = reg.lookup(arg.ref);
