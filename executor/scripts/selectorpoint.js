@@ -23,7 +23,8 @@
   for (;;) {
     let el;
     try {
-      el = document.querySelector(arg.selector);
+      // through the prototype: a named control can shadow the document's
+      el = Document.prototype.querySelector.call(document, arg.selector);
     } catch (e) {
       return { fallback: 'syntax' };
     }
