@@ -126,7 +126,7 @@ test: deps realapps-deps mcpb-deps vet
 
 # The e2e tool suite again, through chromegate's extension loaded into the
 # browser chromegate launches and paired over CDP (e2e/main_test.go).
-EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestCrossOriginFrames|TestFrameRefsEveryTool|TestFrameAttacks|TestFrameLoadRefused|TestSecretInFrame|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*|TestChanges(Panel|Typing|Navigation|FormSubmit|ReadDenied|OfASecret|HostilePages|Landing|LandingHostile)|TestCoordinates.*|TestRealApps|TestClobberedForm)$$
+EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestCrossOriginFrames|TestFrameRefsEveryTool|TestFrameAttacks|TestFrameLoadRefused|TestSecretInFrame|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*|TestChanges(Panel|Typing|Navigation|FormSubmit|ReadDenied|OfASecret|HostilePages|Landing|LandingHostile)|TestCoordinates.*|TestRealApps|TestClobberedForm|TestSelectorClickGuarantees)$$
 test-ext:
 	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
 
@@ -193,7 +193,7 @@ clean:
 # npm into chromegate's cache dir, no browser downloaded), same Chromium,
 # same pages. Not part of `make test`: it takes minutes.
 bench-peers: deps
-	$(GO) test -tags peers -run '^(TestPeers|TestPeersFacts|TestCompare)$$' -count=1 -timeout 60m -v ./e2e/bench/
+	$(GO) test -tags peers -run '^(TestPeers|TestPeersFacts|TestCompare|TestPeersPerCall)$$' -count=1 -timeout 60m -v ./e2e/bench/
 
 # What the egress boundary costs a page load: navigate median and p90 with
 # the boundary (proxy), without it, by routing, and Playwright MCP with and

@@ -19,7 +19,7 @@ var elementScript string
 // scripts/element.js for its operations). It is composed with the
 // registry and with SelectScript (as chromegateSelect), ready for
 // ScriptParams.Source.
-var ElementScript = "(() => {\nconst chromegateSelect = (" + SelectScript + ");\nreturn " + WithRefs(stripComments(elementScript)) + ";\n})()"
+var ElementScript = "(() => {\nconst chromegateSelect = (" + SelectScript + ");\nconst chromegateGuarded = (" + GuardedScript + ");\nreturn " + WithRefs(stripComments(elementScript)) + ";\n})()"
 
 // WithRefs composes a page script (an expression whose value is a
 // function, as ScriptParams.Source) with the ref registry: inside it,

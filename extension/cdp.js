@@ -13,7 +13,7 @@ import { textBody } from './netlog.js';
 import { POLL_MS, budget, bounded, sleep, aborted } from './deadline.js';
 import { csend } from './tabstate.js';
 import { inWorld, runSource, fnDecl } from './world.js';
-import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint, targetRect } from './targets.js';
+import { validateTarget, isZero, describeTarget, refError, targetOp, targetPoint, targetRect, clickTarget } from './targets.js';
 import { frameAt, frameDoc, frameOf, gone, runIn, runRef, senderOf, toPage, tokenOf, where } from './frames.js';
 import { checkButton, mouse, click, typeText, pressCombo, fillTarget, dragPoints, insertGuarded } from './input.js';
 import { checkWaitUntil, checkURL, waitLoader, waitEvent, navStatus, gotoURL, RESTRICTED, leaveRestricted, historyNav, withStatus } from './navigation.js';
@@ -263,10 +263,7 @@ export const handlers = {
     const count = p.count || 1;
     if (!Number.isInteger(count) || count < 1 || count > 3) throw fail('BAD_ARGS', `count ${p.count} is not 1, 2 or 3`);
     validateTarget(p);
-    return onAction(ctx, 'click', async (c) => {
-      const pt = await targetPoint(c, 'click', p, true);
-      await click(c, pt, button, count);
-    });
+    return onAction(ctx, 'click', (c) => clickTarget(c, p, (pt) => click(c, pt, button, count)));
   },
 
   async type(p, ctx) {

@@ -92,8 +92,8 @@ export async function targetOp(c, what, target, op, extra = {}, { byValue = true
 // frame's viewport. A point of a frame of another origin is brought to
 // the page's through each frame element, each of which must be where the
 // point is (a page that covers a frame gets nothing through it).
-export async function targetPoint(c, what, target, click) {
-  const p = await targetOp(c, what, target, 'point', { button: !!click, timeoutMs: budget(c.ctx) });
+export async function targetPoint(c, what, target, click, extra = {}) {
+  const p = await targetOp(c, what, target, 'point', { button: !!click, timeoutMs: budget(c.ctx), ...extra });
   const fd = target.ref ? frameDoc(c.st, tokenOf(target.ref)) : null;
   if (!fd) return { x: p.x, y: p.y };
   const frameSource = await c.st.store.serverScript('frame');
@@ -110,4 +110,35 @@ export async function targetRect(c, what, target) {
   const frameSource = await c.st.store.serverScript('frame');
   const q = await toPage(c.st, fd, r.x, r.y, { reveal: true, frameSource });
   return { ...r, x: q.x, y: q.y };
+}
+
+// clickTarget clicks the target with clickAt(point). A selector's click is
+// watched by the element script's guard (as the CDP backend's is): a
+// press that lands on anything but the element (something moved onto the
+// point, or the element away) is stopped before the page's listeners, and
+// the click is checked and tried again, as Playwright does, until the
+// call's budget is spent.
+export async function clickTarget(c, target, clickAt) {
+  const t = validateTarget(target);
+  if (t.ref) {
+    await clickAt(await targetPoint(c, 'click', t, true));
+    return;
+  }
+  for (;;) {
+    await clickAt(await targetPoint(c, 'click', t, true, { guard: true }));
+    const s = await c.st.store.scripts();
+    let g;
+    try {
+      g = await runSource(c.st, s.element, [{ op: 'guarded', ref: '_' }]);
+    } catch {
+      return; // the document went away with the click: it landed
+    }
+    // (a dialog the click opened holds the page: the call has its answer)
+    if (!g || g.verdict !== 'missed' || c.st.dialog) return;
+    if (budget(c.ctx) <= 100) {
+      throw fail('TIMEOUT', `click: the element of ${describeTarget(t)} did not become actionable within ${Date.now() - c.start} ms (another element received the click at the element's point)`,
+        'it may be hidden, disabled or covered; scroll to it, close what covers it, or wait_for it', g.page || '');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -199,7 +199,7 @@ func (g *PolicyGate) Visible(ctx context.Context, t *Tool, p Principal) bool {
 	if t.PageTool != nil {
 		in.PageTool = policyPageTool(*t.PageTool)
 	}
-	return g.Engine.Decide(ctx, in).Allow
+	return g.Engine.DecideList(ctx, in).Allow
 }
 
 // VisibleStep decides the list phase for a tool used as a step of a
@@ -210,7 +210,7 @@ func (g *PolicyGate) VisibleStep(ctx context.Context, t *Tool, p Principal, step
 		return false
 	}
 	in.Plugin = stepOf(step)
-	return g.Engine.Decide(ctx, in).Allow
+	return g.Engine.DecideList(ctx, in).Allow
 }
 
 // stepOf describes a plugin step to the policy; nil for a direct call.

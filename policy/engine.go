@@ -185,6 +185,7 @@ type state struct {
 	revision   int
 	allDomains bool
 	requests   *requestCache
+	lists      *requestCache // DecideList's, keyed by the input's JSON
 }
 
 // New loads and prepares the policy: the embedded default unless WithDir
@@ -245,7 +246,7 @@ func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
 		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
 	}
 	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true,
-		requests: newRequestCache(readsRequestURL(modules))}
+		requests: newRequestCache(readsRequestURL(modules)), lists: newRequestCache(false)}
 	// Probe: a policy that fails on the simplest input is broken. (One
 	// that has no decision for it may mean to: it is left to Decide.) The
 	// probe's deadline is generous so that a busy machine does not fail a

@@ -52,6 +52,9 @@ func (s *Session) Click(ctx context.Context, p executor.ClickParams) (executor.A
 		return executor.ActionResult{}, executor.Errorf(executor.CodeBadArgs, "count %d is not 1, 2 or 3", p.Count)
 	}
 	return s.act(ctx, p.TabID, p.Target, "click", func(c *call, loc playwright.Locator) error {
+		if handled, err := c.selectorClick(p.Target, button, p.Count); handled {
+			return err
+		}
 		opts := playwright.LocatorClickOptions{Button: button, Timeout: c.to()}
 		if p.Count > 1 {
 			// Two presses with clickCount 1 then 2: the page also sees a

@@ -6,11 +6,19 @@
 // arg: {op, ref, ...}. Every op first looks the ref up in the registry and
 // returns {error, why} when it cannot: "malformed", "unknown", "expired".
 //
-//   point   {button?: true for clicks: must be enabled, timeoutMs}
+//   point   {button?: true for clicks: must be enabled, timeoutMs,
+//           once?: check once, guard?: guard the click}
 //           -> {x, y} in the top frame's viewport, once the element is
 //           attached, visible, enabled (clicks), still, and the topmost
 //           thing at that point (itself or a descendant); polled until
-//           timeoutMs, then {error: "timeout", why}
+//           timeoutMs (once: checked once), then {error: "timeout", why}.
+//           With guard, the click the backend then sends is watched: a
+//           press whose target is not the element (something moved onto
+//           the point, or the element moved away) reaches no listener of
+//           the page after this world's and does nothing (Playwright's
+//           hit-target interception), and "guarded" says so
+//   guarded -> scripts/guarded.js's: the guarded click's outcome, which
+//           ends the guard (any ref; GuardedScript alone is smaller)
 //   focus   {edit?: "key" | "text"} -> {ok}: scrolled into view and
 //           focused; with edit, {error: "notfillable", why} instead when
 //           the element is a disabled field, or (edit "text": the keys
@@ -26,6 +34,7 @@
 //   state   -> {attached, visible}: "removed" is not an error here
 //   element -> the element itself (for a backend that needs a handle)
 (arg, env) => {
+  if (arg.op === 'guarded') return chromegateGuarded();
   const dom = chromegateDOM();
   const reg = chromegateRefs(env);
   const found = reg.lookup(arg.ref);
@@ -145,9 +154,10 @@
     return s + '>';
   }
 
+  // the next animation frame (true), or false after 200 ms without one
   const frame = () => new Promise((resolve) => {
-    const t = setTimeout(resolve, 50);
-    requestAnimationFrame(() => { clearTimeout(t); resolve(); });
+    const t = setTimeout(() => resolve(false), 200);
+    requestAnimationFrame(() => { clearTimeout(t); resolve(true); });
   });
 
   // one actionability check: {x, y} or {why}
@@ -158,9 +168,15 @@
     reveal();
     let r = dom.rect(el);
     if (win.document.getAnimations().length || document.getAnimations().length) {
-      await frame();
+      // still across two consecutive frames, as Playwright's "stable":
+      // both boxes read after a frame moved the animations on (a box read
+      // before the first could share its frame with the second)
+      // (a frame that did not come moved nothing on: not known still)
+      const rendered = await frame();
+      r = dom.rect(el);
+      const again = await frame();
       const r2 = dom.rect(el);
-      if (r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
+      if (!rendered || !again || r2.x !== r.x || r2.y !== r.y || r2.width !== r.width || r2.height !== r.height) {
         return { why: 'the element is moving' };
       }
       r = r2;
@@ -181,6 +197,35 @@
     return { x, y };
   }
 
+  // guard watches the next click on el from this world's listeners on
+  // its window, capturing: the first trusted press decides, and a click
+  // whose press was not on el (nor inside it) is stopped there, every
+  // event of it, so nothing the page registered later sees it and its
+  // default action (a link, a submit) does not happen.
+  function guard() {
+    const old = globalThis.chromegateClickGuard;
+    if (old) old.stop();
+    const kinds = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click', 'auxclick', 'dblclick', 'contextmenu'];
+    const g = { verdict: '', page: '' };
+    const on = (e) => {
+      if (!e.isTrusted) return;
+      if (g.verdict === '' && (e.type === 'pointerdown' || e.type === 'mousedown')) {
+        const path = e.composedPath();
+        g.verdict = path.includes(el) ? 'ok' : 'missed';
+        if (g.verdict === 'missed') g.page = describe(path[0] && path[0].nodeType === 1 ? path[0] : e.target) + ' received the press';
+      }
+      if (g.verdict === 'missed') {
+        e.preventDefault();
+        e.stopImmediatePropagation();
+      }
+    };
+    for (const k of kinds) win.addEventListener(k, on, true);
+    g.stop = () => {
+      for (const k of kinds) win.removeEventListener(k, on, true);
+    };
+    Object.defineProperty(globalThis, 'chromegateClickGuard', { value: g, configurable: true, writable: true });
+  }
+
   switch (arg.op) {
     case 'point': {
       return (async () => {
@@ -188,8 +233,11 @@
         for (;;) {
           const c = await check(!!arg.button);
           if (c.gone) return { error: 'expired', why: 'removed' };
-          if (c.x !== undefined) return c;
-          if (Date.now() >= deadline) return { error: 'timeout', why: c.why, page: c.page };
+          if (c.x !== undefined) {
+            if (arg.guard) guard();
+            return c;
+          }
+          if (arg.once || Date.now() >= deadline) return { error: 'timeout', why: c.why, page: c.page };
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
