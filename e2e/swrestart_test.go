@@ -15,30 +15,65 @@ import (
 
 // TestExtensionWorkerRestart stops the extension's service worker for
 // real, in a Chromium run as a user would, while it drives a page with a
-// frame of another site: the worker comes back (chrome.alarms re-dials
-// every 30 s), and refs of the main document and of the out-of-process
-// frame, taken before the restart, still act and read without a new
-// snapshot — what chrome.storage.session keeps (store.js, world.js,
+// frame of another site and one of another origin: the worker comes back
+// (chrome.alarms re-dials every 30 s, other events wake it sooner), and
+// refs of the main document and of both frames, taken before the
+// restart, still act and read without a new snapshot, twice over — what chrome.storage.session keeps (store.js, world.js,
 // frames.js) is enough to go on.
 func TestExtensionWorkerRestart(t *testing.T) {
 	site := newXframeSite(t)
 	s, profile := pairedChromium(t, []string{"--policy=" + xframePolicy(t), "--allow-domain=allowed.test",
-		"--allow-domain=widget.test", "--enable-mutations", "--unsafe-enable-eval"},
+		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations", "--unsafe-enable-eval"},
 		"--remote-debugging-port=0", "--host-resolver-rules=MAP *.test 127.0.0.1")
 	devtools := browserCDP(t, profile)
 
-	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=pay"})
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=pay,sub"})
 	_, outline := s.snapshotOf(nil)
 	own := refOf(t, outline, "button Own button")
 	pay := refOf(t, outline, "button Pay now")
+	sub := refOf(t, outline, "button Sub button")
 
-	// Stop the worker: Target.closeTarget on its service_worker target
-	// (what Puppeteer's WebWorker.close does), then prove it stopped —
-	// its connection to the server closed.
+	// Twice: what a restarted worker restored must be kept again for the
+	// next restart.
+	for round := 1; round <= 2; round++ {
+		stopWorker(t, s, devtools)
+
+		// The refs of before, without a new snapshot.
+		s.call("click", map[string]any{"ref": own})
+		if !sawTimes(site, "allowed.test:click:own", round) {
+			t.Errorf("restart %d: the click by the main document's ref did not land: %q", round, site.seen())
+		}
+		s.call("click", map[string]any{"ref": pay})
+		if !sawTimes(site, "widget.test:click:btn", round) {
+			t.Errorf("restart %d: the click by the out-of-process frame's ref did not land: %q", round, site.seen())
+		}
+		s.call("click", map[string]any{"ref": sub})
+		if !sawTimes(site, "sub.allowed.test:click:subbtn", round) {
+			t.Errorf("restart %d: the click by the in-process frame's ref did not land: %q", round, site.seen())
+		}
+		if txt := resultText(s.call("get_text", map[string]any{"ref": pay})); !strings.Contains(txt, "Pay now") {
+			t.Errorf("restart %d: get_text by the frame's ref: %s", round, short(txt))
+		}
+		if txt := resultText(s.call("get_text", map[string]any{"ref": own})); !strings.Contains(txt, "Own button") {
+			t.Errorf("restart %d: get_text by the main document's ref: %s", round, short(txt))
+		}
+		if got := s.evalString(`document.title`); got != "Outer" {
+			t.Errorf("restart %d: eval: title %q", round, got)
+		}
+	}
+}
+
+// stopWorker stops the extension's service worker with Target.closeTarget
+// on its service_worker target (what Puppeteer's WebWorker.close does) and
+// proves it: a mark left in its memory is gone from the worker that comes
+// back, and its connection to the server closed in between. It returns
+// once the restarted worker is connected again (on its own: the alarm, a
+// debugger event or any other wake-up).
+func stopWorker(t *testing.T, s *server, devtools *devtoolsConn) {
+	t.Helper()
 	closed := strings.Count(s.log.String(), "extension connection closed")
 	connected := strings.Count(s.log.String(), "extension connected")
 	sw := devtools.extensionWorker()
-	// A mark in the running worker's memory: a restarted one has none.
 	devtools.evalIn(sw, `globalThis.e2eBeforeRestart = true`)
 	if mark := devtools.evalIn(sw, `String(globalThis.e2eBeforeRestart)`); mark != `"true"` {
 		t.Fatalf("the mark in the worker reads %s", mark)
@@ -47,37 +82,36 @@ func TestExtensionWorkerRestart(t *testing.T) {
 	t0 := time.Now()
 	waitServerLog(t, s, "extension connection closed", closed, 30*time.Second)
 	t.Logf("worker stopped: its connection closed after %s", time.Since(t0).Round(time.Millisecond))
-
-	// It comes back on its own (the alarm, or any other wake-up) and
-	// connects again; calls go through it once it does.
 	waitServerLog(t, s, "extension connected", connected, 90*time.Second)
 	s.waitPaired()
 	t.Logf("worker back and connected %s after it stopped", time.Since(t0).Round(time.Millisecond))
 	if now := devtools.extensionWorkerOr(""); now == "" {
-		t.Error("connected again, but no service worker of the extension runs")
+		t.Fatal("connected again, but no service worker of the extension runs")
 	} else if mark := devtools.evalIn(now, `String(globalThis.e2eBeforeRestart)`); mark != `"undefined"` {
-		t.Errorf("the worker connected again is the old one (its memory holds the mark: %s), not a restarted one", mark)
+		t.Fatalf("the worker connected again is the old one (its memory holds the mark: %s), not a restarted one", mark)
 	}
+}
 
-	// The refs of before, without a new snapshot.
-	s.call("click", map[string]any{"ref": own})
-	if !site.saw("allowed.test:click:own") {
-		t.Errorf("the click by the main document's ref did not land after the restart: %q", site.seen())
+// sawTimes waits until the site heard what n times.
+func sawTimes(site *xframeSite, what string, n int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if countOf(site.seen(), what) >= n {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	s.call("click", map[string]any{"ref": pay})
-	if !site.saw("widget.test:click:btn") {
-		t.Errorf("the click by the frame's ref did not land after the restart: %q", site.seen())
+	return false
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
 	}
-	if txt := resultText(s.call("get_text", map[string]any{"ref": pay})); !strings.Contains(txt, "Pay now") {
-		t.Errorf("get_text by the frame's ref after the restart: %s", short(txt))
-	}
-	if txt := resultText(s.call("get_text", map[string]any{"ref": own})); !strings.Contains(txt, "Own button") {
-		t.Errorf("get_text by the main document's ref after the restart: %s", short(txt))
-	}
-	// The page's own state: it saw the click in its document.
-	if got := s.evalString(`document.title`); got != "Outer" {
-		t.Errorf("eval after the restart: title %q", got)
-	}
+	return n
 }
 
 // waitServerLog waits until the server's log holds phrase more than had times.
