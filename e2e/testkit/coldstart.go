@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -96,30 +97,15 @@ func (p ColdPhases) Shares() string {
 	}, " · ")
 }
 
-// MedianPhases is the phase-wise median of ps (each phase's own median, so
-// the parts need not add up to the median total exactly).
+// MedianPhases is the run of ps whose total is the median: its phases
+// partition its total, as the shares say.
 func MedianPhases(ps []ColdPhases) ColdPhases {
-	pick := func(f func(ColdPhases) time.Duration) time.Duration {
-		ds := make([]time.Duration, len(ps))
-		for i, p := range ps {
-			ds[i] = f(p)
-		}
-		return Percentile(ds, 0.5)
-	}
 	if len(ps) == 0 {
 		return ColdPhases{}
 	}
-	return ColdPhases{
-		Total:    pick(func(p ColdPhases) time.Duration { return p.Total }),
-		Process:  pick(func(p ColdPhases) time.Duration { return p.Process }),
-		Policy:   pick(func(p ColdPhases) time.Duration { return p.Policy }),
-		Driver:   pick(func(p ColdPhases) time.Duration { return p.Driver }),
-		Prep:     pick(func(p ColdPhases) time.Duration { return p.Prep }),
-		Browser:  pick(func(p ColdPhases) time.Duration { return p.Browser }),
-		Context:  pick(func(p ColdPhases) time.Duration { return p.Context }),
-		First:    pick(func(p ColdPhases) time.Duration { return p.First }),
-		Parallel: ps[0].Parallel,
-	}
+	s := slices.Clone(ps)
+	slices.SortFunc(s, func(a, b ColdPhases) int { return cmp.Compare(a.Total, b.Total) })
+	return s[len(s)/2]
 }
 
 // Percentile is the p-th percentile (0..1) of ds by the nearest rank below.

@@ -693,7 +693,8 @@ var runMu sync.Mutex
 // cli.js --version` (about half a second) to check the version that
 // FindDriver has already read from package.json; when it can, runDriver
 // points playwright-go at a tiny shell shim that answers that one probe
-// itself and execs node for everything else.
+// itself and execs node for everything else, with the driver's code cache
+// preloaded (codecache.go).
 func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -739,12 +740,13 @@ func setenv(key, value string) (restore func()) {
 const shimScript = `#!/bin/sh
 # Written by chromegate. playwright-go runs "node cli.js --version" before it
 # starts the driver; chromegate has already checked the version in
-# package.json, so this answers that one probe and execs node for the rest.
+# package.json, so this answers that one probe and execs node for the rest,
+# with V8's code cache of the driver's bundles preloaded.
 if [ "$#" -eq 2 ] && [ "$1" = %s ] && [ "$2" = --version ]; then
 	echo 'Version %s'
 	exit 0
 fi
-exec %s "$@"
+%sexec %s "$@"
 `
 
 // shimTargets maps the shims this process wrote to the node each execs.
@@ -759,7 +761,8 @@ func versionShim(d Driver) (string, error) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		return "", err
 	}
-	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion, shQuote(d.Node))
+	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion,
+		codeCacheExec(d, shQuote(d.Node)), shQuote(d.Node))
 	sum := sha256.Sum256([]byte(script))
 	dir := filepath.Join(DefaultCacheDir(), "bin")
 	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
