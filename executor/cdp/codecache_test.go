@@ -1,10 +1,14 @@
 package cdp
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // cacheEntries lists the code cache's entries (not their markers).
@@ -85,4 +89,74 @@ func TestDriverCodeCache(t *testing.T) {
 			t.Errorf("the garbage entry %s was not rewritten (%v)", e, err)
 		}
 	}
+}
+
+// BenchmarkDriverStart starts the driver with its code cache and without
+// (CHROMEGATE_NO_CODE_CACHE), alternating, until it answered, and reports
+// both medians of the wall time and of the driver's CPU time at that
+// point (user + system, from /proc: unlike the wall time it hardly moves
+// with the machine's load).
+func BenchmarkDriverStart(b *testing.B) {
+	needBrowser(b)
+	d, err := FindDriver("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	type sample struct{ wall, cpu time.Duration }
+	got := map[bool][]sample{}
+	round := 0
+	for b.Loop() {
+		for _, cached := range []bool{round%2 == 0, round%2 != 0} {
+			if cached {
+				b.Setenv(noCodeCacheEnv, "")
+			} else {
+				b.Setenv(noCodeCacheEnv, "1")
+			}
+			t0 := time.Now()
+			pw, err := runDriver(d, discardLogger)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wall := time.Since(t0)
+			got[cached] = append(got[cached], sample{wall, cpuOf(pw.Pid())})
+			_ = pw.Stop()
+		}
+		round++
+	}
+	med := func(cached bool, f func(sample) time.Duration) time.Duration {
+		ds := make([]time.Duration, 0, len(got[cached]))
+		for _, s := range got[cached] {
+			ds = append(ds, f(s))
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	wall := func(s sample) time.Duration { return s.wall }
+	cpu := func(s sample) time.Duration { return s.cpu }
+	line := fmt.Sprintf("driver start, %d runs each: with the code cache wall %d ms, CPU %d ms; without wall %d ms, CPU %d ms; CPU with/without %.2f×",
+		len(got[true]), med(true, wall).Milliseconds(), med(true, cpu).Milliseconds(), med(false, wall).Milliseconds(), med(false, cpu).Milliseconds(),
+		float64(med(true, cpu))/float64(max(med(false, cpu), 1)))
+	b.Log(line)
+	fmt.Println(line)
+	b.ReportMetric(float64(med(true, cpu).Milliseconds()), "cpu-ms-cached")
+	b.ReportMetric(float64(med(false, cpu).Milliseconds()), "cpu-ms-uncached")
+	b.ReportMetric(float64(med(true, wall).Milliseconds()), "wall-ms-cached")
+	b.ReportMetric(float64(med(false, wall).Milliseconds()), "wall-ms-uncached")
+}
+
+// cpuOf is the CPU time pid has used (user + system), 0 when unknown.
+func cpuOf(pid int) time.Duration {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which may hold spaces.
+	_, rest, ok := strings.Cut(string(st), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
