@@ -157,8 +157,17 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
-	// The policy comes first: the backends decide every request their
-	// pages make through it.
+	// The driver starts first, while the policy compiles and the server
+	// is set up; the backend's first launch takes it, and it is stopped
+	// when the server stops without one having taken it (a policy that
+	// does not compile, a bad flag below).
+	var pre *cdp.Prestarted
+	if !cfg.lazy && !cfg.ext.noCDPFallback && !cfg.browser.pooled() {
+		pre = cdp.Prestart(cfg.browser.driverPath, log)
+		defer pre.Close()
+	}
+	// The policy comes first for the backends: they decide every request
+	// their pages make through it.
 	t0 := time.Now()
 	gate, closeGate, err := cfg.policy.gate(ctx, log)
 	if err != nil {
@@ -181,6 +190,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	copts := cfg.browser.options(log)
+	copts.Prestarted = pre
 	copts.Egress = boundary
 	if cfg.egressVia == egress.ViaProxy {
 		cfg.egressVia = ""
@@ -191,6 +201,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	defer backends.Close()
+	if cfg.ext.noCDPFallback {
+		// --use-extension chose the extension alone: nothing launches.
+		pre.Close()
+	}
 	backends.watchHangup(ctx, log)
 	ready := checkReadiness(ctx, &cfg, log)
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})

@@ -19,7 +19,7 @@ type ColdPhases struct {
 	Total   time.Duration // spawn until the first navigate returned
 	Process time.Duration // exec, flags, the policy compiled: until the warm-up began
 	Policy  time.Duration // of Process: compiling the policy
-	Driver  time.Duration // the Playwright driver, until it answered
+	Driver  time.Duration // what the launch waited for before the browser: the Playwright driver, until it answered
 	Prep    time.Duration // Chromium's path, proxy, profile: beside the driver (in the sequential start: before it)
 	Browser time.Duration // Chromium, until its CDP answered
 	Context time.Duration // the default browser context
@@ -59,14 +59,14 @@ func ParseColdPhases(log string, spawn, done time.Time) (ColdPhases, error) {
 	p.Parallel = st[1] == "true"
 	total := ms(st[2])
 	p.Prep = ms(st[4])
-	p.Driver = ms(st[5])
 	p.Browser = ms(st[6])
 	p.Context = ms(st[7])
 	p.First = max(p.Total-p.Process-total, 0)
-	if !p.Parallel {
-		// The sequential start-up ran the preparation on the path too.
-		p.Driver += p.Prep
-	}
+	// On the path, the driver is what the launch waited for before the
+	// browser: the rest of a driver started ahead (serve starts it before
+	// the policy), or all of one started at the launch, with what ran
+	// beside it or, in the sequential start-up, before it.
+	p.Driver = max(total-p.Browser-p.Context, 0)
 	return p, nil
 }
 

@@ -154,14 +154,20 @@ func (b *Backend) launch() (*instance, error) {
 	}
 	in.timings.Find = time.Since(start)
 	parallel := os.Getenv(sequentialStartEnv) == ""
-	drv := make(chan driverStart, 1)
+	out := make(chan driverStart, 1)
 	runIt := func() {
 		t0 := time.Now()
 		pw, err := runDriver(d, b.log)
-		drv <- driverStart{pw: pw, err: err, took: time.Since(t0)}
+		out <- driverStart{pw: pw, err: err, took: time.Since(t0)}
 	}
+	var drv <-chan driverStart = out
 	if parallel {
-		go runIt()
+		// A driver serve started ahead, or one started now.
+		if pre := b.opts.Prestarted.take(d.Dir); pre != nil {
+			drv = pre
+		} else {
+			go runIt()
+		}
 	}
 	t0 := time.Now()
 	prep, perr := in.prepare()
@@ -169,7 +175,7 @@ func (b *Backend) launch() (*instance, error) {
 	if !parallel && perr == nil {
 		runIt()
 	} else if !parallel {
-		drv <- driverStart{}
+		out <- driverStart{}
 	}
 	ds := <-drv
 	in.timings.Driver = ds.took
