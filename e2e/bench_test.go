@@ -13,35 +13,90 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/policy"
 )
 
 // BenchmarkColdStart measures spawning `chromegate serve` until the first
-// navigate has completed, as a client sees it.
+// navigate has completed, as a client sees it, and where the time went
+// (the server's phases, from its log). Each round starts the server as it
+// starts now, without the driver's code cache (CHROMEGATE_NO_CODE_CACHE=1),
+// with the sequential start-up (CHROMEGATE_SEQUENTIAL_START=1), and with
+// both as before, rotating which goes first, so all see the same machine;
+// it reports now's and before's medians and their ratio and prints one
+// line of phase shares for each (of the run with the median total).
 func BenchmarkColdStart(b *testing.B) {
 	needBrowser(b)
 	base := site(b)
-	var samples []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		cmd := exec.Command(binary, append([]string{"serve", "--isolated", "--data-dir=" + b.TempDir(), "--log-level=error"}, permissive...)...)
-		client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-		session, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: "navigate", Arguments: map[string]any{"url": base + "/form"}})
-		if err != nil || res.IsError {
-			b.Fatalf("navigate: %v %v", err, res)
-		}
-		samples = append(samples, time.Since(start))
-		b.StopTimer()
-		session.Close()
-		b.StartTimer()
+	modes := []struct {
+		name string
+		env  []string
+	}{
+		{"now", nil},
+		{"no code cache", []string{"CHROMEGATE_NO_CODE_CACHE=1"}},
+		{"sequential", []string{"CHROMEGATE_SEQUENTIAL_START=1"}},
+		{"as before", []string{"CHROMEGATE_SEQUENTIAL_START=1", "CHROMEGATE_NO_CODE_CACHE=1"}},
 	}
-	b.ReportMetric(float64(median(samples).Microseconds())/1000, "median-ms")
+	phases := map[string][]testkit.ColdPhases{}
+	round := 0
+	for b.Loop() {
+		for k := range modes {
+			m := modes[(k+round)%len(modes)]
+			phases[m.name] = append(phases[m.name], coldStartOnce(b, base, m.env))
+		}
+		round++
+	}
+	med := map[string]testkit.ColdPhases{}
+	for _, m := range modes {
+		med[m.name] = testkit.MedianPhases(phases[m.name])
+		line := fmt.Sprintf("cold start (%s, %d runs): median %s ms, p90 %s ms — %s", m.name, len(phases[m.name]),
+			msOf(med[m.name].Total), msOf(percentileOf(phases[m.name], 0.9)), med[m.name].Shares())
+		b.Log(line)
+		fmt.Println(line)
+	}
+	b.ReportMetric(float64(med["now"].Total.Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(med["as before"].Total.Microseconds())/1000, "before-median-ms")
+	if s := med["as before"].Total; s > 0 {
+		b.ReportMetric(float64(med["now"].Total)/float64(s), "now/before")
+	}
+}
+
+// coldStartOnce spawns the server with env added, calls navigate once, and
+// returns where the time went.
+func coldStartOnce(b *testing.B, base string, env []string) testkit.ColdPhases {
+	b.Helper()
+	log := &testkit.Buffer{}
+	start := time.Now()
+	cmd := exec.Command(binary, append([]string{"serve", "--isolated", "--data-dir=" + b.TempDir(), "--log-level=debug"}, permissive...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = log
+	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
+	session, err := client.Connect(context.Background(), &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(context.Background(), &sdk.CallToolParams{Name: "navigate", Arguments: map[string]any{"url": base + "/form"}})
+	if err != nil || res.IsError {
+		b.Fatalf("navigate: %v %v", err, res)
+	}
+	p, err := testkit.ParseColdPhases(log.String(), start, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func msOf(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d.Microseconds())/1000) }
+
+func percentileOf(ps []testkit.ColdPhases, p float64) time.Duration {
+	ds := make([]time.Duration, len(ps))
+	for i, c := range ps {
+		ds[i] = c.Total
+	}
+	return testkit.Percentile(ds, p)
 }
 
 // BenchmarkVsPlaywright runs the same operations over MCP stdio through

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -137,6 +138,10 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	return serve(ctx, cfg, log, &sdk.StdioTransport{})
 }
 
+// processStart is about when the process started (package variables are
+// set before main runs), for the start-up log line.
+var processStart = time.Now()
+
 // serve runs the MCP server on transport until ctx is done or the client
 // goes away, then closes everything it launched.
 func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk.Transport) error {
@@ -152,19 +157,40 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
-	// The policy comes first: the backends decide every request their
-	// pages make through it.
+	// The driver starts first, while the policy compiles and the server
+	// is set up; the backend's first launch takes it, and it is stopped
+	// when the server stops without one having taken it (a policy that
+	// does not compile, a bad flag below).
+	var pre *cdp.Prestarted
+	if !cfg.lazy && !cfg.ext.noCDPFallback && !cfg.browser.pooled() {
+		pre = cdp.Prestart(cfg.browser.driverPath, log)
+		defer pre.Close()
+	}
+	// The policy comes first for the backends: they decide every request
+	// their pages make through it.
+	t0 := time.Now()
 	gate, closeGate, err := cfg.policy.gate(ctx, log)
 	if err != nil {
 		return err
 	}
+	policyTook := time.Since(t0)
 	defer closeGate()
 	boundary := egress.NewBoundary(gate)
 	if cfg.noEgress {
 		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
 		boundary = nil
 	}
+	// What can refuse to start the server is read before any browser is.
+	plugins, err := loadPlugins(cfg.plugins, log)
+	if err != nil {
+		return err
+	}
+	initial, err := loadStorageState(cfg.storageState, log)
+	if err != nil {
+		return err
+	}
 	copts := cfg.browser.options(log)
+	copts.Prestarted = pre
 	copts.Egress = boundary
 	if cfg.egressVia == egress.ViaProxy {
 		cfg.egressVia = ""
@@ -175,6 +201,10 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	defer backends.Close()
+	if cfg.ext.noCDPFallback {
+		// --use-extension chose the extension alone: nothing launches.
+		pre.Close()
+	}
 	backends.watchHangup(ctx, log)
 	ready := checkReadiness(ctx, &cfg, log)
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})
@@ -183,15 +213,15 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 			log.Warn("closing the browser", "err", err)
 		}
 	}()
+	if !cfg.lazy {
+		// Start the driver and the browser now, while the rest of the
+		// server is set up and the client initialises: the first navigate
+		// then finds them ready. A set-up step that fails below closes the
+		// manager, which stops whatever this started.
+		mgr.Warm(mcp.DefaultSession)
+	}
+	log.Debug("start-up", "since_exec_ms", time.Since(processStart).Milliseconds(), "policy_ms", policyTook.Milliseconds())
 
-	plugins, err := loadPlugins(cfg.plugins, log)
-	if err != nil {
-		return err
-	}
-	initial, err := loadStorageState(cfg.storageState, log)
-	if err != nil {
-		return err
-	}
 	var recorder *mcp.Recorder
 	if cfg.record != "" {
 		recorder = &mcp.Recorder{Root: cfg.record}
@@ -217,11 +247,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	})
 	if err != nil {
 		return err
-	}
-	if !cfg.lazy {
-		// Start the driver and the browser while the client is still
-		// initialising: the first navigate then finds them ready.
-		mgr.Warm(mcp.DefaultSession)
 	}
 	if cfg.http.addr.v != "" {
 		return serveHTTP(ctx, cfg, log, srv)

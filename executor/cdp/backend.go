@@ -60,7 +60,10 @@ type Options struct {
 	// EgressBypass are host:port pairs the browser reaches without the
 	// egress proxy: chromegate's own extension bridge.
 	EgressBypass []string
-	Logger       *slog.Logger
+	// Prestarted is a driver started ahead (Prestart): the first launch
+	// uses it instead of starting one.
+	Prestarted *Prestarted
+	Logger     *slog.Logger
 }
 
 // The defaults of Options.

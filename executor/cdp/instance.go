@@ -65,9 +65,15 @@ type instance struct {
 }
 
 // launchTimings records where the time of a start went, for logs and
-// benchmarks.
+// benchmarks. Prep and Driver overlap (see launch); the others follow one
+// another.
 type launchTimings struct {
-	Driver, Browser time.Duration
+	Find    time.Duration // locating the driver
+	Prep    time.Duration // locating Chromium, the egress proxy and its listeners, the profile and its lock
+	Driver  time.Duration // the Playwright driver, from spawn until it answered
+	Browser time.Duration // launching or joining the browser, until its CDP answered
+	Context time.Duration // the default browser context (isolated and remote browsers)
+	Total   time.Duration // the whole start, as the first call waits for it
 }
 
 func (in *instance) dead() bool {
@@ -104,22 +110,39 @@ func (in *instance) deathReason() string {
 	return "the browser went away"
 }
 
-// launch starts the driver, then launches or attaches to the browser.
+// sequentialStartEnv names the environment variable that makes launch
+// start the driver only after everything else is ready, as chromegate did
+// before the parallel start-up: for measuring one against the other
+// (BenchmarkColdStart, TestPeersColdStart), not for use.
+const sequentialStartEnv = "CHROMEGATE_SEQUENTIAL_START"
+
+// launchPrep is what a launch needs besides the driver.
+type launchPrep struct {
+	exe     string            // the browser to launch, or to ask a browser server for
+	profile string            // the persistent profile, ready and unlocked
+	proxy   *playwright.Proxy // the launch's proxy setting
+}
+
+// driverStart is the outcome of starting the driver.
+type driverStart struct {
+	pw   *playwright.Playwright
+	err  error
+	took time.Duration
+}
+
+// launch starts the driver and, while it starts (about half of a cold
+// start), gets ready everything else the browser needs: Chromium's path,
+// the egress proxy and its listener, the profile directory and its stale
+// lock. Then it launches or attaches to the browser. When any part fails,
+// every part that started is stopped before launch returns: no driver,
+// browser or listener outlives a failed start.
 func (b *Backend) launch() (*instance, error) {
+	start := time.Now()
 	d, err := FindDriver(b.opts.DriverDir)
 	if err != nil {
 		return nil, err
 	}
-	exe := ""
 	remote := b.opts.CDPEndpoint != "" || b.opts.BrowserEndpoint != ""
-	switch {
-	case !remote:
-		if exe, err = FindChromium(b.opts.ExecutablePath); err != nil {
-			return nil, err
-		}
-	case b.opts.BrowserEndpoint != "":
-		exe = b.remoteExecutable()
-	}
 	in := &instance{
 		b:          b,
 		log:        b.log,
@@ -129,18 +152,45 @@ func (b *Backend) launch() (*instance, error) {
 		routed:     map[playwright.BrowserContext]bool{},
 		attached:   remote,
 	}
-	if err := in.startProxy(); err != nil {
-		return nil, executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+	in.timings.Find = time.Since(start)
+	parallel := os.Getenv(sequentialStartEnv) == ""
+	out := make(chan driverStart, 1)
+	runIt := func() {
+		t0 := time.Now()
+		pw, err := runDriver(d, b.log)
+		out <- driverStart{pw: pw, err: err, took: time.Since(t0)}
+	}
+	var drv <-chan driverStart = out
+	if parallel {
+		// A driver serve started ahead, or one started now.
+		if pre := b.opts.Prestarted.take(d.Dir); pre != nil {
+			drv = pre
+		} else {
+			go runIt()
+		}
 	}
 	t0 := time.Now()
-	pw, err := runDriver(d, b.log)
-	if err != nil {
-		return nil, executor.Errorf(executor.CodeLaunchFailed, "the Playwright driver in %s did not start: %v", d.Dir, err).
-			WithHint(setupHint).Wrap(err)
+	prep, perr := in.prepare()
+	in.timings.Prep = time.Since(t0)
+	if !parallel && perr == nil {
+		runIt()
+	} else if !parallel {
+		out <- driverStart{}
 	}
-	in.timings.Driver = time.Since(t0)
-	in.pw = pw
-	in.driverPid = pw.Pid()
+	ds := <-drv
+	in.timings.Driver = ds.took
+	if ds.pw != nil {
+		in.pw = ds.pw
+		in.driverPid = ds.pw.Pid()
+	}
+	if perr == nil && ds.err != nil {
+		perr = executor.Errorf(executor.CodeLaunchFailed, "the Playwright driver in %s did not start: %v", d.Dir, ds.err).
+			WithHint(setupHint).Wrap(ds.err)
+	}
+	if perr != nil {
+		in.abort()
+		return nil, perr
+	}
 	if in.driverPid > 0 {
 		go func() {
 			waitExit(in.driverPid)
@@ -151,21 +201,20 @@ func (b *Backend) launch() (*instance, error) {
 	t0 = time.Now()
 	switch {
 	case b.opts.BrowserEndpoint != "":
-		err = in.connect(b.opts.BrowserEndpoint, exe)
+		err = in.connect(b.opts.BrowserEndpoint, prep.exe)
 	case in.attached:
 		err = in.attach(b.opts.CDPEndpoint)
 	case b.opts.Isolated:
-		err = in.launchIsolated(exe)
+		err = in.launchIsolated(prep)
 	default:
-		err = in.launchPersistent(exe)
+		err = in.launchPersistent(prep)
 	}
 	if err != nil {
-		in.markDead("launch failed")
-		_ = in.stopDriver()
-		in.closeProxy()
+		in.abort()
 		return nil, err
 	}
-	in.timings.Browser = time.Since(t0)
+	in.timings.Browser = time.Since(t0) - in.timings.Context
+	in.timings.Total = time.Since(start)
 	if in.browser != nil {
 		in.version = in.browser.Version()
 		in.browser.OnDisconnected(func(playwright.Browser) { in.markDead("the browser disconnected") })
@@ -176,9 +225,60 @@ func (b *Backend) launch() (*instance, error) {
 		// is the browser).
 		in.defaultCtx.OnClose(func(playwright.BrowserContext) { in.markDead("the browser closed") })
 	}
-	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent,
-		"version", in.version, "driver_ms", in.timings.Driver.Milliseconds(), "browser_ms", in.timings.Browser.Milliseconds())
+	tm := in.timings
+	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent, "version", in.version,
+		"parallel", parallel, "total_ms", tm.Total.Milliseconds(), "find_ms", tm.Find.Milliseconds(), "prep_ms", tm.Prep.Milliseconds(),
+		"driver_ms", tm.Driver.Milliseconds(), "browser_ms", tm.Browser.Milliseconds(), "context_ms", tm.Context.Milliseconds())
 	return in, nil
+}
+
+// abort stops what a failed launch started: the driver (which takes a
+// browser it launched with it) and the egress proxy's listeners.
+func (in *instance) abort() {
+	in.markDead("launch failed")
+	_ = in.stopDriver()
+	in.closeProxy()
+}
+
+// prepare gets ready what the browser needs besides the driver; it runs
+// while the driver starts.
+func (in *instance) prepare() (launchPrep, error) {
+	b := in.b
+	var p launchPrep
+	var err error
+	switch {
+	case b.opts.BrowserEndpoint != "":
+		p.exe = b.remoteExecutable()
+	case b.opts.CDPEndpoint != "":
+	default:
+		if p.exe, err = FindChromium(b.opts.ExecutablePath); err != nil {
+			return p, err
+		}
+	}
+	if err := in.startProxy(); err != nil {
+		return p, executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+	}
+	switch {
+	case in.attached:
+		return p, nil
+	case b.opts.Isolated:
+		if p.proxy, err = in.browserProxy(); err != nil {
+			return p, executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+		}
+		return p, nil
+	}
+	p.profile = b.profileDir()
+	if err := ensureDir(p.profile, 0o700); err != nil {
+		return p, executor.Errorf(executor.CodeLaunchFailed, "cannot create the profile directory: %v", err).
+			WithHint("check the permissions of the data directory, or pass --isolated").Wrap(err)
+	}
+	if _, err := clearStaleLock(p.profile, b.log); err != nil {
+		return p, err
+	}
+	if p.proxy, err = in.proxyFor(""); err != nil {
+		return p, executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
+	}
+	return p, nil
 }
 
 // chromiumArgs are the flags every launch gets: the quiet switches (the
@@ -215,20 +315,9 @@ func (b *Backend) viewport() *playwright.Size {
 	return &playwright.Size{Width: b.opts.ViewportWidth, Height: b.opts.ViewportHeight}
 }
 
-func (in *instance) launchPersistent(exe string) error {
+func (in *instance) launchPersistent(prep launchPrep) error {
 	b := in.b
-	profile := b.profileDir()
-	if err := ensureDir(profile, 0o700); err != nil {
-		return executor.Errorf(executor.CodeLaunchFailed, "cannot create the profile directory: %v", err).
-			WithHint("check the permissions of the data directory, or pass --isolated").Wrap(err)
-	}
-	if _, err := clearStaleLock(profile, b.log); err != nil {
-		return err
-	}
-	proxy, err := in.proxyFor("")
-	if err != nil {
-		return executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
-	}
+	exe, profile, proxy := prep.exe, prep.profile, prep.proxy
 	launch := func() (playwright.BrowserContext, error) {
 		// Options are built afresh for each call: playwright-go clears some
 		// fields of the struct it is given.
@@ -268,12 +357,9 @@ func (in *instance) launchPersistent(exe string) error {
 	return nil
 }
 
-func (in *instance) launchIsolated(exe string) error {
+func (in *instance) launchIsolated(prep launchPrep) error {
 	b := in.b
-	own, err := in.browserProxy()
-	if err != nil {
-		return executor.Errorf(executor.CodeLaunchFailed, "the egress proxy did not start: %v", err).Wrap(err)
-	}
+	exe, own := prep.exe, prep.proxy
 	br, err := in.pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
 		ExecutablePath:  playwright.String(exe),
 		Headless:        playwright.Bool(!b.opts.Headed),
@@ -287,7 +373,7 @@ func (in *instance) launchIsolated(exe string) error {
 			WithHint(launchHint(err, "run `chromegate doctor`")).Wrap(err)
 	}
 	in.browser = br
-	c, err := in.createContext("")
+	c, err := in.timedDefaultContext()
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context: %s", firstLine(err)).Wrap(err)
 	}
@@ -315,7 +401,7 @@ func (in *instance) attach(endpoint string) error {
 		in.defaultGuard = in.guardOf(false)
 		return nil
 	}
-	c, err := in.createContext("")
+	c, err := in.timedDefaultContext()
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context in the attached browser: %s", firstLine(err)).Wrap(err)
 	}
@@ -344,13 +430,21 @@ func (in *instance) connect(endpoint, exe string) error {
 			WithHint("start it with `npx playwright@" + DriverVersion + " run-server --port N` (add --unsafe to let chromegate pass the browser path and flags) and pass ws://host:N/").Wrap(err)
 	}
 	in.browser = br
-	c, err := in.createContext("")
+	c, err := in.timedDefaultContext()
 	if err != nil {
 		return executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context on the browser server: %s", firstLine(err)).Wrap(err)
 	}
 	in.defaultCtx = c
 	in.ownsDefault = true
 	return nil
+}
+
+// timedDefaultContext creates the default session's context at launch and
+// records how long it took.
+func (in *instance) timedDefaultContext() (playwright.BrowserContext, error) {
+	t0 := time.Now()
+	defer func() { in.timings.Context = time.Since(t0) }()
+	return in.createContext("")
 }
 
 // remoteExecutable is the browser path sent to a browser server: the one
@@ -605,7 +699,8 @@ var runMu sync.Mutex
 // cli.js --version` (about half a second) to check the version that
 // FindDriver has already read from package.json; when it can, runDriver
 // points playwright-go at a tiny shell shim that answers that one probe
-// itself and execs node for everything else.
+// itself and execs node for everything else, with the driver's code cache
+// preloaded (codecache.go).
 func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
@@ -651,12 +746,13 @@ func setenv(key, value string) (restore func()) {
 const shimScript = `#!/bin/sh
 # Written by chromegate. playwright-go runs "node cli.js --version" before it
 # starts the driver; chromegate has already checked the version in
-# package.json, so this answers that one probe and execs node for the rest.
+# package.json, so this answers that one probe and execs node for the rest,
+# with V8's code cache of the driver's bundles preloaded.
 if [ "$#" -eq 2 ] && [ "$1" = %s ] && [ "$2" = --version ]; then
 	echo 'Version %s'
 	exit 0
 fi
-exec %s "$@"
+%sexec %s "$@"
 `
 
 // shimTargets maps the shims this process wrote to the node each execs.
@@ -671,7 +767,8 @@ func versionShim(d Driver) (string, error) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		return "", err
 	}
-	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion, shQuote(d.Node))
+	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion,
+		codeCacheExec(d, shQuote(d.Node)), shQuote(d.Node))
 	sum := sha256.Sum256([]byte(script))
 	dir := filepath.Join(DefaultCacheDir(), "bin")
 	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
