@@ -28,6 +28,7 @@ type httpFlags struct {
 	namedSessionIdle time.Duration
 	shutdownTimeout  time.Duration
 	maxSessions      int
+	load             loadFlags
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
@@ -41,6 +42,7 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&h.sessionTimeout, "session-timeout", httpapi.DefaultSessionTimeout, "with --http: an MCP session idle this long is closed, with its browser context")
 	fs.DurationVar(&h.namedSessionIdle, "named-session-idle", httpapi.DefaultNamedSessionIdle, "with --http: a named browser context ("+httpapi.SessionHeader+", REST session) idle this long is closed")
 	fs.IntVar(&h.maxSessions, "max-sessions-per-key", httpapi.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
+	h.load.register(fs)
 	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", httpapi.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
 }
 
@@ -118,7 +120,7 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	h, err := httpapi.New(srv, httpapi.Options{
+	hopts := httpapi.Options{
 		Addr:              ln.Addr().String(),
 		Hosts:             hf.hosts,
 		Origins:           hf.origins,
@@ -130,7 +132,9 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		NamedSessionIdle:  hf.namedSessionIdle,
 		MaxSessionsPerKey: hf.maxSessions,
 		Logger:            log,
-	})
+	}
+	hf.load.http(&hopts)
+	h, err := httpapi.New(srv, hopts)
 	if err != nil {
 		ln.Close()
 		return err

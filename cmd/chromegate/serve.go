@@ -191,6 +191,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	copts := cfg.browser.options(log)
 	copts.Prestarted = pre
+	if err := cfg.http.load.browser(&copts, cfg.http.addr.v != ""); err != nil {
+		return err
+	}
 	copts.Egress = boundary
 	if cfg.egressVia == egress.ViaProxy {
 		cfg.egressVia = ""

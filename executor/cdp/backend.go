@@ -63,7 +63,10 @@ type Options struct {
 	// Prestarted is a driver started ahead (Prestart): the first launch
 	// uses it instead of starting one.
 	Prestarted *Prestarted
-	Logger     *slog.Logger
+	// NoSpareRenderer turns off Chromium's spare renderer (see
+	// spareRendererFeatures): a server of many sessions at once sets it.
+	NoSpareRenderer bool
+	Logger          *slog.Logger
 }
 
 // The defaults of Options.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -295,7 +296,11 @@ func (b *Backend) chromiumArgs() []string {
 	args = append(args, quietSwitches...)
 	args = append(args, b.egressArgs()...)
 	args = append(args, b.opts.BrowserArgs...)
-	args = mergeFeatureSwitch(args, "disable-features", append(playwrightDisabledFeatures, quietFeatures...))
+	disabled := append(slices.Clone(playwrightDisabledFeatures), quietFeatures...)
+	if b.opts.NoSpareRenderer {
+		disabled = append(disabled, spareRendererFeatures...)
+	}
+	args = mergeFeatureSwitch(args, "disable-features", disabled)
 	return mergeFeatureSwitch(args, "enable-features", []string{"CDPScreenshotNewSurface", "WebMCP", "DevToolsWebMCPSupport"})
 }
 

@@ -82,3 +82,29 @@ func TestDisabledFeaturesKeepPlaywrights(t *testing.T) {
 		}
 	}
 }
+
+// TestSpareRendererArgs: NoSpareRenderer adds the spare renderer's feature
+// to the one --disable-features switch (beside Playwright's, ours and the
+// user's); without it the spare is kept.
+func TestSpareRendererArgs(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		b, err := New(Options{NoSpareRenderer: off, BrowserArgs: []string{"--disable-features=UserThing"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var disable []string
+		for _, a := range b.chromiumArgs() {
+			if v, ok := strings.CutPrefix(a, "--disable-features="); ok {
+				disable = append(disable, strings.Split(v, ",")...)
+			}
+		}
+		for _, f := range spareRendererFeatures {
+			if got := slices.Contains(disable, f); got != off {
+				t.Errorf("NoSpareRenderer=%v: %s disabled = %v", off, f, got)
+			}
+		}
+		if !slices.Contains(disable, "UserThing") || !slices.Contains(disable, quietFeatures[0]) {
+			t.Errorf("NoSpareRenderer=%v lost a feature: %v", off, disable)
+		}
+	}
+}

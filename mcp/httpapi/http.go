@@ -98,7 +98,11 @@ type Options struct {
 	// MaxSessionsPerKey bounds the open MCP sessions of one principal
 	// (default DefaultMaxSessionsPerKey): each holds a browser context.
 	MaxSessionsPerKey int
-	Logger            *slog.Logger
+	// NoWarm leaves a new MCP session's browser context and first tab to
+	// its first call, instead of opening them as soon as the session has
+	// initialised (see warm.go).
+	NoWarm bool
+	Logger *slog.Logger
 }
 
 // Handler serves Streamable HTTP MCP at /mcp and the REST API at
@@ -378,6 +382,11 @@ func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 				}()
 			}
 			h.mu.Unlock()
+			res, err := next(ctx, method, req)
+			if err == nil {
+				h.warm(id, req.GetExtra())
+			}
+			return res, err
 		case "tools/call":
 			var named string
 			if extra := req.GetExtra(); extra != nil {
