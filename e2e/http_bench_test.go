@@ -18,42 +18,81 @@ import (
 // BenchmarkHTTPSessions runs N concurrent MCP sessions over Streamable HTTP
 // against one `chromegate serve --http`, each in its own browser context,
 // each running b.N rounds of navigate + snapshot + click on the local test
-// site. It reports calls per second, the median and p95 latency of a call,
-// the errors (which must be zero: any error fails the benchmark) and the
-// peak memory of the server (VmRSS) and of it with the browser and driver
-// processes it started (the sum of their VmRSS, which counts shared pages
-// once per process, and their PSS, which splits them).
+// site, for N = 1, 4, 16 and 32. It reports calls per second, the median
+// and p95 latency of a call, the errors (which must be zero: any error
+// fails the benchmark) and the peak memory of the server (VmRSS) and of it
+// with the browser and driver processes it started (the sum of their
+// VmRSS, which counts shared pages once per process, and their PSS, which
+// splits them); then how many sessions it held before p95 doubled (against
+// one session) and the PSS each added session cost (capacity_test.go).
+//
+// CHROMEGATE_LOAD_AB=1 measures the code before issue 17's load work too,
+// interleaved: a second server with --warm-sessions=off
+// --spare-renderer=on runs each size right before the server with the
+// defaults, and both sweeps are printed.
 //
 //	go test -run '^$' -bench BenchmarkHTTPSessions -benchtime 20x ./e2e/
 func BenchmarkHTTPSessions(b *testing.B) {
 	needBrowser(b)
 	base := site(b)
-	dir := b.TempDir()
-	key := createKey(b, dir, "bench")
-	h := startHTTP(b, dir, append([]string{"--log-level=info"}, permissive...)...)
-	warm := h.connect(key, nil)
-	if res := mcpCall(b, warm, "navigate", map[string]any{"url": base + "/form"}); res.IsError {
-		b.Fatal(resultText(res))
+	type variant struct {
+		name string
+		args []string
+		h    *httpServer
+		key  string
+		rows []capacityRow
 	}
-	for _, n := range []int{1, 4, 16} {
-		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
-			r := runSessions(b, h, key, base, n, b.N)
-			b.ReportMetric(r.perSec, "calls/s")
-			b.ReportMetric(ms(r.p50), "p50-ms")
-			b.ReportMetric(ms(r.p95), "p95-ms")
-			b.ReportMetric(float64(r.errors), "errors")
-			b.ReportMetric(float64(r.serverKB)/1024, "server-MB")
-			b.ReportMetric(float64(r.totalKB)/1024, "total-rss-MB")
-			b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
-			fmt.Fprintf(os.Stderr, "HTTP sessions=%-2d rounds=%-3d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
-				n, b.N, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
-			fmt.Fprintf(os.Stderr, "  medians: %s; CPU over %.1f s: server %.1f s, driver %.1f s, browser %.1f s\n",
-				strings.Join(r.perTool, ", "), r.wall.Seconds(), r.cpu.server, r.cpu.driver, r.cpu.browser)
-			b.ReportMetric(r.cpu.server/r.wall.Seconds()*100, "server-cpu-%")
-			if r.errors > 0 {
-				b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
+	variants := []*variant{{name: "now"}}
+	if os.Getenv("CHROMEGATE_LOAD_AB") == "1" {
+		variants = []*variant{{name: "before", args: []string{"--warm-sessions=off", "--spare-renderer=on"}}, variants[0]}
+	}
+	for _, v := range variants {
+		dir := b.TempDir()
+		v.key = createKey(b, dir, "bench")
+		v.h = startHTTP(b, dir, append(append([]string{"--log-level=info"}, permissive...), v.args...)...)
+		warm := v.h.connect(v.key, nil)
+		if res := mcpCall(b, warm, "navigate", map[string]any{"url": base + "/form"}); res.IsError {
+			b.Fatal(resultText(res))
+		}
+	}
+	for _, n := range []int{1, 4, 16, 32} {
+		for _, v := range variants {
+			name := fmt.Sprintf("sessions=%d", n)
+			if len(variants) > 1 {
+				name = v.name + "/" + name
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				r := runSessions(b, v.h, v.key, base, n, b.N)
+				b.ReportMetric(r.perSec, "calls/s")
+				b.ReportMetric(ms(r.p50), "p50-ms")
+				b.ReportMetric(ms(r.p95), "p95-ms")
+				b.ReportMetric(float64(r.errors), "errors")
+				b.ReportMetric(float64(r.serverKB)/1024, "server-MB")
+				b.ReportMetric(float64(r.totalKB)/1024, "total-rss-MB")
+				b.ReportMetric(float64(r.pssKB)/1024, "total-pss-MB")
+				fmt.Fprintf(os.Stderr, "HTTP %s sessions=%-2d rounds=%-3d calls=%-5d %.1f calls/s  p50 %.1f ms  p95 %.1f ms  errors %d  server RSS %.0f MB; server+browser+driver (%d processes): RSS sum %.0f MB, PSS %.0f MB\n",
+					v.name, n, b.N, r.calls, r.perSec, ms(r.p50), ms(r.p95), r.errors, float64(r.serverKB)/1024, r.procs, float64(r.totalKB)/1024, float64(r.pssKB)/1024)
+				fmt.Fprintf(os.Stderr, "  medians: %s; CPU over %.1f s: server %.1f s, driver %.1f s, browser %.1f s\n",
+					strings.Join(r.perTool, ", "), r.wall.Seconds(), r.cpu.server, r.cpu.driver, r.cpu.browser)
+				b.ReportMetric(r.cpu.server/r.wall.Seconds()*100, "server-cpu-%")
+				if r.errors > 0 {
+					b.Fatalf("%d calls failed; first: %s", r.errors, r.firstErr)
+				}
+				// b.Run runs the function again with a larger b.N: the
+				// last run of a size is the one kept.
+				row := capacityRow{n: n, perSec: r.perSec, p50: r.p50, p95: r.p95, pssKB: r.pssKB}
+				if k := len(v.rows); k > 0 && v.rows[k-1].n == n {
+					v.rows[k-1] = row
+				} else {
+					v.rows = append(v.rows, row)
+				}
+			})
+		}
+	}
+	for _, v := range variants {
+		if len(v.rows) > 0 {
+			printCapacity("HTTP sessions, "+v.name, v.rows)
+		}
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // startDebug serves Go's pprof handlers (/debug/pprof/: goroutines, heap,
 // profiles) on addr, which must be a loopback address: the load and fault
 // suites count the server's goroutines through it before and after a soak.
-// It stops when ctx ends. An empty addr serves nothing.
+// It stops when ctx ends. An empty addr serves nothing. A server with the
+// endpoint also records the block and mutex profiles (debugprof.go).
 func startDebug(ctx context.Context, addr string, log *slog.Logger) error {
 	if addr == "" {
 		return nil
@@ -32,6 +33,7 @@ func startDebug(ctx context.Context, addr string, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--debug-addr: %w", err)
 	}
+	contentionProfiles()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"text/tabwriter"
@@ -411,82 +410,9 @@ func TestCompare(t *testing.T) {
 func concurrent(t *testing.T, p *peer, echo string) string {
 	url, pid, stop := startHTTPPeer(t, p)
 	defer stop()
-	type res struct {
-		lat          []time.Duration
-		lost, mixed  int
-		firstProblem string
-	}
-	results := make([]res, cmpSessions)
-	var peak int
-	var mu sync.Mutex
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(500 * time.Millisecond):
-				r := treeRSS(pid)
-				mu.Lock()
-				peak = max(peak, r)
-				mu.Unlock()
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for s := range cmpSessions {
-		wg.Go(func() {
-			r := &results[s]
-			ctx, cancel := context.WithTimeout(context.Background(), callTimout)
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "compare", Version: "1"}, nil).Connect(ctx,
-				&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, nil)
-			cancel()
-			if err != nil {
-				r.lost, r.firstProblem = cmpLoadRounds*4, "connect: "+err.Error()
-				return
-			}
-			defer cs.Close()
-			c := &caller{cs: cs}
-			token := fmt.Sprintf("c%02d", s)
-			for i := range cmpLoadRounds {
-				l, mixed, err := p.round(c, echo, token, i)
-				r.lat = append(r.lat, l...)
-				if err != nil {
-					if mixed {
-						r.mixed++
-					} else {
-						r.lost++
-					}
-					if r.firstProblem == "" {
-						r.firstProblem = err.Error()
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(t0)
-	close(done)
-	var lat []time.Duration
-	lost, mixed := 0, 0
-	problem := ""
-	for _, r := range results {
-		lat = append(lat, r.lat...)
-		lost += r.lost
-		mixed += r.mixed
-		if problem == "" {
-			problem = r.firstProblem
-		}
-	}
-	if problem != "" {
-		t.Logf("%s under load: first problem: %s", p.name, problem)
-	}
-	mu.Lock()
-	defer mu.Unlock()
+	r := runConcurrent(t, p, url, pid, echo, cmpSessions, "c")
 	return fmt.Sprintf("p50 %s ms, p95 %s ms, %.1f calls/s, %d lost, %d mixed up, peak PSS %d MB",
-		ms(pct(lat, 0.5)), ms(pct(lat, 0.95)), float64(len(lat))/elapsed.Seconds(), lost, mixed, peak/1024)
+		ms(r.p50), ms(r.p95), r.perSec, r.lost, r.mixed, r.peakKB/1024)
 }
 
 func serveEcho(t *testing.T) string {
