@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,9 @@ import (
 // CHROMEGATE_LOAD_AB=1 measures the code before issue 17's load work too,
 // interleaved: a second server with --warm-sessions=off
 // --spare-renderer=on runs each size right before the server with the
-// defaults, and both sweeps are printed.
+// defaults, and both sweeps are printed. CHROMEGATE_LOAD_ARGS adds flags
+// to every server (e.g. --changes=off, to tell the outline changes after
+// acting calls from the rest).
 //
 //	go test -run '^$' -bench BenchmarkHTTPSessions -benchtime 20x ./e2e/
 func BenchmarkHTTPSessions(b *testing.B) {
@@ -49,7 +52,11 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	for _, v := range variants {
 		dir := b.TempDir()
 		v.key = createKey(b, dir, "bench")
-		v.h = startHTTP(b, dir, append(append([]string{"--log-level=info"}, permissive...), v.args...)...)
+		// 32 sessions, the warm-up session and those of the size before
+		// still closing: more than one key's default.
+		args := append(append([]string{"--log-level=info", "--max-sessions-per-key=128"}, permissive...), v.args...)
+		args = append(args, strings.Fields(os.Getenv("CHROMEGATE_LOAD_ARGS"))...)
+		v.h = startHTTP(b, dir, args...)
 		warm := v.h.connect(v.key, nil)
 		if res := mcpCall(b, warm, "navigate", map[string]any{"url": base + "/form"}); res.IsError {
 			b.Fatal(resultText(res))
@@ -144,7 +151,12 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 				for _, st := range steps {
 					ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 					t0 := time.Now()
-					res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: st.tool, Arguments: st.args})
+					// A call that waits longer than the default deadline on a
+					// starved machine (32 sessions on 2 shared cores) is slow,
+					// not lost.
+					args := maps.Clone(st.args)
+					args["timeout_ms"] = 110000
+					res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: st.tool, Arguments: args})
 					el := time.Since(t0)
 					cancel()
 					mu.Lock()
