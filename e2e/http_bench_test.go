@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,20 +142,18 @@ func runSessions(b *testing.B, h *httpServer, key, base string, n, rounds int) s
 				tool string
 				args map[string]any
 			}{
-				{"navigate", map[string]any{"url": base + "/form"}},
+				// A call that waits longer than the default deadline on
+				// a starved machine (32 sessions on 2 shared cores) is
+				// slow, not lost.
+				{"navigate", map[string]any{"url": base + "/form", "timeout_ms": 110000}},
 				{"snapshot", map[string]any{}},
-				{"click", map[string]any{"selector": "#counter"}},
+				{"click", map[string]any{"selector": "#counter", "timeout_ms": 110000}},
 			}
 			for range rounds {
 				for _, st := range steps {
 					ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 					t0 := time.Now()
-					// A call that waits longer than the default deadline on a
-					// starved machine (32 sessions on 2 shared cores) is slow,
-					// not lost.
-					args := maps.Clone(st.args)
-					args["timeout_ms"] = 110000
-					res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: st.tool, Arguments: args})
+					res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: st.tool, Arguments: st.args})
 					el := time.Since(t0)
 					cancel()
 					mu.Lock()
