@@ -579,7 +579,9 @@ func TestHTTPSessionBoundToKey(t *testing.T) {
 // own, closed when the MCP session ends; a named session outlives it and
 // belongs to its key.
 func TestHTTPSessionContexts(t *testing.T) {
-	e := newHTTPEnv(t, func(o *Options) { o.NamedSessionIdle = 200 * time.Millisecond })
+	// Idle long enough that a busy machine does not reap the named session
+	// between two of its calls; the end of the test waits for the reaping.
+	e := newHTTPEnv(t, func(o *Options) { o.NamedSessionIdle = 2 * time.Second })
 	k := e.key(NewKey{Name: "k"})
 	k2 := e.key(NewKey{Name: "k2"})
 	one := e.mustConnect(k, nil)
