@@ -48,6 +48,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -425,6 +426,26 @@ type EvalParams struct {
 	TabID        string `json:"tabId,omitempty"`
 	Expression   string `json:"expression"`
 	AwaitPromise bool   `json:"awaitPromise,omitempty"`
+	// ExpectURL, when set, is the URL the call was decided on: the
+	// expression runs only while the document is still at it, else Eval
+	// runs nothing and returns ErrPageMoved. A backend without the check
+	// ignores it (its TabInfo read the URL: it is not a TabPeeker).
+	ExpectURL string `json:"expectUrl,omitempty"`
+}
+
+// ErrPageMoved is Eval's answer when the document is no longer at
+// EvalParams.ExpectURL: nothing ran. The caller decides again on the URL
+// read from the browser (TabInfo) and evaluates again.
+var ErrPageMoved = errors.New("the page is no longer at the URL the call was decided on")
+
+// TabPeeker is a backend that can say, with no round trip to the browser,
+// the tab as it last heard of it: the URL may lag a navigation the browser
+// committed a moment ago, so a call decided on it must check the URL in
+// the page before it acts (EvalParams.ExpectURL). ok is false when the
+// backend cannot say without a round trip: no such tab yet, a dialog, a
+// URL that does not carry its document's origin.
+type TabPeeker interface {
+	PeekTab(tabID string) (tab Tab, ok bool)
 }
 
 // EvalResult is the outcome of Eval. A page exception is a result with OK

@@ -114,6 +114,13 @@ func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*R
 	c.rec = s.startRecord(c)
 	began := time.Now()
 	r, err := s.gatedCall(ctx, c, ex)
+	if errors.Is(err, executor.ErrPageMoved) {
+		// Decided on the URL the backend last heard of, the page was
+		// elsewhere, and nothing ran: decide on the URL read from the
+		// browser, and run.
+		c.noPeek, c.peeked, c.before = true, false, nil
+		r, err = s.gatedCall(ctx, c, ex)
+	}
 	if err == nil {
 		s.addChanges(ctx, c, ex, r, began)
 		s.sawOf(c, r)

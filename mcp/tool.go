@@ -100,6 +100,13 @@ type Tool struct {
 	// of a context (the storage-state tools): its call is decided without
 	// a page, then each origin on its own (OriginGate).
 	PerOrigin bool
+	// PeekPage marks a tool whose handler checks, in the page, that the
+	// document is still at the URL the call was decided on before it acts
+	// (eval: EvalParams.ExpectURL), so the Gate may decide on the URL the
+	// backend last heard of (executor.TabPeeker) without a round trip;
+	// when the page moved, dispatch decides again on the URL read from the
+	// browser and runs the handler again.
+	PeekPage bool
 	// Timeout is the call's deadline when it has no timeout_ms argument;
 	// zero means the server default (30 s). Plugin tools, which run several
 	// steps, set their own.
@@ -249,11 +256,22 @@ type Call struct {
 	ex     executor.Executor
 	srv    *Server
 	before *executor.Tab      // what Page returned, if the Gate asked
+	peeked bool               // before is what the backend last heard of (PeekPage), not read from the browser
+	noPeek bool               // the page moved under a peeked decision: read it
 	frame  *executor.FrameDoc // the frame document the call's first ref is in, if the Gate decided one
 	mark   uint64             // the session's last request denial when the call began
 	rec    *callRecord        // the call's record, when the server keeps one
 
 	landing *helpers.LandingWatch // the watch for navigations armLanding began, if any
+}
+
+// expectURL is the URL a PeekPage handler must find the page at: the one
+// the Gate decided on, when it was peeked; "" when it was read.
+func (c *Call) expectURL() string {
+	if c.peeked && c.before != nil {
+		return c.before.URL
+	}
+	return ""
 }
 
 // Executor returns the executor the call runs on: set for the Gate and the
@@ -330,6 +348,12 @@ func (c *Call) pageFunc(ex executor.Executor) func(context.Context) (executor.Ta
 			if ex == nil {
 				err = executor.Errorf(executor.CodeNoBackend, "no browser is running")
 				return
+			}
+			if pk, ok := ex.(executor.TabPeeker); ok && c.Tool.PeekPage && !c.noPeek {
+				if t, ok := pk.PeekTab(tabID); ok {
+					tab, c.before, c.peeked = t, &t, true
+					return
+				}
 			}
 			tab, err = ex.TabInfo(ctx, tabID)
 			if err == nil {

@@ -298,7 +298,7 @@ func toolTable() []*Tool {
 			// eval can do anything a page script can: Mutating, though it
 			// has its own switch (enable_eval) and does not also need
 			// enable_mutations.
-			ReadOnly: no(), Action: ActionEval, Mutating: true, Hashed: []string{"expression"},
+			ReadOnly: no(), Action: ActionEval, Mutating: true, Hashed: []string{"expression"}, PeekPage: true,
 			Handler: eval,
 		},
 
@@ -933,7 +933,7 @@ func eval(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	er, err := c.Executor().Eval(ctx, executor.EvalParams{TabID: a.TabID, Expression: a.Expression, AwaitPromise: a.AwaitPromise})
+	er, err := c.Executor().Eval(ctx, executor.EvalParams{TabID: a.TabID, Expression: a.Expression, AwaitPromise: a.AwaitPromise, ExpectURL: c.expectURL()})
 	if err != nil {
 		return nil, err
 	}

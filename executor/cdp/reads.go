@@ -202,7 +202,8 @@ const promiseTimeoutMarker = "the promise did not settle within"
 // is a result with OK false; the value is made JSON-safe in the page by
 // executor.JSONSafeScript, as the extension's is (undefined is null, NaN
 // and the infinities are the strings "NaN", "Infinity", "-Infinity",
-// cycles are "[Circular]", Dates ISO strings).
+// cycles are "[Circular]", Dates ISO strings). With p.ExpectURL it runs
+// nothing on a document at another URL, and says so (ErrPageMoved).
 func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
 	if strings.TrimSpace(p.Expression) == "" {
 		return executor.EvalResult{}, executor.Errorf(executor.CodeBadArgs, "expression is empty")
@@ -211,15 +212,27 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 		ok      bool
 		value   json.RawMessage
 		message string
+		moved   bool
 	)
 	st, err := s.onTab(ctx, p.TabID, "eval", func(c *call) error {
 		arg := map[string]any{"awaitPromise": p.AwaitPromise, "timeoutMs": c.timeout}
+		if p.ExpectURL != "" {
+			arg["expect"] = p.ExpectURL
+		}
 		v, err := c.page.Evaluate(executor.EvalSource(p.Expression), arg)
 		bare := false
 		if err != nil && isSyntaxError(err) {
 			// Statements, not an expression: evaluate them as Playwright
 			// would (a promise they produce is awaited either way), then
-			// make the value JSON-safe as eval.js does.
+			// make the value JSON-safe as eval.js does. Nothing ran: the
+			// URL is checked on its own first.
+			if p.ExpectURL != "" {
+				href, herr := c.page.Evaluate("() => window.location.href")
+				if herr == nil && href != p.ExpectURL {
+					moved = true
+					return nil
+				}
+			}
 			bare = true
 			v, err = evalBare(c.page, p.Expression)
 		}
@@ -236,6 +249,10 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 		}
 		if !bare {
 			m, _ := v.(map[string]any)
+			if m["moved"] == true {
+				moved = true
+				return nil
+			}
 			v = m["v"]
 			if t, isStr := m["t"].(string); isStr {
 				c.title = &t
@@ -250,6 +267,9 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 	})
 	if err != nil {
 		return executor.EvalResult{}, err
+	}
+	if moved {
+		return executor.EvalResult{}, executor.ErrPageMoved
 	}
 	return executor.EvalResult{PageState: st, OK: ok, Value: value, Error: message}, nil
 }

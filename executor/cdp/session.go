@@ -345,6 +345,34 @@ func (s *Session) selectedTab() *tab {
 	return nil
 }
 
+// PeekTab is executor.TabPeeker: the tab as the driver's events last told
+// it, with no round trip (see TabInfo for why that may lag).
+func (s *Session) PeekTab(tabID string) (executor.Tab, bool) {
+	raw, err := s.ids.Raw(tabID)
+	if err != nil {
+		return executor.Tab{}, false
+	}
+	var t *tab
+	if raw != "" {
+		s.mu.Lock()
+		t = s.tabs[raw]
+		s.mu.Unlock()
+	} else {
+		t = s.selectedTab()
+	}
+	if t == nil || t.page.IsClosed() || t.dialog() != nil {
+		return executor.Tab{}, false
+	}
+	if o, _ := s.dialogElsewhere(t); o != nil {
+		return executor.Tab{}, false
+	}
+	info := s.tabInfo(t, t.lastTitle())
+	if executor.OriginHidden(info.URL) {
+		return executor.Tab{}, false
+	}
+	return info, true
+}
+
 func (s *Session) tabInfo(t *tab, title string) executor.Tab {
 	s.mu.Lock()
 	sel := s.selected == t

@@ -56,6 +56,26 @@ type Fake struct {
 	toolSubs  map[int]func(executor.PageToolsEvent)
 	nextSub   int
 	emulation executor.Emulation // (emulate.go)
+	peek      func(tabID string) (executor.Tab, bool)
+}
+
+// SetPeek makes the fake an executor.TabPeeker answering with peek (nil:
+// it cannot say, the default, and the Gate reads TabInfo).
+func (f *Fake) SetPeek(peek func(tabID string) (executor.Tab, bool)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.peek = peek
+}
+
+// PeekTab implements executor.TabPeeker (see SetPeek).
+func (f *Fake) PeekTab(tabID string) (executor.Tab, bool) {
+	f.mu.Lock()
+	peek := f.peek
+	f.mu.Unlock()
+	if peek == nil {
+		return executor.Tab{}, false
+	}
+	return peek(tabID)
 }
 
 type tab struct {
@@ -552,10 +572,14 @@ func PNG(w, h int) []byte {
 }
 
 // Eval implements executor.Executor. The built-in result is the expression
-// itself as a JSON string.
+// itself as a JSON string; with ExpectURL, ErrPageMoved when the tab is
+// elsewhere.
 func (f *Fake) Eval(ctx context.Context, p executor.EvalParams) (executor.EvalResult, error) {
 	return run(f, ctx, "Eval", p, func() (executor.EvalResult, error) {
 		ps, err := f.pageOf(p.TabID)
+		if err == nil && p.ExpectURL != "" && ps.URL != p.ExpectURL {
+			return executor.EvalResult{}, executor.ErrPageMoved
+		}
 		v, _ := json.Marshal(p.Expression) // a string always marshals
 		return executor.EvalResult{PageState: ps, OK: true, Value: v}, err
 	})

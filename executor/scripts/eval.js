@@ -10,7 +10,12 @@
 // when asked (and then raced against the call's deadline so that a promise
 // that never settles cannot hold the call); otherwise it is described.
 // The value comes back JSON-safe and the title in the same round trip.
+//
+// opts.expect, when set, is the URL the call was decided on: the
+// expression runs only while the document is still there (window and its
+// location are unforgeable: a page cannot fake its URL to this check).
 (opts, thunk, safe) => {
+  if (opts.expect && window.location.href !== opts.expect) return { moved: true };
   let value = thunk();
   if (typeof value === 'function') value = value();
   const done = (v) => ({ v: safe(v), t: document.title });
