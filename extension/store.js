@@ -89,19 +89,29 @@ export class Store {
     await this.area.set({ [ATTACHED_KEY]: [], [WORLDS_KEY]: {}, [FRAMES_KEY]: {} });
   }
 
+  // perTab is what is saved for a tab under key, or null.
+  async perTab(key, tabId) {
+    const got = await this.area.get(key);
+    return (got[key] || {})[tabId] || null;
+  }
+
+  // setPerTab saves v for a tab under key (null forgets it).
+  async setPerTab(key, tabId, v) {
+    const got = await this.area.get(key);
+    const all = got[key] || {};
+    if (v) all[tabId] = v;
+    else delete all[tabId];
+    await this.area.set({ [key]: all });
+  }
+
   // savedWorld is the isolated world's context saved for a tab, or null.
-  async savedWorld(tabId) {
-    const got = await this.area.get(WORLDS_KEY);
-    return (got[WORLDS_KEY] || {})[tabId] || null;
+  savedWorld(tabId) {
+    return this.perTab(WORLDS_KEY, tabId);
   }
 
   // saveWorld saves a tab's world context (null forgets it).
-  async saveWorld(tabId, w) {
-    const got = await this.area.get(WORLDS_KEY);
-    const all = got[WORLDS_KEY] || {};
-    if (w) all[tabId] = w;
-    else delete all[tabId];
-    await this.area.set({ [WORLDS_KEY]: all });
+  saveWorld(tabId, w) {
+    return this.setPerTab(WORLDS_KEY, tabId, w);
   }
 
   // forgetWorld forgets a tab's worlds: its main document's and its
@@ -114,19 +124,14 @@ export class Store {
   // savedFrames is a tab's frame documents and child sessions as saved
   // ({docs: [{tok, frameId, sessionId, ctxId, owner}], children: [[frameId,
   // sessionId]]}), or null.
-  async savedFrames(tabId) {
-    const got = await this.area.get(FRAMES_KEY);
-    return (got[FRAMES_KEY] || {})[tabId] || null;
+  savedFrames(tabId) {
+    return this.perTab(FRAMES_KEY, tabId);
   }
 
   // saveFrames saves a tab's frame documents and child sessions (null
   // forgets them).
-  async saveFrames(tabId, f) {
-    const got = await this.area.get(FRAMES_KEY);
-    const all = got[FRAMES_KEY] || {};
-    if (f) all[tabId] = f;
-    else delete all[tabId];
-    await this.area.set({ [FRAMES_KEY]: all });
+  saveFrames(tabId, f) {
+    return this.setPerTab(FRAMES_KEY, tabId, f);
   }
 
   // Document tokens: unique within the extension's lifetime (the counter

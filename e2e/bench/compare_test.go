@@ -310,14 +310,9 @@ func treeRSS(pid int) int {
 	return total
 }
 
-func pct(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(float64(len(s))*p))]
-}
+// pct is the p-th percentile (0..1) of ds, as testkit computes it for
+// every benchmark.
+func pct(ds []time.Duration, p float64) time.Duration { return testkit.Percentile(ds, p) }
 
 // row is one peer's line of the table.
 type row struct {
