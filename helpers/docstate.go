@@ -4,6 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"maps"
+	"slices"
+	"time"
 
 	"github.com/chromegate/chromegate/executor"
 )
@@ -21,9 +24,23 @@ type DocState struct {
 }
 
 // ReadDocState reads the document state of tab's main frame, reading no
-// page content: cheap enough to poll while a new document comes in.
+// page content.
 func ReadDocState(ctx context.Context, ex executor.Executor, tabID string) (DocState, error) {
-	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: docStateSource})
+	return AwaitDocState(ctx, ex, tabID, nil, 0)
+}
+
+// AwaitDocState reads the document state of tab's main frame once the
+// document there is none of old and has loaded, or wait is up, whichever
+// comes first; it waits in the page, on the document's own events, not by
+// polling. While a document of old is still there it waits for it to go:
+// the call then ends with a backend error (the document's world is gone)
+// and the caller reads again. A zero wait reads at once.
+func AwaitDocState(ctx context.Context, ex executor.Executor, tabID string, old map[string]bool, wait time.Duration) (DocState, error) {
+	arg, err := json.Marshal(map[string]any{"old": slices.Collect(maps.Keys(old)), "wait": wait.Milliseconds()})
+	if err != nil {
+		return DocState{}, err
+	}
+	r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: docStateSource, Arg: arg})
 	if err != nil {
 		return DocState{}, err
 	}

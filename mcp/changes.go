@@ -272,6 +272,14 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	// nothing happened and whose refs are about to expire. The browser
 	// says whether one is coming (landing.go).
 	navigating := !navTools[c.Tool.Name] && mayLoad(c) && s.landingAsked(ctx, c, ex, tab, began)
+	old := oldDocs(c, last)
+	if navigating {
+		// Read once, the new document as loaded, rather than the old one
+		// or a half-loaded one first. A load that does not end in time
+		// (or a request that ended in no new document) is read as the
+		// tab is then.
+		s.awaitNewDocument(ctx, ex, tab, old)
+	}
 	p := helpers.SnapshotParams{TabID: tab, MaxChars: maxChangesChars}
 	if last != nil {
 		p.Scope, p.InteractiveOnly = last.scope, last.interactiveOnly
@@ -300,11 +308,6 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 			note("not read (" + string(executor.CodeOf(err)) + "); call snapshot")
 		}
 		return
-	}
-	if old := oldDocs(c, last); navigating && (sr.Loading || ofOldDoc(old, sr.Text) || last != nil && helpers.SameDocument(last.outline, sr.Text)) {
-		// Still the old document: a new one is coming (or the load
-		// ended in nothing to show, a 204 or a download).
-		sr = s.awaitNewDocument(ctx, ex, p, old, sr)
 	}
 	if sr.URL != decided && navigating {
 		// The action loaded another page than the read was decided on:
@@ -409,32 +412,44 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 	}
 }
 
-// awaitNewDocument waits, polling the tab's document state (cheap: no
-// outline), until the tab holds another document than oldDocs and it has
-// loaded, then reads its outline; when the changes' time is up, or the
-// state cannot be read, it reads the outline as it is.
-func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, p helpers.SnapshotParams, oldDocs map[string]bool, sr helpers.SnapshotResult) helpers.SnapshotResult {
+// awaitNewDocument waits until the tab holds another document than old
+// and it has loaded, or half the changes' time is up, and says whether it
+// saw that. It waits in the page, on the document's own events
+// (helpers.AwaitDocState), so it answers as the load ends, not at the next
+// look.
+func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, tab string, old map[string]bool) bool {
 	deadline := time.Now().Add(changesTimeout / 2)
-	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return sr
-		case <-time.After(landingPoll):
+	for {
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
+			return false
 		}
-		st, err := helpers.ReadDocState(ctx, ex, p.TabID)
-		if err != nil {
-			// Between documents: the next read will tell.
-			continue
-		}
-		if st.Doc != "" && !oldDocs[st.Doc] && st.Loaded {
-			break
+		st, err := helpers.AwaitDocState(ctx, ex, tab, old, min(left, docStateWait))
+		switch code := executor.CodeOf(err); {
+		case err == nil && st.Doc == "":
+			return false // the backend cannot tell one document from another
+		case err == nil && !old[st.Doc] && st.Loaded:
+			return true
+		case code == executor.CodeDialogOpen, code == executor.CodeTargetGone, code == executor.CodeTabNotFound:
+			return false
+		case err != nil:
+			// Between documents (the old one's world went with it): the
+			// next read tells.
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(betweenDocs):
+			}
 		}
 	}
-	if next, err := helpers.Snapshot(ctx, ex, p); err == nil {
-		sr = next
-	}
-	return sr
 }
+
+// docStateWait bounds one wait in the page for a new document; betweenDocs
+// is the pause before reading again when there was no document to read.
+const (
+	docStateWait = time.Second
+	betweenDocs  = 5 * time.Millisecond
+)
 
 // sameDocNav says whether a navigation stayed in the document the caller
 // last saw, and so reports changes: navigate only to another #fragment

@@ -109,14 +109,3 @@ func oldDocs(c *Call, last *seenOutline) map[string]bool {
 	}
 	return old
 }
-
-// ofOldDoc says whether an outline is of one of the old documents: a
-// ref of it carries one's token.
-func ofOldDoc(old map[string]bool, outline string) bool {
-	for tok := range helpers.OutlineTokens(outline) {
-		if old[tok] {
-			return true
-		}
-	}
-	return false
-}
