@@ -462,6 +462,11 @@ func TestEval(t *testing.T) {
 		{"Promise.reject(new Error('nope'))", true, false, "", "nope"},
 		{"noSuchVariable", false, false, "", "ReferenceError"},
 		{"1 +", false, false, "", "SyntaxError"},
+		{"throw 'plain'", false, false, "", "plain"},
+		// A SyntaxError thrown while running is the page's exception, and
+		// the expression runs once (not again as statements).
+		{"(window.ranOnce = (window.ranOnce || 0) + 1, JSON.parse('{x'))", false, false, "", "SyntaxError"},
+		{"window.ranOnce", false, true, "1", ""},
 	}
 	for _, tc := range tests {
 		r, err := s.Eval(ctxFor(t, 10*time.Second), executor.EvalParams{TabID: tab, Expression: tc.expr, AwaitPromise: tc.await})

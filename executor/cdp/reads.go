@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/internal/devtools"
 	"github.com/playwright-community/playwright-go"
 )
 
@@ -219,9 +220,18 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 		if p.ExpectURL != "" {
 			arg["expect"] = p.ExpectURL
 		}
-		v, err := c.page.Evaluate(executor.EvalSource(p.Expression), arg)
+		v, err := c.evalMain(executor.EvalSource(p.Expression), arg)
 		bare := false
-		if err != nil && isSyntaxError(err) {
+		var thrown *pageException
+		if errors.As(err, &thrown) && !thrown.parse {
+			if strings.Contains(thrown.text, promiseTimeoutMarker) {
+				return executor.Errorf(executor.CodeTimeout, "eval: the promise did not settle before the deadline").
+					WithHint("retry with a larger timeout_ms, or evaluate without awaitPromise")
+			}
+			message = strings.TrimSpace(strings.TrimPrefix(thrown.text, "Error: "))
+			return nil
+		}
+		if err != nil && (thrown != nil || isSyntaxError(err)) {
 			// Statements, not an expression: evaluate them as Playwright
 			// would (a promise they produce is awaited either way), then
 			// make the value JSON-safe as eval.js does. Nothing ran: the
@@ -272,6 +282,79 @@ func (s *Session) Eval(ctx context.Context, p executor.EvalParams) (executor.Eva
 		return executor.EvalResult{}, executor.ErrPageMoved
 	}
 	return executor.EvalResult{PageState: st, OK: ok, Value: value, Error: message}, nil
+}
+
+// evalMain calls source, a function of one argument, with arg in the main
+// world of the tab's main frame, and returns its value (by JSON). It goes
+// over the tab's own CDP session as one Runtime.evaluate, without
+// Playwright's argument and result serialisation: the call's value is
+// JSON-safe already (eval.js). An exception the page threw is a
+// *pageException. Where that session cannot serve (it cannot be made, or
+// the main world's context is between documents), Playwright's evaluate
+// does, which waits for the next context.
+func (c *call) evalMain(source string, arg any) (any, error) {
+	sess, err := c.t.w.session(c)
+	if err != nil {
+		return c.page.Evaluate(source, arg)
+	}
+	argJSON, err := json.Marshal(arg)
+	if err != nil {
+		return nil, err
+	}
+	res, err := sess.Send("Runtime.evaluate", map[string]any{
+		"expression":    "(" + source + ")(" + string(argJSON) + ")",
+		"returnByValue": true,
+		"awaitPromise":  true,
+		"userGesture":   true, // as Playwright's evaluate
+	})
+	switch {
+	case err != nil && c.page.IsClosed():
+		return nil, playwright.ErrTargetClosed
+	case err != nil && noContextYet(err):
+		// Nothing ran: the main world is between documents.
+		return c.page.Evaluate(source, arg)
+	case err != nil:
+		return nil, err
+	}
+	m, _ := res.(map[string]any)
+	if ex, ok := m["exceptionDetails"].(map[string]any); ok {
+		return nil, newPageException(ex)
+	}
+	return devtools.Dig(m, "result", "value"), nil
+}
+
+// noContextYet recognises the protocol's answer to an evaluation that
+// found no context to run in (as opposed to one destroyed under it).
+func noContextYet(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Cannot find default execution context") || strings.Contains(s, "Cannot find context")
+}
+
+// pageException is an exception a page threw in an eval, as the page
+// would print it (the first line). parse: the source did not compile (an
+// eval of statements, not an expression); it ran nothing.
+type pageException struct {
+	text  string
+	parse bool
+}
+
+func (e *pageException) Error() string { return e.text }
+
+func newPageException(ex map[string]any) *pageException {
+	desc, _ := devtools.Dig(ex, "exception", "description").(string)
+	class, _ := devtools.Dig(ex, "exception", "className").(string)
+	text := devtools.ExceptionText(ex)
+	if desc == "" {
+		if v, ok := devtools.Dig(ex, "exception", "value").(string); ok {
+			text = v // a thrown string
+		} else if v := devtools.Dig(ex, "exception", "value"); v != nil {
+			text = fmt.Sprint(v)
+		}
+	}
+	// A SyntaxError thrown while running (JSON.parse) has frames; one of
+	// compiling has none.
+	parse := class == "SyntaxError" && !strings.Contains(desc, "\n    at ")
+	return &pageException{text: text, parse: parse}
 }
 
 // evalBare evaluates statements in the page and returns their value made

@@ -94,34 +94,8 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sess == nil {
-		sess, err := c.page.Context().NewCDPSession(c.page)
-		if err != nil {
-			return nil, nil, err
-		}
-		// A navigation of the main frame may end the document's context:
-		// Playwright's own event says so, so this session needs neither
-		// Runtime.enable (which pages can detect) nor Page.enable (with
-		// which a download crashes the driver). After a same-document
-		// navigation the world asks again and gets the same context.
-		page := c.page
-		page.OnFrameNavigated(func(f playwright.Frame) {
-			if f == page.MainFrame() {
-				w.cur.Store(nil)
-			}
-		})
-		tree, err := sess.Send("Page.getFrameTree", nil)
-		if err != nil {
-			_ = sess.Detach()
-			return nil, nil, err
-		}
-		id, _ := devtools.Dig(tree, "frameTree", "frame", "id").(string)
-		if id == "" {
-			_ = sess.Detach()
-			return nil, nil, fmt.Errorf("Page.getFrameTree gave no main frame: %v", tree)
-		}
-		w.sess, w.frameID = sess, id
-		sess.OnClose(func(playwright.CDPSession) { w.cur.Store(nil) })
+	if _, err := w.sessionLocked(c); err != nil {
+		return nil, nil, err
 	}
 	if wc := w.cur.Load(); wc != nil {
 		return wc, w.sess, nil
@@ -137,6 +111,47 @@ func (w *world) context(c *call) (*worldCtx, playwright.CDPSession, error) {
 	wc := &worldCtx{id: int(id), doc: docToken(docTokens.Add(1))}
 	w.cur.Store(wc)
 	return wc, w.sess, nil
+}
+
+// session returns the tab's CDP session, creating it (without the
+// isolated world).
+func (w *world) session(c *call) (playwright.CDPSession, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sessionLocked(c)
+}
+
+func (w *world) sessionLocked(c *call) (playwright.CDPSession, error) {
+	if w.sess == nil {
+		sess, err := c.page.Context().NewCDPSession(c.page)
+		if err != nil {
+			return nil, err
+		}
+		// A navigation of the main frame may end the document's context:
+		// Playwright's own event says so, so this session needs neither
+		// Runtime.enable (which pages can detect) nor Page.enable (with
+		// which a download crashes the driver). After a same-document
+		// navigation the world asks again and gets the same context.
+		page := c.page
+		page.OnFrameNavigated(func(f playwright.Frame) {
+			if f == page.MainFrame() {
+				w.cur.Store(nil)
+			}
+		})
+		tree, err := sess.Send("Page.getFrameTree", nil)
+		if err != nil {
+			_ = sess.Detach()
+			return nil, err
+		}
+		id, _ := devtools.Dig(tree, "frameTree", "frame", "id").(string)
+		if id == "" {
+			_ = sess.Detach()
+			return nil, fmt.Errorf("Page.getFrameTree gave no main frame: %v", tree)
+		}
+		w.sess, w.frameID = sess, id
+		sess.OnClose(func(playwright.CDPSession) { w.cur.Store(nil) })
+	}
+	return w.sess, nil
 }
 
 // forget drops the context wc, after the browser said it is gone.
