@@ -186,6 +186,10 @@ type state struct {
 	allDomains bool
 	requests   *requestCache
 	lists      *requestCache // DecideList's, keyed by the input's JSON
+	calls      *requestCache // Decide's and Screen's, keyed by the input's JSON
+	// deterministic: the policy calls no nondeterministic builtin, so a
+	// decision is a function of the input (see decideCached).
+	deterministic bool
 }
 
 // New loads and prepares the policy: the embedded default unless WithDir
@@ -246,7 +250,8 @@ func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
 		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
 	}
 	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true,
-		requests: newRequestCache(readsRequestURL(modules)), lists: newRequestCache(false)}
+		requests: newRequestCache(readsRequestURL(modules)), lists: newRequestCache(false), calls: newRequestCache(false),
+		deterministic: !usesNondeterministic(modules)}
 	// Probe: a policy that fails on the simplest input is broken. (One
 	// that has no decision for it may mean to: it is left to Decide.) The
 	// probe's deadline is generous so that a busy machine does not fail a
@@ -311,13 +316,17 @@ func denyError(format string, args ...any) Decision {
 // denial whose reason starts with "policy error: ". A nil Engine denies
 // everything. At most GOMAXPROCS evaluations run at once; the deadline
 // (WithTimeout) starts when this one does, and ctx bounds the wait. When a
-// decision log is set, Decide writes the decision to it.
+// decision log is set, Decide writes the decision to it. An input decided
+// before under the same policy revision is answered from its cache when
+// the policy is a function of its input (decideCached): an agent asks the
+// same thing of the same page often (a snapshot, a wait, a repeated eval).
 func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	if e == nil {
 		return denyError("no policy engine")
 	}
 	start := time.Now()
-	return e.logged(start, in, e.decide(ctx, e.cur.Load(), in))
+	st := e.cur.Load()
+	return e.logged(start, in, e.decideCached(ctx, st, st.calls, in))
 }
 
 // Screen decides whether the model may be shown a page it did not ask
@@ -330,7 +339,8 @@ func (e *Engine) Screen(ctx context.Context, in Input) Decision {
 		return denyError("no policy engine")
 	}
 	start := time.Now()
-	d := e.decide(ctx, e.cur.Load(), in)
+	st := e.cur.Load()
+	d := e.decideCached(ctx, st, st.calls, in)
 	if !d.Allow {
 		e.logged(start, in, d)
 	}
