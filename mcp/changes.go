@@ -419,6 +419,7 @@ func (s *Server) awaitLanding(ctx context.Context, ex executor.Executor, tab str
 // look.
 func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, tab string, old map[string]bool) bool {
 	deadline := time.Now().Add(changesTimeout / 2)
+	pause := betweenDocs
 	for {
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
@@ -434,18 +435,21 @@ func (s *Server) awaitNewDocument(ctx context.Context, ex executor.Executor, tab
 			return false
 		case err != nil:
 			// Between documents (the old one's world went with it): the
-			// next read tells.
+			// next read tells. A document no script runs in (an error
+			// page) is read less and less often.
 			select {
 			case <-ctx.Done():
 				return false
-			case <-time.After(betweenDocs):
+			case <-time.After(pause):
 			}
+			pause = min(2*pause, landingPoll)
 		}
 	}
 }
 
 // docStateWait bounds one wait in the page for a new document; betweenDocs
-// is the pause before reading again when there was no document to read.
+// is the first pause before reading again when there was no document to
+// read (doubling up to landingPoll).
 const (
 	docStateWait = time.Second
 	betweenDocs  = 5 * time.Millisecond
