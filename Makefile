@@ -16,10 +16,14 @@ build:
 	$(GO) build -o $(BIN) ./cmd/chromegate
 
 # Debian's Chromium; chromegate never downloads a browser.
+# Debian's chromium, and its headless shell: the browser a headless
+# chromegate launches when it is installed (--headless-shell=auto), as
+# Playwright does; chromium still serves --headed, --with-extension and the
+# extension's suite.
 chromium:
-	@if [ -x /usr/bin/chromium ] || [ -n "$$CHROME_PATH" ]; then :; else \
-	  echo "== installing Debian chromium"; \
-	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; fi
+	@if { [ -x /usr/bin/chromium ] && [ -x /usr/lib/chromium/chromium-headless-shell ]; } || [ -n "$$CHROME_PATH" ]; then :; else \
+	  echo "== installing Debian chromium and chromium-headless-shell"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium chromium-headless-shell; fi
 
 # Node.js runs the Playwright driver; npm fetches it.
 node:

@@ -381,7 +381,7 @@ func (s *server) browserPID() int {
 		}
 		args := strings.Split(string(cmdline), "\x00")
 		switch filepath.Base(args[0]) {
-		case "chromium", "chrome", "chromium-browser", "headless_shell":
+		case "chromium", "chrome", "chromium-browser", "headless_shell", "chromium-headless-shell", "chrome-headless-shell":
 		default:
 			continue // not a browser (chromegate itself is named chrom…)
 		}

@@ -93,10 +93,10 @@ func TestBrowserMakesNoCallOfItsOwn(t *testing.T) {
 // its own network goes to the egress proxy's listener that refuses
 // everything, and says so in the log. The test undoes one of the quiet
 // switches (Google sign-in's server) so that Chromium makes such a
-// request.
+// request. It runs Chromium: a headless shell has no sign-in to make one.
 func TestBrowserOwnRequestsRefused(t *testing.T) {
 	base := site(t)
-	s := startServer(t, append([]string{"--no-extension", "--browser-arg=--gaia-url=https://accounts.google.com/"}, permissive...)...)
+	s := startServer(t, append([]string{"--no-extension", "--headless-shell=off", "--browser-arg=--gaia-url=https://accounts.google.com/"}, permissive...)...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
 	deadline := time.Now().Add(quietIdle)
 	for !strings.Contains(s.log.String(), "refused a request the browser made of its own accord") {

@@ -29,6 +29,7 @@ type browserFlags struct {
 	browserEndpts  listFlag
 	dataDir        string
 	headed         bool
+	headlessShell  string
 	isolated       bool
 	browserArgs    listFlag
 	uploadDirs     listFlag
@@ -41,6 +42,7 @@ func (b *browserFlags) register(fs *flag.FlagSet) {
 	fs.Var(&b.browserEndpts, "browser-endpoint", "join a Playwright browser server (`playwright run-server`, ws://host:port/) instead of launching a browser (repeatable)")
 	fs.StringVar(&b.dataDir, "data-dir", "", "chromegate's data dir: browser profile and downloads (default: "+cdp.DefaultDataDir()+")")
 	fs.BoolVar(&b.headed, "headed", false, "show the browser window (default: headless)")
+	fs.StringVar(&b.headlessShell, "headless-shell", cdp.HeadlessShellAuto, "auto | on | off: launch a headless browser as a Chromium headless shell (Debian's chromium-headless-shell; Playwright's own headless browser), a fraction of the CPU per page of Chrome's headless mode; auto when one is installed and neither --executable-path, $CHROME_PATH, --headed nor --with-extension says otherwise")
 	fs.BoolVar(&b.isolated, "isolated", false, "use an in-memory profile that is thrown away on exit, instead of the persistent one in the data dir")
 	fs.Var(&b.browserArgs, "browser-arg", "extra Chromium flag (repeatable), e.g. --browser-arg=--lang=de")
 	fs.Var(&b.uploadDirs, "upload-dir", "directory set_files may take files from (repeatable; default: the data dir's uploads and downloads)")
@@ -50,6 +52,7 @@ func (b *browserFlags) options(log *slog.Logger) cdp.Options {
 	return cdp.Options{
 		DriverDir:      b.driverPath,
 		ExecutablePath: b.executablePath,
+		HeadlessShell:  strings.ToLower(b.headlessShell),
 		Headed:         b.headed,
 		Isolated:       b.isolated,
 		DataDir:        b.dataDir,
@@ -190,6 +193,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	copts := cfg.browser.options(log)
+	switch copts.HeadlessShell {
+	case cdp.HeadlessShellAuto, cdp.HeadlessShellOn, cdp.HeadlessShellOff:
+	default:
+		return fmt.Errorf("--headless-shell %q: want auto, on or off", cfg.browser.headlessShell)
+	}
 	copts.Prestarted = pre
 	if err := cfg.http.load.browser(&copts, cfg.http.addr.v != ""); err != nil {
 		return err

@@ -133,8 +133,9 @@ func runConcurrent(t *testing.T, p *peer, url string, pid int, echo string, n in
 
 // TestPeersLoad is issue 17's sessions-per-machine figure against the peer
 // that serves concurrent sessions: chromegate and Playwright MCP, each over
-// HTTP in the same run on the same Chromium and pages, 16 and then 32
-// concurrent sessions (each cmpLoadRounds rounds, every answer checked).
+// HTTP in the same run on the same browser and pages, 16 and then 32
+// concurrent sessions (each cmpLoadRounds rounds, every answer checked);
+// on Chromium, then on the headless shell when one is installed.
 // It prints calls/s, p50, p95, the peak PSS of the server's tree, the PSS
 // each session added, and chromegate's ratios against Playwright MCP (the
 // aim at 16 sessions: calls/s at least 2×, p95 at most 0.5×).
@@ -146,78 +147,97 @@ func TestPeersLoad(t *testing.T) {
 	bin := installPeers(t, filepath.Join(cdp.DefaultCacheDir(), "peers"))
 	cg := buildChromegate(t)
 	echo := serveEcho(t)
-	var peers []*peer
-	for _, p := range peersForCompare(cg, bin, chromium) {
-		if p.httpA != nil {
-			peers = append(peers, p)
-		}
+	// Every server on the same browser: Chromium, then the headless shell
+	// when it is installed (what a headless chromegate launches by
+	// default, and Playwright's own headless browser), so each ratio is of
+	// one browser.
+	browsers := []string{chromium}
+	if sh := cdp.FindHeadlessShell(); sh != "" {
+		browsers = append(browsers, sh)
 	}
-	// 32 sessions, and those of the size before still closing: more than
-	// the default sessions of one key (the anonymous local caller here).
-	cgHTTP := peers[0].httpA
-	peers[0].httpA = func(port string) []string { return append(cgHTTP(port), "--max-sessions-per-key=128") }
-	if os.Getenv("CHROMEGATE_LOAD_AB") == "1" {
-		// The code before issue 17's load work, in the same run: its
-		// switches off.
-		before := *peers[0]
-		before.name = "chromegate (before)"
-		now := before.httpA
-		before.httpA = func(port string) []string {
-			return append(now(port), "--warm-sessions=off", "--spare-renderer=on")
-		}
-		peers = append([]*peer{peers[0], &before}, peers[1:]...)
-	}
-	results := map[string]map[int]loadResult{}
-	for _, p := range peers {
-		url, pid, stop := startHTTPPeer(t, p)
-		// One session first, so the browser is up (Playwright MCP starts
-		// it on the first call) and the idle memory is a running server's.
-		runConcurrent(t, p, url, pid, echo, 1, "w")
-		results[p.name] = map[int]loadResult{}
-		for _, n := range loadSizes {
-			results[p.name][n] = runConcurrent(t, p, url, pid, echo, n, fmt.Sprintf("n%d-", n))
-		}
-		stop()
-	}
-
 	var out strings.Builder
 	host, _ := os.Hostname()
-	fmt.Fprintf(&out, "\n%s, %d CPUs (%s), %s; Chromium %s; peer %s; %d rounds of navigate + snapshot + click + read text per session\n\n",
-		time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), host, chromium, playwrightMCP, cmpLoadRounds)
-	w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintf(w, " server\t sessions\t calls/s\t p50\t p95\t lost / mixed\t peak PSS\t PSS per session\t\n")
-	for _, p := range peers {
+	var mixed []string
+	for _, exe := range browsers {
+		var peers []*peer
+		for _, p := range peersForCompare(cg, bin, exe) {
+			if p.httpA != nil {
+				peers = append(peers, p)
+			}
+		}
+		// 32 sessions, and those of the size before still closing: more
+		// than the default sessions of one key (the anonymous local
+		// caller here).
+		cgHTTP := peers[0].httpA
+		peers[0].httpA = func(port string) []string {
+			return append(cgHTTP(port), "--max-sessions-per-key=128", "--executable-path="+exe)
+		}
+		if os.Getenv("CHROMEGATE_LOAD_AB") == "1" {
+			// The code before issue 17's load work, in the same run: its
+			// switches off.
+			before := *peers[0]
+			before.name = "chromegate (before)"
+			now := before.httpA
+			before.httpA = func(port string) []string {
+				return append(now(port), "--warm-sessions=off", "--spare-renderer=on")
+			}
+			peers = append([]*peer{peers[0], &before}, peers[1:]...)
+		}
+		results := map[string]map[int]loadResult{}
+		for _, p := range peers {
+			url, pid, stop := startHTTPPeer(t, p)
+			// One session first, so the browser is up (Playwright MCP
+			// starts it on the first call) and the idle memory is a
+			// running server's.
+			runConcurrent(t, p, url, pid, echo, 1, "w")
+			results[p.name] = map[int]loadResult{}
+			for _, n := range loadSizes {
+				results[p.name][n] = runConcurrent(t, p, url, pid, echo, n, fmt.Sprintf("n%d-", n))
+			}
+			stop()
+		}
+
+		fmt.Fprintf(&out, "\n%s, %d CPUs (%s), %s; browser %s; peer %s; %d rounds of navigate + snapshot + click + read text per session\n\n",
+			time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), cpuModel(), host, exe, playwrightMCP, cmpLoadRounds)
+		w := tabwriter.NewWriter(&out, 0, 0, 1, ' ', tabwriter.Debug)
+		fmt.Fprintf(w, " server\t sessions\t calls/s\t p50\t p95\t lost / mixed\t peak PSS\t PSS per session\t\n")
+		for _, p := range peers {
+			for _, n := range loadSizes {
+				r := results[p.name][n]
+				fmt.Fprintf(w, " %s\t %d\t %.1f\t %s ms\t %s ms\t %d / %d\t %d MB\t %.1f MB\t\n",
+					p.name, n, r.perSec, ms(r.p50), ms(r.p95), r.lost, r.mixed, r.peakKB/1024, r.perSessionKB()/1024)
+			}
+		}
+		w.Flush()
+		cg0, pw := results[peers[0].name], results["Playwright MCP"]
 		for _, n := range loadSizes {
-			r := results[p.name][n]
-			fmt.Fprintf(w, " %s\t %d\t %.1f\t %s ms\t %s ms\t %d / %d\t %d MB\t %.1f MB\t\n",
-				p.name, n, r.perSec, ms(r.p50), ms(r.p95), r.lost, r.mixed, r.peakKB/1024, r.perSessionKB()/1024)
+			a, b := cg0[n], pw[n]
+			if b.perSec == 0 || b.p95 == 0 || b.peakKB == 0 {
+				continue
+			}
+			lost := ""
+			if b.lost+b.mixed > 0 {
+				// A failed call is often a fast one: the peer's figures
+				// then flatter it.
+				lost = fmt.Sprintf(" (Playwright MCP lost %d and mixed up %d of %d calls: its latencies include the failures)", b.lost, b.mixed, b.calls)
+			}
+			fmt.Fprintf(&out, "LOAD %s, %d sessions, chromegate / Playwright MCP: calls/s %.2f× (aim ≥ 2×), p95 %.2f× (aim ≤ 0.5×), p50 %.2f×, peak PSS %.2f×%s\n",
+				filepath.Base(exe), n, a.perSec/b.perSec, float64(a.p95)/float64(b.p95), float64(a.p50)/float64(b.p50), float64(a.peakKB)/float64(b.peakKB), lost)
 		}
-	}
-	w.Flush()
-	cg0, pw := results[peers[0].name], results["Playwright MCP"]
-	for _, n := range loadSizes {
-		a, b := cg0[n], pw[n]
-		if b.perSec == 0 || b.p95 == 0 || b.peakKB == 0 {
-			continue
+		for _, p := range peers {
+			for _, n := range loadSizes {
+				// An answer for another session is a bug; a call that ran
+				// out of time on a starved machine is a figure, in the
+				// table.
+				if r := results[p.name][n]; strings.HasPrefix(p.name, "chromegate") && r.mixed > 0 {
+					mixed = append(mixed, fmt.Sprintf("%s on %s with %d sessions: %d answers mixed up", p.name, exe, n, r.mixed))
+				}
+			}
 		}
-		lost := ""
-		if b.lost+b.mixed > 0 {
-			// A failed call is often a fast one: the peer's figures then
-			// flatter it.
-			lost = fmt.Sprintf(" (Playwright MCP lost %d and mixed up %d of %d calls: its latencies include the failures)", b.lost, b.mixed, b.calls)
-		}
-		fmt.Fprintf(&out, "LOAD %d sessions, chromegate / Playwright MCP: calls/s %.2f× (aim ≥ 2×), p95 %.2f× (aim ≤ 0.5×), p50 %.2f×, peak PSS %.2f×%s\n",
-			n, a.perSec/b.perSec, float64(a.p95)/float64(b.p95), float64(a.p50)/float64(b.p50), float64(a.peakKB)/float64(b.peakKB), lost)
 	}
 	t.Log(out.String())
 	fmt.Println(out.String())
-	for _, p := range peers {
-		for _, n := range loadSizes {
-			// An answer for another session is a bug; a call that ran out
-			// of time on a starved machine is a figure, in the table.
-			if r := results[p.name][n]; strings.HasPrefix(p.name, "chromegate") && r.mixed > 0 {
-				t.Errorf("%s with %d sessions: %d answers mixed up", p.name, n, r.mixed)
-			}
-		}
+	for _, m := range mixed {
+		t.Error(m)
 	}
 }

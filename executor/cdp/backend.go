@@ -16,12 +16,16 @@ import (
 // Options configures a Backend. The zero value launches headless Chromium
 // with a persistent profile under DefaultDataDir().
 type Options struct {
-	DriverDir      string   // --driver-path; default: FindDriver's search
-	ExecutablePath string   // --executable-path; default: FindChromium's search
-	Headed         bool     // show a window (default headless)
-	Isolated       bool     // in-memory profile, removed on close, instead of DataDir/profile
-	DataDir        string   // default DefaultDataDir(); profile at DataDir/profile, downloads at DataDir/downloads
-	BrowserArgs    []string // extra Chromium flags (--browser-arg, repeatable)
+	DriverDir      string // --driver-path; default: FindDriver's search
+	ExecutablePath string // --executable-path; default: FindChromium's search
+	// HeadlessShell says whether a headless browser is a Chromium
+	// headless shell (see launchExecutable): HeadlessShellAuto (""),
+	// HeadlessShellOn or HeadlessShellOff.
+	HeadlessShell string
+	Headed        bool     // show a window (default headless)
+	Isolated      bool     // in-memory profile, removed on close, instead of DataDir/profile
+	DataDir       string   // default DefaultDataDir(); profile at DataDir/profile, downloads at DataDir/downloads
+	BrowserArgs   []string // extra Chromium flags (--browser-arg, repeatable)
 	// CDPEndpoint attaches to a running browser (http://host:port or
 	// ws://...) instead of launching one. chromegate never closes that
 	// browser nor anything in it that it did not open.
@@ -68,6 +72,13 @@ type Options struct {
 	NoSpareRenderer bool
 	Logger          *slog.Logger
 }
+
+// Values of Options.HeadlessShell.
+const (
+	HeadlessShellAuto = "auto"
+	HeadlessShellOn   = "on"
+	HeadlessShellOff  = "off"
+)
 
 // The defaults of Options.
 const (
@@ -130,6 +141,8 @@ func New(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("cdp: EgressVia %q: want proxy or route", opts.EgressVia)
 	case opts.CDPEndpoint != "" && opts.Isolated:
 		return nil, errors.New("cdp: Isolated and CDPEndpoint exclude each other (an attached browser keeps its own profile)")
+	case opts.HeadlessShell != "" && opts.HeadlessShell != HeadlessShellAuto && opts.HeadlessShell != HeadlessShellOn && opts.HeadlessShell != HeadlessShellOff:
+		return nil, fmt.Errorf("cdp: HeadlessShell %q: want auto, on or off", opts.HeadlessShell)
 	}
 	if opts.MaxDownloadBytes == 0 {
 		opts.MaxDownloadBytes = DefaultMaxDownloadBytes

@@ -179,6 +179,28 @@ var chromiumCandidates = []string{
 	`C:\Program Files (x86)\Google\Chrome\Application\chrome.exe`,
 }
 
+// headlessShellCandidates are the places a Chromium headless shell usually
+// lives: the browser Playwright itself runs for headless pages, without
+// the windowing layers of Chrome's own headless mode. Debian's binary
+// comes first: its /usr/bin wrapper runs the browser as a child of a
+// shell that outlives it, not in its place.
+var headlessShellCandidates = []string{
+	"/usr/lib/chromium/chromium-headless-shell",
+	"/usr/bin/chromium-headless-shell",
+	"/usr/bin/chrome-headless-shell",
+	"/opt/google/chrome-headless-shell/chrome-headless-shell",
+}
+
+// FindHeadlessShell returns an installed Chromium headless shell, or "".
+func FindHeadlessShell() string {
+	for _, p := range headlessShellCandidates {
+		if isExecutable(p) {
+			return p
+		}
+	}
+	return ""
+}
+
 // FindChromium returns the browser executable: flagPath, else $CHROME_PATH,
 // else the first of the usual install locations that exists.
 func FindChromium(flagPath string) (string, error) {

@@ -3,6 +3,8 @@ package cdp
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -97,6 +99,30 @@ func (s *Session) emulateNew(t *tab) {
 	}
 }
 
+// trustworthyOrigin says whether the browser gives an origin's pages a
+// position at all: the origin of a secure context (https, wss, localhost
+// and its subdomains, a loopback address). Checked here rather than left
+// to the grant, which a headless shell accepts for any origin while the
+// page still gets no position.
+func trustworthyOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	switch u.Scheme {
+	case "https", "wss":
+		return true
+	case "http", "ws":
+		h := strings.ToLower(u.Hostname())
+		if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
+}
+
 // grantGeolocation grants the geolocation permission to origin alone,
 // taking it from the origin that had it; the clipboard grants stay. Only
 // in a context chromegate created: the permissions of a context it
@@ -105,6 +131,10 @@ func (s *Session) emulateNew(t *tab) {
 func (s *Session) grantGeolocation(origin string) error {
 	if !s.ownsCtx || origin == s.emu.geoGranted {
 		return nil
+	}
+	if origin != "" && origin != "null" && !trustworthyOrigin(origin) {
+		return executor.Errorf(executor.CodeBadArgs, "emulate: a position can be given only to a secure page (https, or localhost), not %s", origin).
+			WithHint("the browser gives no position to an http page; emulate it on an https page")
 	}
 	if s.emu.geoGranted != "" {
 		if err := s.bctx.ClearPermissions(); err != nil {

@@ -227,7 +227,7 @@ func (b *Backend) launch() (*instance, error) {
 		in.defaultCtx.OnClose(func(playwright.BrowserContext) { in.markDead("the browser closed") })
 	}
 	tm := in.timings
-	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent, "version", in.version,
+	b.log.Info("browser started", "attached", in.attached, "persistent", in.persistent, "version", in.version, "exe", prep.exe,
 		"parallel", parallel, "total_ms", tm.Total.Milliseconds(), "find_ms", tm.Find.Milliseconds(), "prep_ms", tm.Prep.Milliseconds(),
 		"driver_ms", tm.Driver.Milliseconds(), "browser_ms", tm.Browser.Milliseconds(), "context_ms", tm.Context.Milliseconds())
 	return in, nil
@@ -241,6 +241,42 @@ func (in *instance) abort() {
 	in.closeProxy()
 }
 
+// launchExecutable is the browser to launch. An executable named by
+// --executable-path or $CHROME_PATH is launched as named. Otherwise a
+// headless browser that loads no extension is a Chromium headless shell
+// when one is installed (HeadlessShell auto, the default; on requires
+// one): the browser Playwright itself runs for headless pages, which
+// spends a third to a quarter of the CPU a page costs Chrome's own
+// headless mode, so a machine serves several times the sessions. Anything
+// else, or no shell, is FindChromium's search.
+func (b *Backend) launchExecutable() (string, error) {
+	o := b.opts
+	named := o.ExecutablePath != "" || os.Getenv("CHROME_PATH") != ""
+	fits := !o.Headed && o.ExtensionDir == ""
+	switch o.HeadlessShell {
+	case HeadlessShellOff:
+	case HeadlessShellOn:
+		if !fits {
+			return "", executor.Errorf(executor.CodeBadArgs, "a headless shell cannot show a window or load the extension").
+				WithHint("drop --headless-shell=on, or --headed and --with-extension")
+		}
+		if named {
+			break
+		}
+		if sh := FindHeadlessShell(); sh != "" {
+			return sh, nil
+		}
+		return "", executor.Errorf(executor.CodeLaunchFailed, "no Chromium headless shell found (looked in %s)",
+			strings.Join(headlessShellCandidates, ", ")).
+			WithHint("apt-get install -y chromium-headless-shell, or --headless-shell=auto")
+	default:
+		if sh := FindHeadlessShell(); sh != "" && fits && !named {
+			return sh, nil
+		}
+	}
+	return FindChromium(o.ExecutablePath)
+}
+
 // prepare gets ready what the browser needs besides the driver; it runs
 // while the driver starts.
 func (in *instance) prepare() (launchPrep, error) {
@@ -252,7 +288,7 @@ func (in *instance) prepare() (launchPrep, error) {
 		p.exe = b.remoteExecutable()
 	case b.opts.CDPEndpoint != "":
 	default:
-		if p.exe, err = FindChromium(b.opts.ExecutablePath); err != nil {
+		if p.exe, err = b.launchExecutable(); err != nil {
 			return p, err
 		}
 	}
