@@ -214,8 +214,8 @@ func StackLocation(stack string) (url string, line, col int) {
 		}
 		ln, err1 := strconv.Atoi(rest[l2+1 : c])
 		cn, err2 := strconv.Atoi(rest[c+1:])
-		if err1 != nil || err2 != nil {
-			return "", 0, 0
+		if err1 != nil || err2 != nil || l2 == 0 {
+			return "", 0, 0 // no numbers, or numbers of no URL ("at f (:3:9)")
 		}
 		return rest[:l2], ln, cn
 	}

@@ -99,6 +99,7 @@ func TestStackLocation(t *testing.T) {
 		{"Error: x\n    at http://a.test/p?q=1:3:9", "http://a.test/p?q=1", 3, 9},
 		{"Error: x\n    at new Foo (<anonymous>)", "", 0, 0},
 		{"no frames", "", 0, 0},
+		{"at 0(:0:1)", "", 0, 0},
 		{"", "", 0, 0},
 	}
 	for _, tt := range tests {
