@@ -49,17 +49,21 @@ type check struct {
 	fix  string
 }
 
-// checkHeadlessShell says which browser a headless serve launches: a
-// Chromium headless shell when one is installed (advice, not a failure,
-// when none is).
+// checkHeadlessShell says which browser a headless serve with these flags
+// launches (cdp.LaunchExecutable decides, as serve does): a Chromium
+// headless shell when one is installed; advice, not a failure, when none
+// is.
 func checkHeadlessShell(ctx context.Context, bf browserFlags) check {
 	c := check{name: "headless shell", ok: true}
+	exe, err := cdp.LaunchExecutable(bf.options(nil))
 	sh := cdp.FindHeadlessShell()
 	switch {
-	case bf.executablePath != "" || os.Getenv("CHROME_PATH") != "" || strings.EqualFold(bf.headlessShell, cdp.HeadlessShellOff):
-		c.info = "not used: the browser is named (--executable-path, $CHROME_PATH) or --headless-shell=off"
+	case err != nil:
+		return failed("headless shell", err)
 	case sh == "":
 		c.info = "not installed: a headless serve launches Chromium; apt-get install -y chromium-headless-shell for a fraction of its CPU per page (several times the sessions per machine)"
+	case exe != sh:
+		c.info = "installed, not used: the browser is named (--executable-path, $CHROME_PATH), or --headed or --headless-shell=off"
 	default:
 		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		out, err := exec.CommandContext(vctx, sh, "--version").Output()

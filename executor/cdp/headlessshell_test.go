@@ -76,8 +76,12 @@ func TestLaunchExecutable(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Options{HeadlessShell: "maybe"}); err == nil {
-		t.Error(`HeadlessShell "maybe" was taken`)
+	if _, err := LaunchExecutable(Options{HeadlessShell: "maybe"}); executor.CodeOf(err) != executor.CodeBadArgs {
+		t.Errorf(`HeadlessShell "maybe": %v, want BAD_ARGS`, err)
+	}
+	headlessShellCandidates = []string{shell}
+	if got, err := LaunchExecutable(Options{}); err != nil || got != shell {
+		t.Errorf("LaunchExecutable = %q, %v; want %q (what a launch would pick)", got, err, shell)
 	}
 }
 

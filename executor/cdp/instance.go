@@ -241,6 +241,17 @@ func (in *instance) abort() {
 	in.closeProxy()
 }
 
+// LaunchExecutable is the browser a Backend with o launches (see
+// launchExecutable), for `chromegate doctor` to say which; options New
+// refuses are refused.
+func LaunchExecutable(o Options) (string, error) {
+	b, err := New(o)
+	if err != nil {
+		return "", executor.Errorf(executor.CodeBadArgs, "%v", err)
+	}
+	return b.launchExecutable()
+}
+
 // launchExecutable is the browser to launch. An executable named by
 // --executable-path or $CHROME_PATH is launched as named. Otherwise a
 // headless browser that loads no extension is a Chromium headless shell
