@@ -199,7 +199,7 @@ func TestChromiumArgs(t *testing.T) {
 	args := b.chromiumArgs()
 	joined := strings.Join(args, " ")
 	for _, want := range []string{"--disable-gpu", "--disable-background-networking", "--disable-component-update",
-		"--no-first-run", "--disable-sync", "--disable-dev-shm-usage", "--lang=de"} {
+		"--no-first-run", "--disable-sync", "--disable-dev-shm-usage", "--site-per-process", "--lang=de"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("missing %s in %v", want, args)
 		}

@@ -329,8 +329,14 @@ func (in *instance) prepare() (launchPrep, error) {
 	return p, nil
 }
 
-// chromiumArgs are the flags every launch gets: the quiet switches (the
-// browser makes no call of its own, quiet.go), then the caller's. Playwright
+// chromiumArgs are the flags every launch gets: site isolation, the quiet
+// switches (the browser makes no call of its own, quiet.go), then the
+// caller's. --site-per-process gives every site its own renderer, as
+// desktop Chrome does by default and the headless shell does not: a frame
+// of another origin cannot share a process with the page that frames it,
+// and the shell no longer stalls a page's load event when the page opens
+// an about:blank popup while a cross-site frame of it is loading
+// (TestFramesAreNotPierced hung on it). Playwright
 // adds its own --enable-features and --disable-features; Chromium honours
 // only the last of each, so every feature (Playwright's, ours, the user's)
 // is merged into one switch of each kind at the end.
@@ -339,7 +345,7 @@ func (b *Backend) chromiumArgs() []string {
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, "--disable-gpu", "--disable-dev-shm-usage")
+	args = append(args, "--disable-gpu", "--disable-dev-shm-usage", "--site-per-process")
 	args = append(args, quietSwitches...)
 	args = append(args, b.egressArgs()...)
 	args = append(args, b.opts.BrowserArgs...)
