@@ -140,6 +140,15 @@ func MovedErr(what string, p XY) *Error {
 		WithHint("take a new screenshot and retry; a page that moves frames under the pointer cannot be acted on at a point")
 }
 
+// UnseenErr is the refusal of an action at p whose pointer move never
+// reached the document the policy decided on: the browser sent it
+// elsewhere (to a frame it still drew under the point) or the page stopped
+// it, so a press could land in another document.
+func UnseenErr(what string, p XY) *Error {
+	return Errorf(CodePolicyDenied, "%s at (%g, %g): the pointer's move there never reached the document the policy decided on (the browser sent it to another document, such as a frame the page moved, or the page stopped it); nothing was pressed", what, p.X, p.Y).
+		WithHint("take a new screenshot and retry, or act by ref (snapshot) instead")
+}
+
 // SendFunc sends one CDP command to a tab's main-frame session.
 type SendFunc func(method string, params map[string]any) (any, error)
 

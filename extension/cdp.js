@@ -656,7 +656,12 @@ export const handlers = {
   async networkEntry(p, ctx) {
     const out = {};
     const st = await onTab(ctx, 'network_request', async (c) => {
-      const e = netlogs.tab(c.tabId).find(p.id);
+      const log = netlogs.tab(c.tabId);
+      // Set-Cookie and the cookies sent come in ExtraInfo events, which
+      // may follow the request's end: wait for them a moment, so that the
+      // headers are whole (and their secrets redacted, not missing).
+      for (let i = 0; i < 20 && log.extraDue(p.id); i++) await new Promise((r) => setTimeout(r, 25));
+      const e = log.find(p.id);
       if (!e) {
         throw fail('BAD_ARGS', `no request ${JSON.stringify(String(p.id))} in the tab's network log`,
           'call network_requests for the ids; the log keeps the last navigations only');

@@ -9,6 +9,9 @@
 export const MAX_ENTRIES = 1000;
 export const MAX_NAVIGATIONS = 10;
 export const MAX_BODY_BYTES = 64 * 1024;
+// MAX_EARLY bounds the ExtraInfo headers kept for requests not yet seen,
+// and the ended requests kept findable for ExtraInfo that comes late.
+const MAX_EARLY = 200;
 export const REDACTED = '[redacted]';
 
 const CREDENTIAL_HEADERS = new Set(['cookie', 'cookie2', 'set-cookie', 'set-cookie2', 'authorization', 'proxy-authorization']);
@@ -87,6 +90,12 @@ export class TabLog {
     this.next = 0;
     this.ring = []; // oldest first
     this.live = new Map(); // CDP requestId -> entry in flight
+    // Chrome sends a request's ExtraInfo events (the headers as sent and
+    // received, cookies included) on their own path: they may come before
+    // the request's first event or after its last. Those that come early
+    // wait here; an entry that ended stays findable for late ones.
+    this.early = new Map(); // CDP requestId -> {request, response} headers
+    this.ended = new Map(); // CDP requestId -> entry that ended, newest last
     this.dropped = new Map(); // generation -> entries let go
   }
 
@@ -110,24 +119,23 @@ export class TabLog {
         this.#add(p, document);
         break;
       }
-      case 'Network.requestWillBeSentExtraInfo': {
-        const e = this.live.get(p.requestId);
-        if (e) e.requestHeaders = { ...e.requestHeaders, ...p.headers };
+      case 'Network.requestWillBeSentExtraInfo':
+        this.#extra(p.requestId, 'request', p.headers);
         break;
-      }
       case 'Network.responseReceived': {
         const e = this.live.get(p.requestId);
         if (!e) break;
         e.r.status = p.response.status || 0;
         e.r.mimeType = p.response.mimeType || '';
         e.responseHeaders = { ...p.response.headers, ...e.responseHeaders };
+        // The headers as received (Set-Cookie among them) come in an
+        // ExtraInfo event, which Chrome says here it will send.
+        if (p.hasExtraInfo) e.extraDue = true;
         break;
       }
-      case 'Network.responseReceivedExtraInfo': {
-        const e = this.live.get(p.requestId);
-        if (e) e.responseHeaders = { ...e.responseHeaders, ...p.headers };
+      case 'Network.responseReceivedExtraInfo':
+        this.#extra(p.requestId, 'response', p.headers);
         break;
-      }
       case 'Network.loadingFinished': {
         const e = this.live.get(p.requestId);
         if (!e) break;
@@ -145,6 +153,28 @@ export class TabLog {
     }
   }
 
+  // #extra merges an ExtraInfo event's headers (kind 'request' or
+  // 'response') into the request in flight, or one that ended without
+  // them; without either, they wait (early) for the request's first event.
+  #extra(requestId, kind, headers) {
+    const e = this.live.get(requestId) || this.ended.get(requestId);
+    if (e) {
+      if (kind === 'request') {
+        e.requestHeaders = { ...e.requestHeaders, ...headers };
+      } else {
+        e.responseHeaders = { ...e.responseHeaders, ...headers };
+        e.extraCame = true;
+      }
+      return;
+    }
+    const w = this.early.get(requestId) || { request: {}, response: {} };
+    Object.assign(w[kind], headers);
+    if (kind === 'response') w.came = true;
+    this.early.delete(requestId);
+    this.early.set(requestId, w);
+    while (this.early.size > MAX_EARLY) this.early.delete(this.early.keys().next().value);
+  }
+
   #newGeneration() {
     this.nav++;
     const old = this.nav - MAX_NAVIGATIONS;
@@ -159,6 +189,7 @@ export class TabLog {
 
   #forget(e) {
     if (this.live.get(e.requestId) === e) this.live.delete(e.requestId);
+    if (this.ended.get(e.requestId) === e) this.ended.delete(e.requestId);
   }
 
   #add(p, document) {
@@ -185,12 +216,25 @@ export class TabLog {
       this.#forget(gone);
       this.dropped.set(gone.r.nav, (this.dropped.get(gone.r.nav) || 0) + 1);
     }
+    const w = this.early.get(p.requestId);
+    if (w) {
+      this.early.delete(p.requestId);
+      e.requestHeaders = { ...e.requestHeaders, ...w.request };
+      if (w.came) {
+        e.responseHeaders = { ...w.response };
+        e.extraCame = true;
+      }
+    }
     this.ring.push(e);
+    this.ended.delete(p.requestId);
     this.live.set(p.requestId, e);
   }
 
   #end(e, outcome, error, timestamp) {
     if (this.live.get(e.requestId) === e) this.live.delete(e.requestId);
+    this.ended.delete(e.requestId);
+    this.ended.set(e.requestId, e);
+    while (this.ended.size > MAX_EARLY) this.ended.delete(this.ended.keys().next().value);
     e.r.outcome = outcome;
     if (error) e.r.error = error;
     e.r.durationMs = typeof timestamp === 'number' && typeof e.start === 'number'
@@ -208,6 +252,14 @@ export class TabLog {
     const out = { requests, nav: this.nav };
     if (dropped) out.dropped = dropped;
     return out;
+  }
+
+  // extraDue says whether the entry with id ended with a response whose
+  // ExtraInfo headers Chrome said it would send and has not yet: a reader
+  // of its headers waits a moment for them (networkEntry).
+  extraDue(id) {
+    const e = this.ring.find((x) => x.r.id === String(id));
+    return !!e && e.r.outcome !== 'pending' && !!e.extraDue && !e.extraCame;
   }
 
   // find returns an entry by its id: {request (headers redacted),

@@ -64,6 +64,32 @@ test('a request, its response and its end', () => {
   assert.equal(log.find('99'), null);
 });
 
+test('ExtraInfo that comes before the request or after its end still reaches it, and is redacted', () => {
+  const log = new TabLog();
+  // Chrome sends ExtraInfo on its own path: here the request's comes
+  // first, and the response's after the request finished.
+  log.onEvent('Network.requestWillBeSentExtraInfo', { requestId: 'r1', headers: { Cookie: 'sid=EARLY-SECRET' } });
+  sent(log, 'r1', 'https://a.test/api', { headers: { Accept: '*/*' } });
+  log.onEvent('Network.responseReceived', { requestId: 'r1', hasExtraInfo: true, response: { status: 200, mimeType: 'application/json', headers: { 'Content-Type': 'application/json' } } }, MAIN);
+  log.onEvent('Network.loadingFinished', { requestId: 'r1', timestamp: 2, encodedDataLength: 10 }, MAIN);
+  assert.equal(log.extraDue('1'), true, 'the response ExtraInfo Chrome promised has not come');
+  log.onEvent('Network.responseReceivedExtraInfo', { requestId: 'r1', headers: { 'Set-Cookie': 'x=LATE-SECRET' } });
+  assert.equal(log.extraDue('1'), false);
+  const e = log.find('1');
+  assert.ok(!JSON.stringify(e).includes('SECRET'));
+  assert.deepEqual(e.request.requestHeaders, [{ name: 'Accept', value: '*/*' }, { name: 'Cookie', value: REDACTED }]);
+  assert.deepEqual(e.request.responseHeaders, [{ name: 'Content-Type', value: 'application/json' }, { name: 'Set-Cookie', value: REDACTED }]);
+  // Headers of requests never seen are bounded, and so are ended requests
+  // kept for late headers.
+  for (let i = 0; i < 1000; i++) log.onEvent('Network.requestWillBeSentExtraInfo', { requestId: `x${i}`, headers: { Cookie: 'c' } });
+  assert.ok(log.early.size <= 200, `early holds ${log.early.size}`);
+  for (let i = 0; i < 300; i++) {
+    sent(log, `d${i}`, `https://a.test/${i}`);
+    done(log, `d${i}`, 200);
+  }
+  assert.ok(log.ended.size <= 200, `ended holds ${log.ended.size}`);
+});
+
 test('a redirect hop ends with its status and the next hop is a new entry of the same generation', () => {
   const log = new TabLog();
   sent(log, 'L1', 'http://a.test/old', { type: 'Document', loaderId: 'L1', ts: 1 });

@@ -84,14 +84,19 @@ export async function frameAt(send, pt, target = targetInfo(send)) {
 }
 
 // hit tests one point in a call's tab: the element from the isolated
-// world, the document from the browser.
+// world, the document from the browser. For the policy, settle is false;
+// after the pointer moved there for an action, it is the action's kind,
+// and the hit first lets the page handle what the move started, refusing
+// the action when the move never reached the document the policy's hit
+// found (as executor/cdp's hit).
 export async function hit(c, pt, settle) {
   const src = await c.st.store.serverScript('point');
-  const info = await runSource(c.st, src, [{ op: 'hit', x: pt.x, y: pt.y, settle }]);
+  const info = await runSource(c.st, src, [{ op: 'hit', x: pt.x, y: pt.y, settle: !!settle }]);
   if (info.out) {
     throw fail('BAD_ARGS', `point (${pt.x}, ${pt.y}) is outside the viewport, which is ${info.vw}x${info.vh} CSS pixels`,
       `pass x in [0, ${info.vw}) and y in [0, ${info.vh}): CSS pixels, a screenshot's pixels divided by the device scale factor; scroll to bring content into view`);
   }
+  if (info.unseen) throw unseen(settle, pt);
   const doc = await frameAt((m, p) => c.st.send(m, p), pt, debuggerTarget);
   return {
     x: pt.x, y: pt.y, ...doc, origin: inherit(doc, info), frame: !!info.frame,
@@ -116,6 +121,10 @@ export function inherit(doc, info) {
 
 export const same = (a, b) => !!a && !!b && a.frameId === b.frameId && a.url === b.url && a.origin === b.origin;
 
+const unseen = (kind, pt) => fail('POLICY_DENIED',
+  `${kind} at (${pt.x}, ${pt.y}): the pointer's move there never reached the document the policy decided on (the browser sent it to another document, such as a frame the page moved, or the page stopped it); nothing was pressed`,
+  'take a new screenshot and retry, or act by ref (snapshot) instead');
+
 const moved = (kind, pt) => fail('POLICY_DENIED',
   `${kind} at (${pt.x}, ${pt.y}): another document came under the point after the policy decided; nothing was pressed`,
   'take a new screenshot and retry; a page that moves frames under the pointer cannot be acted on at a point');
@@ -132,7 +141,7 @@ export async function act(c, p) {
   }
   const hits = [];
   const check = async (pt, want) => {
-    const h = await hit(c, pt, true);
+    const h = await hit(c, pt, kind);
     hits.push(h);
     if (!same(h, want)) throw moved(kind, pt);
   };

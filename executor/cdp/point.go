@@ -21,7 +21,7 @@ func (s *Session) HitTest(ctx context.Context, p executor.HitParams) ([]executor
 	var hits []executor.Hit
 	_, err := s.onTab(ctx, p.TabID, "hit test", func(c *call) error {
 		for _, pt := range p.Points {
-			h, err := c.hit(pt, false)
+			h, err := c.hit(pt, "")
 			if err != nil {
 				return err
 			}
@@ -46,12 +46,17 @@ type hitInfo struct {
 	// the script could enter.
 	DocURL string `json:"docURL"`
 	Origin string `json:"origin"`
+	// Unseen: the settled hit waited for the pointer's move in the
+	// document the policy's hit found, and it never came.
+	Unseen bool `json:"unseen"`
 }
 
-// hit tests one point; settle first lets the page handle what the
-// pointer's last move started.
-func (c *call) hit(pt executor.XY, settle bool) (executor.Hit, error) {
-	raw, err := c.runValue(executor.PointScript, map[string]any{"op": "hit", "x": pt.X, "y": pt.Y, "settle": settle})
+// hit tests one point. For the policy, settle is ""; after the pointer
+// moved there for an action, it is the action's kind, and the hit first
+// lets the page handle what the move started, refusing the action when
+// the move never reached the document the policy's hit found.
+func (c *call) hit(pt executor.XY, settle string) (executor.Hit, error) {
+	raw, err := c.runValue(executor.PointScript, map[string]any{"op": "hit", "x": pt.X, "y": pt.Y, "settle": settle != ""})
 	if err != nil {
 		return executor.Hit{}, err
 	}
@@ -61,6 +66,9 @@ func (c *call) hit(pt executor.XY, settle bool) (executor.Hit, error) {
 	}
 	if in.Out {
 		return executor.Hit{}, executor.OutsideViewport(pt, in.VW, in.VH)
+	}
+	if in.Unseen {
+		return executor.Hit{}, executor.UnseenErr(settle, pt)
 	}
 	_, sess, err := c.t.w.context(c)
 	if err != nil {
@@ -91,7 +99,7 @@ func (s *Session) Point(ctx context.Context, p executor.PointParams) (executor.P
 	st, err := s.onAction(ctx, p.TabID, p.Kind+" at a point", func(c *call) error {
 		m := c.page.Mouse()
 		check := func(pt executor.XY, want executor.Hit) error {
-			h, err := c.hit(pt, true)
+			h, err := c.hit(pt, p.Kind)
 			if err != nil {
 				return err
 			}

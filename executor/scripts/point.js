@@ -3,8 +3,9 @@
 // Coordinates are CSS pixels of the top document's viewport. Refs come
 // from the shared registry, so they are the outline's refs.
 //
-// hit: {x, y} -> {vw, vh, out} when the point is outside the viewport,
-// else {vw, vh, tag, role, name, ref, frame}: the element under the point,
+// hit: {x, y, settle} -> {vw, vh, out} when the point is outside the
+// viewport, else {vw, vh, tag, role, name, ref, frame, unseen}: the
+// element under the point,
 // looked for through same-origin frames; frame is true when the point is
 // on a frame whose document this world cannot read (cross-origin), the
 // element then being the frame itself.
@@ -91,9 +92,47 @@
     return { vw, vh, marks, more };
   }
 
+  // The trusted pointer moves each readable document saw, counted by this
+  // world's capture listener on its window (installed by the first hit
+  // that finds the point in that document). A hit for the policy notes the
+  // count of the document it found, per point.
+  let moves = globalThis.chromegateMoves;
+  if (!moves) {
+    moves = { wins: new WeakMap(), notes: new Map() };
+    Object.defineProperty(globalThis, 'chromegateMoves', { value: moves });
+  }
+  const movesOf = (win) => {
+    let m = moves.wins.get(win);
+    if (!m) {
+      m = { seq: 0, x: NaN, y: NaN };
+      win.addEventListener('mousemove', (e) => {
+        if (!e.isTrusted) return;
+        m.seq++;
+        m.x = e.clientX;
+        m.y = e.clientY;
+        if (m.seen) m.seen();
+      }, true);
+      moves.wins.set(win, m);
+    }
+    return m;
+  };
+  let leaf = null; // the readable document the last hit found, and the point in it
+
   // The hit, after the page handled what the pointer's move started
-  // (arg.settle: two frames and a task later, at most 100 ms: mouse moves
-  // reach the page aligned to a frame, which may be the next one).
+  // (arg.settle). Mouse moves reach the page aligned to a frame, and on a
+  // busy machine or a headless shell not always by the next two, so where
+  // the policy's hit found a readable document the settled hit waits for
+  // that document to see the move at the point, then a task (every
+  // listener of the move has run: a page that moves a frame under the
+  // pointer then has moved it), at most a second (a page that stops the
+  // event before this world's listener, or moved another document under
+  // the point first, only waits that long). A move that never came is
+  // {unseen: true}, and the action is refused: the browser routes input by
+  // what it last drew, which may still show a frame the page has since
+  // moved away, and then sends the move, and would send the press, to
+  // that frame's document while this one's DOM shows the allowed element.
+  // Where it found a frame this world cannot read, whose events it cannot
+  // see, two frames and a task, at most 100 ms.
   const hit = () => {
     const x = Number(arg.x);
     const y = Number(arg.y);
@@ -108,7 +147,10 @@
       // tuple origin for an about:srcdoc or about:blank frame, which this
       // world could enter only because it is of the top's origin.
       const own = { docURL: doc.URL, origin: (doc.defaultView && doc.defaultView.origin) || '' };
-      if (dom.tag(el) !== 'IFRAME' && dom.tag(el) !== 'FRAME') return { vw, vh, ...own, ...describe(el) };
+      if (dom.tag(el) !== 'IFRAME' && dom.tag(el) !== 'FRAME') {
+        leaf = { win: doc.defaultView, x: px, y: py };
+        return { vw, vh, ...own, ...describe(el) };
+      }
       let inner = null;
       try { inner = el.contentDocument; } catch (e) { inner = null; }
       if (!inner) return { vw, vh, frame: true, ...describe(el) };
@@ -119,12 +161,44 @@
     }
     return { vw, vh, frame: true, tag: '', role: '', name: '', ref: '' };
   };
-  if (!arg.settle) return hit();
+  const key = `${arg.x},${arg.y}`;
+  if (!arg.settle) {
+    const h = hit();
+    moves.notes.delete(key);
+    if (leaf && leaf.win) {
+      const m = movesOf(leaf.win);
+      moves.notes.set(key, { m, seq: m.seq, x: leaf.x, y: leaf.y });
+      // A few points at most are acted on at once (a drag's two).
+      while (moves.notes.size > 8) moves.notes.delete(moves.notes.keys().next().value);
+    }
+    return h;
+  }
+  const note = moves.notes.get(key);
+  moves.notes.delete(key);
   return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(hit()), 100);
-    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+    let done = false;
+    const finish = (unseen) => {
+      if (done) return;
+      done = true;
+      if (note) note.m.seen = null;
+      resolve(unseen === true ? { ...hit(), unseen: true } : hit());
+    };
+    if (!note) {
+      const t = setTimeout(finish, 100);
+      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+        clearTimeout(t);
+        finish();
+      }, 0)));
+      return;
+    }
+    const arrived = () => note.m.seq > note.seq && Math.abs(note.m.x - note.x) < 1 && Math.abs(note.m.y - note.y) < 1;
+    const t = setTimeout(() => finish(true), 1000);
+    const check = () => {
+      if (!arrived()) return;
       clearTimeout(t);
-      resolve(hit());
-    }, 0)));
+      setTimeout(finish, 0);
+    };
+    check();
+    note.m.seen = check;
   });
 }
