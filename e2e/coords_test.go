@@ -40,9 +40,15 @@ const coordsPage = `<!doctype html><title>Coords</title>
 <iframe id="f" class="abs" title="Widget" src="http://other.test:%[1]s/widget" style="left:300px;top:200px;width:200px;height:100px;border:0"></iframe>
 <iframe id="same" class="abs" title="Same" style="left:520px;top:40px;width:200px;height:80px;border:0"
  srcdoc="<style>body{margin:0}</style><button style='width:200px;height:80px' onclick='parent.innerClicks.push(event.isTrusted)'>Inner</button>"></iframe>
+<div id="card" class="abs" draggable="true" style="left:760px;top:40px;width:60px;height:30px;background:#9cf">Card</div>
+<div id="zone" class="abs" style="left:760px;top:140px;width:140px;height:60px;background:#fc9">Drop here</div>
 <div style="height:3000px"></div>
 <script>
 window.clicks = [];
+window.dropped = [];
+document.getElementById('card').addEventListener('dragstart', (e) => { e.dataTransfer.setData('text/plain', 'card'); });
+document.getElementById('zone').addEventListener('dragover', (e) => { e.preventDefault(); });
+document.getElementById('zone').addEventListener('drop', (e) => { e.preventDefault(); dropped.push(e.dataTransfer.getData('text/plain')); });
 window.innerClicks = [];
 document.getElementById('b').addEventListener('click', (e) => { clicks.push({trusted: e.isTrusted, x: e.clientX, y: e.clientY}); });
 document.getElementById('tipper').addEventListener('mouseover', () => { document.getElementById('tip').style.display = 'block'; });
@@ -206,6 +212,15 @@ func TestCoordinates(t *testing.T) {
 		s.call("drag", map[string]any{"from_x": 50, "from_y": 150, "to_x": 250, "to_y": 150})
 		if got := s.evalString("parseInt(document.getElementById('knob').style.left)"); got != "200" {
 			t.Errorf("knob at %s px after the drag, want 200", got)
+		}
+	})
+	t.Run("html5 drag", func(t *testing.T) {
+		// A draggable element dropped on a drop zone: once the drag has
+		// started the page gets drag events, not mouse moves, and the
+		// drop point is still confirmed before the release.
+		s.call("drag", map[string]any{"from_x": 790, "from_y": 55, "to_x": 830, "to_y": 170})
+		if got := s.evalString("JSON.stringify(dropped)"); got != `["card"]` {
+			t.Errorf("the zone saw drops %s, want the card's", got)
 		}
 	})
 	t.Run("scroll", func(t *testing.T) {

@@ -92,8 +92,9 @@
     return { vw, vh, marks, more };
   }
 
-  // The trusted pointer moves each readable document saw, counted by this
-  // world's capture listener on its window (installed by the first hit
+  // The trusted pointer moves each readable document saw (mousemove, or
+  // dragover during a drag), counted by this world's capture listener on
+  // its window (installed by the first hit
   // that finds the point in that document). A hit for the policy notes the
   // count of the document it found, per point.
   let moves = globalThis.chromegateMoves;
@@ -105,13 +106,17 @@
     let m = moves.wins.get(win);
     if (!m) {
       m = { seq: 0, x: NaN, y: NaN };
-      win.addEventListener('mousemove', (e) => {
+      const saw = (e) => {
         if (!e.isTrusted) return;
         m.seq++;
         m.x = e.clientX;
         m.y = e.clientY;
         if (m.seen) m.seen();
-      }, true);
+      };
+      // Once a drag of a draggable element has started, the pointer's
+      // moves reach the page as dragover.
+      win.addEventListener('mousemove', saw, true);
+      win.addEventListener('dragover', saw, true);
       moves.wins.set(win, m);
     }
     return m;
