@@ -61,6 +61,18 @@
     return { tag: dom.tag(a).toLowerCase(), role: role(a), name: name(a), ref: reg.refFor(a) };
   };
 
+  if (arg.op === 'drawn') {
+    // Two frames of the top document drawn (at most 200 ms): the browser
+    // routes input by what was last drawn, out-of-process frames included.
+    return new Promise((resolve) => {
+      const t = setTimeout(() => resolve(false), 200);
+      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+        clearTimeout(t);
+        resolve(true);
+      }, 0)));
+    });
+  }
+
   if (arg.op === 'marks') {
     const marks = [];
     let more = 0;
