@@ -66,6 +66,33 @@ func TestLivePageTools(t *testing.T) {
 
 	f := h.fake()
 	tab := f.TabID(0)
+	// The SDK's Connect returns before the server has registered the
+	// watcher's subscriptions/listen stream (it is sent without waiting
+	// for its acknowledgement), so a change made at once may come before
+	// it. Change the tools until a change is notified; from then on every
+	// change must be.
+	probe := echoTool
+	probe.Name = "probe"
+	for i := 0; ; i++ {
+		if i%2 == 0 {
+			f.SetPageTools(tab, []executor.PageTool{probe})
+		} else {
+			f.SetPageTools(tab, nil)
+		}
+		select {
+		case <-changed:
+		case <-time.After(200 * time.Millisecond):
+			if i == 25 {
+				t.Fatal("no notifications/tools/list_changed for any change in 5 s")
+			}
+			continue
+		}
+		break
+	}
+	time.Sleep(50 * time.Millisecond) // the debounced notification of the last change, if two were sent
+	for len(changed) > 0 {
+		<-changed
+	}
 	writer := echoTool
 	writer.Name, writer.Annotations = "post.comment", executor.PageToolAnnotations{Consequential: true}
 	long := echoTool
