@@ -98,10 +98,11 @@ export async function targetPoint(c, what, target, click, extra = {}) {
   if (!fd) return { x: p.x, y: p.y };
   const frameSource = await c.st.store.serverScript('frame');
   const q = await toPage(c.st, fd, p.x, p.y, { hit: true, reveal: true, frameSource });
-  // The browser routes input by what was last drawn: a frame the page
-  // drew no frame with since it loaded or moved is not yet where it shows
-  // (executor/cdp's refPoint waits the same).
-  await runSource(c.st, await c.st.store.serverScript('point'), [{ op: 'drawn' }]);
+  // The browser routes input into another renderer's frame by what was
+  // last drawn: a frame the page drew nothing with since it loaded or
+  // moved is not yet where it shows (executor/cdp's refPoint waits the
+  // same). A frame of the page's own renderer is hit-tested by it.
+  if (fd.sessionId) await runSource(c.st, await c.st.store.serverScript('point'), [{ op: 'drawn' }]);
   return { x: q.x, y: q.y };
 }
 
