@@ -15,11 +15,10 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/chromegate
 
-# Debian's Chromium; chromegate never downloads a browser.
-# Debian's chromium, and its headless shell: the browser a headless
-# chromegate launches when it is installed (--headless-shell=auto), as
-# Playwright does; chromium still serves --headed, --with-extension and the
-# extension's suite.
+# Debian's chromium, and its headless shell (chromegate never downloads a
+# browser): the shell is the browser a headless chromegate launches when it
+# is installed (--headless-shell=auto), as Playwright does; chromium still
+# serves --headed, --with-extension and the extension's suite.
 chromium:
 	@if { [ -x /usr/bin/chromium ] && [ -x /usr/lib/chromium/chromium-headless-shell ]; } || [ -n "$$CHROME_PATH" ]; then :; else \
 	  echo "== installing Debian chromium and chromium-headless-shell"; \

@@ -193,10 +193,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	copts := cfg.browser.options(log)
-	switch copts.HeadlessShell {
-	case cdp.HeadlessShellAuto, cdp.HeadlessShellOn, cdp.HeadlessShellOff:
-	default:
-		return fmt.Errorf("--headless-shell %q: want auto, on or off", cfg.browser.headlessShell)
+	if err := cdp.CheckHeadlessShell(copts.HeadlessShell); err != nil {
+		return fmt.Errorf("--headless-shell %w", err)
 	}
 	copts.Prestarted = pre
 	if err := cfg.http.load.browser(&copts, cfg.http.addr.v != ""); err != nil {

@@ -80,6 +80,16 @@ const (
 	HeadlessShellOff  = "off"
 )
 
+// CheckHeadlessShell refuses a value of Options.HeadlessShell (or of
+// --headless-shell) other than auto, on, off or "".
+func CheckHeadlessShell(v string) error {
+	switch v {
+	case "", HeadlessShellAuto, HeadlessShellOn, HeadlessShellOff:
+		return nil
+	}
+	return fmt.Errorf("%q: want auto, on or off", v)
+}
+
 // The defaults of Options.
 const (
 	DefaultMaxDownloadBytes    = 100 << 20
@@ -141,8 +151,8 @@ func New(opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("cdp: EgressVia %q: want proxy or route", opts.EgressVia)
 	case opts.CDPEndpoint != "" && opts.Isolated:
 		return nil, errors.New("cdp: Isolated and CDPEndpoint exclude each other (an attached browser keeps its own profile)")
-	case opts.HeadlessShell != "" && opts.HeadlessShell != HeadlessShellAuto && opts.HeadlessShell != HeadlessShellOn && opts.HeadlessShell != HeadlessShellOff:
-		return nil, fmt.Errorf("cdp: HeadlessShell %q: want auto, on or off", opts.HeadlessShell)
+	case CheckHeadlessShell(opts.HeadlessShell) != nil:
+		return nil, fmt.Errorf("cdp: HeadlessShell: %w", CheckHeadlessShell(opts.HeadlessShell))
 	}
 	if opts.MaxDownloadBytes == 0 {
 		opts.MaxDownloadBytes = DefaultMaxDownloadBytes

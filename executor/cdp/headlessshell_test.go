@@ -76,6 +76,11 @@ func TestLaunchExecutable(t *testing.T) {
 			}
 		})
 	}
+	for v, ok := range map[string]bool{"": true, "auto": true, "on": true, "off": true, "maybe": false, "ON": false} {
+		if err := CheckHeadlessShell(v); (err == nil) != ok {
+			t.Errorf("CheckHeadlessShell(%q) = %v", v, err)
+		}
+	}
 	if _, err := LaunchExecutable(Options{HeadlessShell: "maybe"}); executor.CodeOf(err) != executor.CodeBadArgs {
 		t.Errorf(`HeadlessShell "maybe": %v, want BAD_ARGS`, err)
 	}

@@ -61,17 +61,19 @@
     return { tag: dom.tag(a).toLowerCase(), role: role(a), name: name(a), ref: reg.refFor(a) };
   };
 
-  if (arg.op === 'drawn') {
-    // Two frames of the top document drawn (at most 200 ms): the browser
-    // routes input by what was last drawn, out-of-process frames included.
-    return new Promise((resolve) => {
-      const t = setTimeout(() => resolve(false), 200);
-      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
-        clearTimeout(t);
-        resolve(true);
-      }, 0)));
-    });
-  }
+  // drawn resolves true once this document has drawn two frames and a
+  // task has run after them, or false after ms (a hidden page draws none).
+  const drawn = (ms) => new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+      clearTimeout(t);
+      resolve(true);
+    }, 0)));
+  });
+
+  // Two frames of the top document drawn (at most 200 ms): the browser
+  // routes input by what was last drawn, out-of-process frames included.
+  if (arg.op === 'drawn') return drawn(200);
 
   if (arg.op === 'marks') {
     const marks = [];
@@ -201,11 +203,7 @@
       resolve(unseen === true ? { ...hit(), unseen: true } : hit());
     };
     if (!note) {
-      const t = setTimeout(finish, 100);
-      requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
-        clearTimeout(t);
-        finish();
-      }, 0)));
+      drawn(100).then(() => finish());
       return;
     }
     const arrived = () => note.m.seq > note.seq && Math.abs(note.m.x - note.x) < 1 && Math.abs(note.m.y - note.y) < 1;
