@@ -120,12 +120,15 @@ vet:
 
 # Packages run one after another (-p 1): several of them start browsers, and
 # on two cores running them side by side only starves each one's deadlines.
+# `go test` replays every fuzz target's seeds and saved failures
+# (testdata/fuzz); exploring for new inputs is `make fuzz`'s job, not the
+# tests': each target's instrumented build alone takes ~20 s here, about
+# ten minutes for the set.
 test: deps realapps-deps mcpb-deps vet
 	node --test extension/
 	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
 	$(MAKE) --no-print-directory test-ext
 	$(MAKE) --no-print-directory test-remote
-	$(MAKE) --no-print-directory fuzz
 
 # The e2e tool suite again, through chromegate's extension loaded into the
 # browser chromegate launches and paired over CDP (e2e/main_test.go).
