@@ -72,7 +72,7 @@ func TestImageMemoryBounded(t *testing.T) {
 	})
 	site := "http://127.0.0.1:" + serveMux(t, mux)
 	// Safe mode: no --enable-mutations.
-	h := startHTTPEnv(t, t.TempDir(), fmt.Sprintf("e2e-http-bounds-%d", os.Getpid()), []string{"GOMEMLIMIT=400MiB"},
+	h := startHTTPEnv(t, t.TempDir(), fmt.Sprintf("e2e-http-bounds-%d", os.Getpid()), []string{"GOMEMLIMIT=256MiB"},
 		"--allow-domain=127.0.0.1")
 	pid := h.server.cmd.Process.Pid
 	attacker, bystander := h.connect("", nil), h.connect("", nil)
@@ -121,7 +121,7 @@ func TestImageMemoryBounded(t *testing.T) {
 	})
 
 	peak := vmHWM(pid)
-	t.Logf("server peak RSS (VmHWM) under the attack: %d MB (GOMEMLIMIT=400MiB)", peak>>20)
+	t.Logf("server peak RSS (VmHWM) under the attack: %d MB (GOMEMLIMIT=256MiB)", peak>>20)
 	if peak > maxServerRSS {
 		t.Errorf("the server's peak RSS is %d MB, over %d MB", peak>>20, maxServerRSS>>20)
 	}
