@@ -23,7 +23,9 @@ func TestRotatingLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := func(i int) []byte { return fmt.Appendf(nil, "{\"line\":\"%03d\",\"pad\":\"%s\"}\n", i, strings.Repeat("x", 14)) } // 35 bytes
+	line := func(i int) []byte {
+		return fmt.Appendf(nil, "{\"line\":\"%03d\",\"pad\":\"%s\"}\n", i, strings.Repeat("x", 14))
+	} // 35 bytes
 	for i := range 20 {
 		if _, err := r.Write(line(i)); err != nil {
 			t.Fatal(err)
