@@ -3,11 +3,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/png"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,4 +177,104 @@ func imageSize(t *testing.T, res *sdk.CallToolResult) (int, int) {
 	}
 	t.Fatalf("no image in the result: %s", short(resultText(res)))
 	return 0, 0
+}
+
+// deniedLoopPage fetches two denied hosts in eight loops for the given
+// seconds, then shows how many fetches it made.
+const deniedLoopPage = `<!doctype html><title>Loop</title><p id="out">looping</p><script>
+let n = 0;
+const until = Date.now() + %d * 1000;
+let running = 0;
+function go(u) {
+  if (Date.now() > until) {
+    if (--running === 0) document.getElementById('out').textContent = 'DONE ' + n;
+    return;
+  }
+  n++;
+  fetch(u + '?' + n).catch(() => {}).finally(() => go(u));
+}
+for (let i = 0; i < 4; i++) {
+  running += 2;
+  go('http://127.0.0.1:%s/x');
+  go('http://other.test:%s/x');
+}
+</script>`
+
+// deniedLoopSeconds is how long the page loops.
+const deniedLoopSeconds = 5
+
+// TestDecisionLogBounded is finding 15 of issue 27: a page that loops
+// denied fetches (thousands a second) used to write a decision-log line
+// for each. Now the log holds a bounded number of lines for them — the
+// first denial of each host, then one line a window with the count of
+// the rest, written at the window's end or at shutdown — and the counts
+// add up to the denials.
+func TestDecisionLogBounded(t *testing.T) {
+	target := newCountingServer(t, "target")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, deniedLoopPage, deniedLoopSeconds, target.port, target.port)
+	})
+	port := serveMux(t, mux)
+	logPath := filepath.Join(t.TempDir(), "decisions.jsonl")
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--decision-log="+logPath)
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/loop"})
+	var fetches int
+	deadline := time.Now().Add(deniedLoopSeconds*time.Second + 30*time.Second)
+	for time.Now().Before(deadline) {
+		txt := resultText(s.call("get_text", map[string]any{"selector": "#out"}))
+		if i := strings.Index(txt, "DONE "); i >= 0 {
+			fmt.Sscanf(txt[i+len("DONE "):], "%d", &fetches)
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if fetches == 0 {
+		t.Fatal("the page's loop did not finish")
+	}
+	if n := target.reached(); n != 0 {
+		t.Errorf("the denied host was reached %d times", n)
+	}
+	s.stop() // shutdown writes the last counts
+
+	var lines, denials int
+	var size int64
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, lines, denials = int64(len(b)), 0, 0
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var e struct {
+				Phase string `json:"phase"`
+				Count int    `json:"count"`
+			}
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatalf("a broken line %q: %v", l, err)
+			}
+			if e.Phase == "request" {
+				lines++
+				denials += max(e.Count, 1)
+			}
+		}
+		// The page's fetches, and any it began as the loop ended, are all
+		// counted once the server has shut down.
+		if denials >= fetches || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("the page made %d denied fetches in %d s; the decision log has %d request lines counting %d denials, %d bytes",
+		fetches, deniedLoopSeconds, lines, denials, size)
+	// Two hosts, at most two windows each in the loop's time, two lines a
+	// window; doubled for a hook that sees a request twice.
+	if lines > 16 {
+		t.Errorf("%d request lines for %d denied fetches: not aggregated", lines, fetches)
+	}
+	if denials < fetches {
+		t.Errorf("the lines count %d denials, fewer than the page's %d fetches", denials, fetches)
+	}
 }
