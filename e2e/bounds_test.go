@@ -278,3 +278,38 @@ func TestDecisionLogBounded(t *testing.T) {
 		t.Errorf("the lines count %d denials, fewer than the page's %d fetches", denials, fetches)
 	}
 }
+
+// TestCapturesBoundedByPixels: a page 100000 CSS pixels square and a
+// model that emulates the largest viewport at a high scale cannot make a
+// capture over the 25 Mpx cap on any backend: the viewport is refused
+// naming the limit, a full page is cut to the cap at scale 1 and 5 and
+// says it is truncated, and a screenshot of the huge element is refused.
+func TestCapturesBoundedByPixels(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>Huge</title><body style="margin:0"><div id="huge" style="width:100000px;height:100000px;background:linear-gradient(red,blue)"></div>`)
+	})
+	port := serveMux(t, mux)
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
+	s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/huge"})
+
+	txt := s.fail("BAD_ARGS", "emulate", map[string]any{"width": 7680, "height": 4320, "scale": 2.13})
+	if !strings.Contains(txt, "25 Mpx") || !strings.Contains(txt, "at most 0.86") {
+		t.Errorf("the refusal does not name the limit and the scale that fits: %s", txt)
+	}
+	for _, em := range []map[string]any{{"width": 1280, "height": 720, "scale": 1}, {"width": 1000, "height": 1000, "scale": 5}} {
+		s.call("emulate", em)
+		res := s.call("screenshot", map[string]any{"full_page": true, "max_height": 100000})
+		w, h := imageSize(t, res)
+		if w*h > 25_000_000 || h < 100 {
+			t.Errorf("full page at %v: %dx%d = %d pixels, want at most the cap (and not nothing)", em, w, h, w*h)
+		}
+		if !strings.Contains(resultText(res), `"truncated":true`) {
+			t.Errorf("full page at %v: not marked truncated: %s", em, short(resultText(res)))
+		}
+		if txt := s.fail("BAD_ARGS", "screenshot", map[string]any{"selector": "#huge"}); !strings.Contains(txt, "25 Mpx") {
+			t.Errorf("the huge element at %v: %s", em, txt)
+		}
+	}
+}
