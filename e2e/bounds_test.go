@@ -300,6 +300,7 @@ func TestCapturesBoundedByPixels(t *testing.T) {
 	}
 	for _, em := range []map[string]any{{"width": 1280, "height": 720, "scale": 1}, {"width": 1000, "height": 1000, "scale": 5}} {
 		s.call("emulate", em)
+		t.Logf("emulating %v", em)
 		res := s.call("screenshot", map[string]any{"full_page": true, "max_height": 100000})
 		w, h := imageSize(t, res)
 		if w*h > 25_000_000 || h < 100 {

@@ -51,12 +51,14 @@ const DEFAULT_MAX_SCREENSHOT_HEIGHT = 8000; // the CDP backend's default cap
 const MAX_SHOT_PIXELS = 25000000;
 const MAX_SHOT_WIDTH = 7680;
 
-// shotScale is the device pixels per CSS pixel of a capture, from the
-// browser's layout metrics (the page cannot change them).
-function shotScale(m) {
+// shotScale is the device pixels per CSS pixel of a capture: the larger
+// of what the browser's layout metrics and chromegate's isolated world
+// (where the page cannot redefine devicePixelRatio) say.
+async function shotScale(c, m) {
   const dev = m.visualViewport && m.visualViewport.clientWidth;
   const css = m.cssVisualViewport && m.cssVisualViewport.clientWidth;
-  return dev > 0 && css > 0 ? Math.max(1, dev / css) : 1;
+  const dims = await inWorld(c.st, await c.st.store.serverScript('dims'), []);
+  return Math.max(1, dev > 0 && css > 0 ? dev / css : 1, Number(dims[2]) || 1);
 }
 
 function tooManyPixels(what, n) {
@@ -465,7 +467,7 @@ export const handlers = {
         }
         const m = await csend(c, 'Page.getLayoutMetrics');
         const vp = m.cssLayoutViewport || m.layoutViewport;
-        const px = r.width * r.height * shotScale(m) ** 2;
+        const px = r.width * r.height * (await shotScale(c, m)) ** 2;
         if (px > MAX_SHOT_PIXELS) throw tooManyPixels(`the element's ${Math.round(r.width)}x${Math.round(r.height)} box`, px);
         const x = Math.floor(r.x);
         const y = Math.floor(r.y);
@@ -473,7 +475,7 @@ export const handlers = {
         args.captureBeyondViewport = true;
       } else if (p.fullPage) {
         const [w, h] = await inWorld(c.st, await c.st.store.serverScript('dims'), []);
-        const scale = shotScale(await csend(c, 'Page.getLayoutMetrics'));
+        const scale = await shotScale(c, await csend(c, 'Page.getLayoutMetrics'));
         const cw = Math.min(Math.max(Math.ceil(w), 1), MAX_SHOT_WIDTH);
         let ch = Math.min(Math.max(Math.ceil(h), 1), limit);
         if (cw * ch * scale * scale > MAX_SHOT_PIXELS) ch = Math.max(1, Math.floor(MAX_SHOT_PIXELS / (cw * scale * scale)));

@@ -165,7 +165,7 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			dims, _ := v.([]any)
 			opts := playwright.PageScreenshotOptions{FullPage: playwright.Bool(true), Type: typ, Quality: quality, Timeout: c.to()}
 			w, h := s.b.opts.ViewportWidth, limit
-			if len(dims) == 2 {
+			if len(dims) >= 2 {
 				w, h = toInt(dims[0]), toInt(dims[1])
 			}
 			// The page says its size, and may lie: the capture is always
