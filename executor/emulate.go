@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -159,6 +160,42 @@ const (
 	MaxUserAgentLen = 512
 )
 
+// MaxShotPixels is the most device pixels a capture may have (25 Mpx: a
+// 5K viewport at scale 1, 2560x1440 at scale 2; 100 MB decoded as RGBA).
+// Every image the server makes or decodes is bounded by it: a viewport
+// (width x height x scale²) larger than this is refused by emulate, a
+// full-page capture is cut to it, an element larger than it is refused,
+// and a capture that comes back larger anyway is refused before it is
+// decoded. It is what keeps one call from taking the server's memory.
+const MaxShotPixels = 25_000_000
+
+// ShotPixels is the device pixels of a w x h CSS-pixel capture at scale
+// (zero meaning 1), as a float so that no product overflows.
+func ShotPixels(w, h, scale float64) float64 {
+	if scale <= 0 {
+		scale = 1
+	}
+	return w * h * scale * scale
+}
+
+// FullPageClip is the part of a w x h CSS-pixel page a full-page capture
+// at scale takes: at most limit high, at most MaxViewportW wide, and cut
+// in height to stay within MaxShotPixels.
+func FullPageClip(w, h, limit int, scale float64) (cw, ch int) {
+	cw, ch = min(max(w, 1), MaxViewportW), min(max(h, 1), max(limit, 1))
+	if n := ShotPixels(float64(cw), float64(ch), scale); n > MaxShotPixels {
+		ch = max(1, int(float64(ch)*MaxShotPixels/n))
+	}
+	return cw, ch
+}
+
+// TooManyPixels is the BAD_ARGS error for a capture of n device pixels,
+// over MaxShotPixels; what names what was asked for.
+func TooManyPixels(what string, n float64) *Error {
+	return Errorf(CodeBadArgs, "%s would be %.0f device pixels, over the limit of %d (%d Mpx) a capture may have",
+		what, n, MaxShotPixels, MaxShotPixels/1_000_000)
+}
+
 var (
 	timezoneRE = regexp.MustCompile(`^(UTC|GMT|[A-Za-z]+(?:[/_+-][A-Za-z0-9]+)*(?:/[A-Za-z0-9_+-]+)*)$`)
 	localeRE   = regexp.MustCompile(`^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$`)
@@ -175,6 +212,15 @@ func (e Emulation) Validate() error {
 	}
 	if (e.DeviceScaleFactor != 0 || e.Mobile) && e.Width == 0 {
 		return Errorf(CodeBadArgs, "scale and mobile need a viewport").WithHint("pass width and height, or a device")
+	}
+	if n := ShotPixels(float64(e.Width), float64(e.Height), e.DeviceScaleFactor); n > MaxShotPixels {
+		sc := e.DeviceScaleFactor
+		if sc == 0 {
+			sc = 1
+		}
+		s := math.Floor(math.Sqrt(MaxShotPixels/float64(e.Width*e.Height))*100) / 100
+		return TooManyPixels(fmt.Sprintf("a %dx%d viewport at scale %g (width x height x scale²)", e.Width, e.Height, sc), n).
+			WithHint(fmt.Sprintf("lower the scale (at most %.2f for this viewport) or the width and height", s))
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ var (
 	// title].
 	TextScript = stripComments(textScript)
 	// DimsScript is a function () returning the document's scroll size
-	// [width, height] in CSS pixels.
+	// and the device scale [width, height, devicePixelRatio], in CSS pixels.
 	DimsScript = stripComments(dimsScript)
 	// HasTextScript is a function (text) reporting whether the page's
 	// visible text contains text.

@@ -46,6 +46,25 @@ export {
 const onAction = (ctx, what, fn) => onTab(ctx, what, fn, dialogs.ACT);
 
 const DEFAULT_MAX_SCREENSHOT_HEIGHT = 8000; // the CDP backend's default cap
+// The pixel cap of a capture (executor.MaxShotPixels, executor.MaxViewportW):
+// a full page is cut to it, an element over it is refused.
+const MAX_SHOT_PIXELS = 25000000;
+const MAX_SHOT_WIDTH = 7680;
+
+// shotScale is the device pixels per CSS pixel of a capture: the larger
+// of what the browser's layout metrics and chromegate's isolated world
+// (where the page cannot redefine devicePixelRatio) say.
+async function shotScale(c, m) {
+  const dev = m.visualViewport && m.visualViewport.clientWidth;
+  const css = m.cssVisualViewport && m.cssVisualViewport.clientWidth;
+  const dims = await inWorld(c.st, await c.st.store.serverScript('dims'), []);
+  return Math.max(1, dev > 0 && css > 0 ? dev / css : 1, Number(dims[2]) || 1);
+}
+
+function tooManyPixels(what, n) {
+  return fail('BAD_ARGS', `${what} would be ${Math.round(n)} device pixels, over the limit of ${MAX_SHOT_PIXELS} (25 Mpx) a capture may have`,
+    'screenshot the viewport, or a smaller element');
+}
 
 async function history(params, ctx, what, delta) {
   checkWaitUntil(params.waitUntil);
@@ -448,17 +467,23 @@ export const handlers = {
         }
         const m = await csend(c, 'Page.getLayoutMetrics');
         const vp = m.cssLayoutViewport || m.layoutViewport;
+        const px = r.width * r.height * (await shotScale(c, m)) ** 2;
+        if (px > MAX_SHOT_PIXELS) throw tooManyPixels(`the element's ${Math.round(r.width)}x${Math.round(r.height)} box`, px);
         const x = Math.floor(r.x);
         const y = Math.floor(r.y);
         args.clip = { x: x + vp.pageX, y: y + vp.pageY, width: Math.ceil(r.width + r.x - x), height: Math.ceil(r.height + r.y - y), scale: 1 };
         args.captureBeyondViewport = true;
       } else if (p.fullPage) {
         const [w, h] = await inWorld(c.st, await c.st.store.serverScript('dims'), []);
-        if (h > limit) {
+        const scale = await shotScale(c, await csend(c, 'Page.getLayoutMetrics'));
+        const cw = Math.min(Math.max(Math.ceil(w), 1), MAX_SHOT_WIDTH);
+        let ch = Math.min(Math.max(Math.ceil(h), 1), limit);
+        if (cw * ch * scale * scale > MAX_SHOT_PIXELS) ch = Math.max(1, Math.floor(MAX_SHOT_PIXELS / (cw * scale * scale)));
+        if (ch < Math.ceil(h) || cw < Math.ceil(w)) {
           truncated = true;
           fullHeight = Math.ceil(h);
         }
-        args.clip = { x: 0, y: 0, width: Math.ceil(w), height: Math.min(Math.ceil(h), limit), scale: 1 };
+        args.clip = { x: 0, y: 0, width: cw, height: ch, scale: 1 };
         args.captureBeyondViewport = true;
       } else {
         // The viewport the page lays out in (innerWidth x innerHeight),

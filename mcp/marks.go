@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -74,7 +75,10 @@ func markedShot(ctx context.Context, c *Call, plain func(context.Context, *Call)
 	}
 	so, _ := r.Value.(shotOut)
 	q, _ := c.Args["quality"].(float64)
-	data, scale, err := drawMarks(r.Image.Data, r.Image.MIMEType, int(q), marks)
+	data, scale, err := drawMarks(ctx, r.Image.Data, r.Image.MIMEType, int(q), marks)
+	if e := (*executor.Error)(nil); errors.As(err, &e) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, executor.Errorf(executor.CodeInternal, "mark refs: %v", err)
 	}
@@ -97,14 +101,25 @@ var (
 // drawMarks draws each mark's box and ref onto an encoded viewport image
 // and encodes it again in its format. The image's scale is its width over
 // the viewport's (the device scale factor); lines and labels grow with it
-// so they read the same at 1 and 2.
-func drawMarks(data []byte, mime string, quality int, m executor.Marks) ([]byte, float64, error) {
-	src, _, err := image.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, 0, err
-	}
-	img := image.NewRGBA(src.Bounds())
-	draw.Draw(img, img.Bounds(), src, src.Bounds().Min, draw.Src)
+// so they read the same at 1 and 2. The image is decoded within the
+// server's budget (decoded) and drawn on in place: only a JPEG, whose
+// decoded planes cannot be drawn on, is copied.
+func drawMarks(ctx context.Context, data []byte, mime string, quality int, m executor.Marks) (out []byte, scale float64, err error) {
+	err = decoded(ctx, data, func(src image.Image) error {
+		img, ok := src.(draw.Image)
+		if !ok {
+			rgba := image.NewRGBA(src.Bounds())
+			draw.Draw(rgba, rgba.Bounds(), src, src.Bounds().Min, draw.Src)
+			img = rgba
+		}
+		out, scale, err = drawMarksOn(img, mime, quality, m)
+		return err
+	})
+	return out, scale, err
+}
+
+func drawMarksOn(img draw.Image, mime string, quality int, m executor.Marks) ([]byte, float64, error) {
+	var err error
 	scale := 1.0
 	if m.ViewportW > 0 {
 		scale = float64(img.Bounds().Dx()) / float64(m.ViewportW)
@@ -134,7 +149,7 @@ func drawMarks(data []byte, mime string, quality int, m executor.Marks) ([]byte,
 }
 
 // rect draws r's outline, one pixel wide.
-func rect(img *image.RGBA, r image.Rectangle, c color.Color) {
+func rect(img draw.Image, r image.Rectangle, c color.Color) {
 	if r.Empty() {
 		return
 	}
@@ -150,7 +165,7 @@ func rect(img *image.RGBA, r image.Rectangle, c color.Color) {
 
 // label draws text in white on the mark's colour at the box's top-left
 // corner (above it when there is room), each font pixel k pixels square.
-func label(img *image.RGBA, at image.Point, text string, k int) {
+func label(img draw.Image, at image.Point, text string, k int) {
 	face := basicfont.Face7x13
 	w := font.MeasureString(face, text).Ceil() + 4
 	h := 13 + 2

@@ -325,16 +325,22 @@ func (s *Server) recordShot(ctx context.Context, ex executor.Executor, tab execu
 	if w <= 0 {
 		w = 480
 	}
-	return shrinkJPEG(img.Data, w)
+	return shrinkJPEG(sctx, img.Data, w)
 }
 
 // shrinkJPEG scales a JPEG down to width (nearest pixel: it is a
-// thumbnail), sampling the decoded planes directly.
-func shrinkJPEG(data []byte, width int) []byte {
-	src, err := jpeg.Decode(bytes.NewReader(data))
-	if err != nil {
+// thumbnail), sampling the decoded planes directly. It decodes within the
+// server's budget (decoded): a capture over the pixel cap is not kept.
+func shrinkJPEG(ctx context.Context, data []byte, width int) []byte {
+	var out []byte
+	_ = decoded(ctx, data, func(src image.Image) error {
+		out = shrinkDecoded(data, src, width)
 		return nil
-	}
+	})
+	return out
+}
+
+func shrinkDecoded(data []byte, src image.Image, width int) []byte {
 	b := src.Bounds()
 	if b.Dx() <= width {
 		return data

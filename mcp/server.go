@@ -33,6 +33,15 @@
 // the executor contract keeps every target in the main frame or a frame
 // of its own origin (see package executor).
 //
+// Nothing a page or a model sends makes the server allocate without
+// bound. Images are bounded by pixels: no capture has more than
+// executor.MaxShotPixels (25 Mpx) — emulate refuses a viewport whose
+// width x height x scale² is over it, a full page is cut to it, an
+// element over it is refused — and every decode (screenshot's mark_refs,
+// the record's shrink) reads the header first, refuses an image over the
+// cap, and holds a server-wide budget of decoded bytes while it works
+// (imagebudget.go), so concurrent calls wait rather than add up.
+//
 // # Secrets
 //
 // An operator's secrets (package vault, Options.Secrets) are referred to

@@ -820,6 +820,9 @@ func screenshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := checkPixels(s.Data); err != nil {
+		return nil, err
+	}
 	p := pageOut{Dialogs: c.dialogsOf(ctx, s.PageState)}
 	r := pageResult(shotOut{
 		TabID: s.TabID, URL: s.URL, Width: s.Width, Height: s.Height,

@@ -18,27 +18,37 @@ const DecisionLogMode os.FileMode = 0o600
 // 0600. An existing file must be a regular file with exactly mode 0600, or
 // it is refused (fail closed: the log may reveal which sites were visited).
 func OpenDecisionLog(path string) (io.WriteCloser, error) {
+	f, _, err := openDecisionFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// openDecisionFile is OpenDecisionLog's open and checks; it returns the
+// file's size too.
+func openDecisionFile(path string) (*os.File, int64, error) {
 	if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSymlink != 0 {
-		return nil, fmt.Errorf("decision log %s: is a symbolic link", path)
+		return nil, 0, fmt.Errorf("decision log %s: is a symbolic link", path)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, DecisionLogMode)
 	if err != nil {
-		return nil, fmt.Errorf("decision log: %w", err)
+		return nil, 0, fmt.Errorf("decision log: %w", err)
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("decision log: %w", err)
+		return nil, 0, fmt.Errorf("decision log: %w", err)
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("decision log %s: not a regular file", path)
+		return nil, 0, fmt.Errorf("decision log %s: not a regular file", path)
 	}
 	if perm := info.Mode().Perm(); perm != DecisionLogMode {
 		f.Close()
-		return nil, fmt.Errorf("decision log %s: mode is %04o, want %04o (chmod 600 %s)", path, perm, DecisionLogMode, path)
+		return nil, 0, fmt.Errorf("decision log %s: mode is %04o, want %04o (chmod 600 %s)", path, perm, DecisionLogMode, path)
 	}
-	return f, nil
+	return f, info.Size(), nil
 }
 
 // LogEntry is one line of the decision log. It never holds arguments: no
@@ -65,12 +75,21 @@ type LogEntry struct {
 	Via          string `json:"via,omitempty"`
 	ResourceType string `json:"resource_type,omitempty"`
 	Address      string `json:"address,omitempty"`
+	// Count, on a request denial's line, is how many denials like it
+	// (same principal, session, page host, target host, hook and
+	// reasons) the line stands for, from Time to Until: repeats within a
+	// window are one line (see denials.go). Absent means one.
+	Count int        `json:"count,omitempty"`
+	Until *time.Time `json:"until,omitempty"`
 }
 
-// decisionLog serialises lines from concurrent decisions, one Write each.
+// decisionLog serialises lines from concurrent decisions, one Write each,
+// and aggregates repeated request denials (denials.go).
 type decisionLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	denials denials
+	onErr   func(error) // a line a window's end could not write
 }
 
 func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
@@ -99,13 +118,21 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
 	if r := in.Request; r != nil {
 		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if in.Phase == PhaseRequest && !d.Allow && !l.denials.note(l, e) {
+		return nil
+	}
+	return l.emit(e)
+}
+
+// emit writes e as one line; l.mu is held.
+func (l *decisionLog) emit(e LogEntry) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	n, err := l.w.Write(b)
 	if err == nil && n != len(b) {
 		err = errors.New("short write")

@@ -59,6 +59,13 @@
 // chromegate.parse_url (ParseTarget from Rego). policies/README.md
 // documents the input document, the data and the builtins.
 //
+// The decision log is bounded: it rotates at a size
+// (OpenRotatingDecisionLog), and a page's repeated request denials are
+// counted, not written one line each — the first denial of a kind
+// (principal, session, host, hook, reasons) in a DenialWindow is a line,
+// its repeats one line with their count at the window's end or at
+// Engine.Close (denials.go). Call decisions stay one line each.
+//
 // Engine is safe for concurrent use. Reload and Watch swap in a new policy
 // atomically; a policy that fails to load leaves the old one in force and
 // shows in Status. Test runs a policy's Rego unit tests.

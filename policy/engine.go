@@ -154,7 +154,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithDecisionLog writes one JSON line per decision to w (see
-// OpenDecisionLog). Writes are serialised; w needs no locking of its own.
+// OpenDecisionLog, OpenRotatingDecisionLog), repeated request denials
+// counted into one line a window (denials.go; Engine.Close writes the
+// last counts). Writes are serialised; w needs no locking of its own.
 func WithDecisionLog(w io.Writer) Option {
 	return func(c *config) error {
 		c.dlog = w
@@ -209,7 +211,8 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, slots: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if cfg.dlog != nil {
-		e.dlog = &decisionLog{w: cfg.dlog}
+		e.dlog = &decisionLog{w: cfg.dlog, denials: denials{window: DenialWindow},
+			onErr: func(err error) { cfg.log.Error("policy: decision log write failed", "err", err) }}
 	}
 	fp := e.fingerprint()
 	st, err := e.build(ctx, 1)
@@ -387,6 +390,15 @@ func (e *Engine) DecideDocument(ctx context.Context, doc any) Decision {
 	}
 	d.EvalMicros = time.Since(start).Microseconds()
 	return d
+}
+
+// Close writes what the decision log holds back (the counts of repeated
+// request denials, see denials.go); denials after it are a line each. It
+// does not close the log's writer. Close may be called more than once.
+func (e *Engine) Close() {
+	if e != nil && e.dlog != nil {
+		e.dlog.close()
+	}
 }
 
 func (e *Engine) logged(start time.Time, in Input, d Decision) Decision {

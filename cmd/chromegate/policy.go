@@ -26,6 +26,8 @@ type policyFlags struct {
 	dir             string
 	dataFile        string
 	decisionLog     string
+	decisionLogMB   int
+	decisionLogKeep int
 	timeout         time.Duration
 	// vault holds the declared secrets: their origins are data, and the
 	// decision log is written through its redaction.
@@ -42,7 +44,9 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&p.assetDomains, "asset-domain", "with --strict-egress, a host pages may load from (a CDN, fonts) without it being a navigation target; *.example.com = any depth of subdomain (repeatable)")
 	fs.StringVar(&p.dir, "policy", "", "directory with your own Rego policy; it replaces the default")
 	fs.StringVar(&p.dataFile, "data", "", "JSON or YAML file laid over the policy's data")
-	fs.StringVar(&p.decisionLog, "decision-log", "", "append one JSON line per decision to this file (mode 0600, no secrets)")
+	fs.StringVar(&p.decisionLog, "decision-log", "", "append one JSON line per decision to this file (mode 0600, no secrets; a page's repeated request denials are one line with a count per 10 s)")
+	fs.IntVar(&p.decisionLogMB, "decision-log-max-mb", policy.DefaultDecisionLogMaxBytes>>20, "rotate the decision log when it reaches this many MB (0: never)")
+	fs.IntVar(&p.decisionLogKeep, "decision-log-keep", policy.DefaultDecisionLogKeep, "old decision logs to keep (FILE.1 is the newest)")
 	// A decision takes tens of microseconds; the deadline is for a policy
 	// that loops. It is wall time, so it is generous enough that a loaded
 	// machine does not turn slow decisions into denials.
@@ -92,7 +96,7 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGa
 	}
 	var dlog io.WriteCloser
 	if p.decisionLog != "" {
-		w, err := policy.OpenDecisionLog(p.decisionLog)
+		w, err := policy.OpenRotatingDecisionLog(p.decisionLog, int64(p.decisionLogMB)<<20, p.decisionLogKeep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -118,6 +122,7 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGa
 	}
 	return &mcp.PolicyGate{Engine: eng}, func() {
 		stop()
+		eng.Close()
 		if dlog != nil {
 			dlog.Close()
 		}

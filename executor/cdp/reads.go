@@ -140,12 +140,20 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			if rerr != nil {
 				return rerr
 			}
+			if err := c.elementPixels(clip.Width, clip.Height); err != nil {
+				return err
+			}
 			data, err = c.page.Screenshot(playwright.PageScreenshotOptions{Clip: &clip, Type: typ, Quality: quality, Timeout: c.to()})
 			return err
 		case hasTarget:
 			loc, rerr := c.locate(p.Target, "screenshot")
 			if rerr != nil {
 				return rerr
+			}
+			if box, berr := loc.BoundingBox(playwright.LocatorBoundingBoxOptions{Timeout: c.to()}); berr == nil && box != nil {
+				if err := c.elementPixels(box.Width, box.Height); err != nil {
+					return err
+				}
 			}
 			data, err = loc.Screenshot(playwright.LocatorScreenshotOptions{Type: typ, Quality: quality, Timeout: c.to()})
 			return c.targetErr(loc, p.Target, "screenshot", err)
@@ -156,13 +164,17 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 			}
 			dims, _ := v.([]any)
 			opts := playwright.PageScreenshotOptions{FullPage: playwright.Bool(true), Type: typ, Quality: quality, Timeout: c.to()}
-			if len(dims) == 2 {
-				w, h := toInt(dims[0]), toInt(dims[1])
-				if h > limit && w > 0 {
-					truncated, fullHeight = true, h
-					opts.Clip = &playwright.Rect{X: 0, Y: 0, Width: float64(w), Height: float64(limit)}
-				}
+			w, h := s.b.opts.ViewportWidth, limit
+			if len(dims) >= 2 {
+				w, h = toInt(dims[0]), toInt(dims[1])
 			}
+			// The page says its size, and may lie: the capture is always
+			// clipped, to at most the pixel cap (executor.FullPageClip).
+			cw, ch := executor.FullPageClip(w, h, limit, c.shotScale())
+			if ch < h || cw < w {
+				truncated, fullHeight = true, h
+			}
+			opts.Clip = &playwright.Rect{X: 0, Y: 0, Width: float64(cw), Height: float64(ch)}
 			data, err = c.page.Screenshot(opts)
 			return err
 		default:
@@ -183,6 +195,26 @@ func (s *Session) Screenshot(ctx context.Context, p executor.ScreenshotParams) (
 	}
 	return executor.Screenshot{PageState: st, Data: data, MIMEType: mimeType, Width: cfg.Width, Height: cfg.Height,
 		Truncated: truncated, FullHeight: fullHeight}, nil
+}
+
+// shotScale is the device pixels per CSS pixel of the session's captures:
+// the emulated scale, else the context's (1).
+func (c *call) shotScale() float64 {
+	c.s.emu.mu.Lock()
+	defer c.s.emu.mu.Unlock()
+	if c.s.emu.cur.HasMetrics() && c.s.emu.cur.DeviceScaleFactor > 0 {
+		return c.s.emu.cur.DeviceScaleFactor
+	}
+	return 1
+}
+
+// elementPixels refuses an element capture over executor.MaxShotPixels.
+func (c *call) elementPixels(w, h float64) error {
+	if n := executor.ShotPixels(w, h, c.shotScale()); n > executor.MaxShotPixels {
+		return executor.TooManyPixels(fmt.Sprintf("the element's %.0fx%.0f box", w, h), n).
+			WithHint("screenshot the viewport, or a smaller element")
+	}
+	return nil
 }
 
 func toInt(v any) int {
