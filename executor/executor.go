@@ -361,6 +361,10 @@ type SelectParams struct {
 type SetFilesParams struct {
 	TargetParams
 	Paths []string `json:"paths"`
+	// Tenant is the caller's principal: the files must be in its own
+	// directory under an upload root (TenantRoots; "" the roots
+	// themselves). Set by the server, never by the model.
+	Tenant string `json:"-"`
 }
 
 // DragParams drags one element onto another.
@@ -571,6 +575,9 @@ type DownloadParams struct {
 	// server's dispatch) passes its policy down this way, so a backend
 	// never needs to know what a policy is.
 	DecideHop HopFunc `json:"-"`
+	// Tenant is the caller's principal: the file lands in its own
+	// directory under the downloads directory (TenantRoot).
+	Tenant string `json:"-"`
 }
 
 // HopFunc decides one request a fetch the server makes for a call is about

@@ -37,6 +37,9 @@ type PDFParams struct {
 	Filename string `json:"filename,omitempty"`
 	// MaxBytes caps the PDF: 0 or over MaxPDFBytes = MaxPDFBytes.
 	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// Tenant is the caller's principal: the PDF lands in its own
+	// directory under the downloads directory (TenantRoot).
+	Tenant string `json:"-"`
 }
 
 // Limit is the cap p asks for.

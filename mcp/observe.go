@@ -219,7 +219,7 @@ func pdfHandler(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	p := executor.PDFParams{TabID: a.TabID, Filename: a.Filename, Format: a.Format, Landscape: a.Landscape,
-		Background: a.Background, Scale: a.Scale, Ranges: a.Ranges, MaxBytes: a.MaxBytes}
+		Background: a.Background, Scale: a.Scale, Ranges: a.Ranges, MaxBytes: a.MaxBytes, Tenant: c.Principal.Tenant()}
 	if _, err := p.PrintParams(); err != nil {
 		return nil, err
 	}

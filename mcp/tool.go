@@ -219,6 +219,18 @@ type Principal struct {
 // LocalPrincipal is the one principal of a stdio server: the local user.
 var LocalPrincipal = Principal{Name: "local", Transport: "stdio"}
 
+// Tenant names p's own directories under the server's file roots
+// (executor.TenantRoot): "" for stdio's principal, the machine's own user
+// who runs the server and keeps the roots' top level; p's name for every
+// principal over HTTP, keyless loopback callers included, so that no
+// HTTP caller sees, guesses or reads another's files, or stdio's.
+func (p Principal) Tenant() string {
+	if p.Transport == LocalPrincipal.Transport {
+		return ""
+	}
+	return p.Name
+}
+
 // Call is one tool call as the Gate and the handler see it.
 type Call struct {
 	Tool *Tool

@@ -690,7 +690,7 @@ func setFiles(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ar, err := c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths})
+	ar, err := c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths, Tenant: c.Principal.Tenant()})
 	return c.actionResult(ctx, ar, err)
 }
 
@@ -1036,7 +1036,7 @@ func download(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename,
+	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename, Tenant: c.Principal.Tenant(),
 		DecideHop: c.decideHop()})
 	if err != nil {
 		if executor.CodeOf(err) == executor.CodeDownloadFailed && a.URL == "" {
@@ -1082,7 +1082,7 @@ func status(ctx context.Context, c *Call) (*Result, error) {
 			out["browser"] = map[string]any{
 				"live": true, "backend": st.Backend, "browser": st.Browser, "version": st.Version,
 				"headless": st.Headless, "attached": st.Attached, "profile": st.Profile,
-				"tabs": st.Tabs, "selected_tab": st.SelectedTab, "download_dir": st.DownloadDir,
+				"tabs": st.Tabs, "selected_tab": st.SelectedTab, "download_dir": tenantDownloads(st.DownloadDir, c.Principal),
 			}
 		}
 	} else {
@@ -1103,4 +1103,13 @@ func status(ctx context.Context, c *Call) (*Result, error) {
 		}
 	}
 	return &Result{Value: out}, nil
+}
+
+// tenantDownloads is where p's downloads land under the backend's
+// downloads directory (executor.TenantRoot).
+func tenantDownloads(dir string, p Principal) string {
+	if dir == "" {
+		return ""
+	}
+	return executor.TenantRoot(dir, p.Tenant())
 }

@@ -324,7 +324,7 @@ func toStrings(v any) []string {
 // SetFiles sets the files of an <input type=file>. Every path must exist on
 // the server; an empty list clears the input.
 func (s *Session) SetFiles(ctx context.Context, p executor.SetFilesParams) (executor.ActionResult, error) {
-	paths, err := executor.ConfinePaths(s.b.opts.UploadDirs, p.Paths)
+	paths, err := executor.ConfinePaths(executor.TenantRoots(s.b.opts.UploadDirs, p.Tenant), p.Paths)
 	if err != nil {
 		return executor.ActionResult{}, err
 	}

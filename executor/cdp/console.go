@@ -137,7 +137,7 @@ func (s *Session) PDF(ctx context.Context, p executor.PDFParams) (executor.PDFRe
 				break
 			}
 		}
-		res, err = executor.SavePDF(s.b.downloadDir(), p.Filename, data, limit)
+		res, err = executor.SavePDF(executor.TenantRoot(s.b.downloadDir(), p.Tenant), p.Filename, data, limit)
 		return err
 	})
 	if err != nil {

@@ -36,7 +36,7 @@ func (s *Session) Download(ctx context.Context, p executor.DownloadParams) (exec
 	if err := p.Validate(); err != nil {
 		return executor.DownloadResult{}, err
 	}
-	dir := s.b.downloadDir()
+	dir := executor.TenantRoot(s.b.downloadDir(), p.Tenant)
 	if err := ensureDir(dir, 0o700); err != nil {
 		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
 	}

@@ -321,7 +321,7 @@ func (e *Executor) SelectOption(ctx context.Context, p executor.SelectParams) (e
 // SetFiles confines the paths to the upload directories here, before the
 // extension (which cannot see the server's policy) is asked.
 func (e *Executor) SetFiles(ctx context.Context, p executor.SetFilesParams) (executor.ActionResult, error) {
-	paths, err := executor.ConfinePaths(e.be.opts.UploadDirs, p.Paths)
+	paths, err := executor.ConfinePaths(executor.TenantRoots(e.be.opts.UploadDirs, p.Tenant), p.Paths)
 	if err != nil {
 		return executor.ActionResult{}, err
 	}
@@ -413,7 +413,7 @@ func (e *Executor) Download(ctx context.Context, p executor.DownloadParams) (exe
 			p.Filename = got.Filename
 		}
 	}
-	dir := filepath.Join(e.be.opts.DataDir, "downloads")
+	dir := executor.TenantRoot(filepath.Join(e.be.opts.DataDir, "downloads"), p.Tenant)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return executor.DownloadResult{}, executor.Errorf(executor.CodeDownloadFailed, "cannot create the download directory: %v", err).Wrap(err)
 	}

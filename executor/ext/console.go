@@ -72,7 +72,7 @@ func (e *Executor) PDF(ctx context.Context, p executor.PDFParams) (executor.PDFR
 	if err != nil {
 		return executor.PDFResult{}, executor.Errorf(executor.CodeInternal, "the extension's PDF is not base64: %v", err)
 	}
-	res, err := executor.SavePDF(filepath.Join(e.be.opts.DataDir, "downloads"), p.Filename, data, limit)
+	res, err := executor.SavePDF(executor.TenantRoot(filepath.Join(e.be.opts.DataDir, "downloads"), p.Tenant), p.Filename, data, limit)
 	if err != nil {
 		return executor.PDFResult{}, err
 	}

@@ -270,8 +270,11 @@ func New(core Core, opts Options) (*Handler, error) {
 // principalKey holds the principal in an SDK TokenInfo.
 const principalKey = "chromegate.principal"
 
-// anonymous is the principal of a loopback server with no keys.
-const anonymous = "local"
+// anonymous is the principal of a loopback server with no keys: one of
+// its own, not stdio's (mcp.LocalPrincipal), so that a keyless HTTP caller
+// — any local user of the machine — neither lists nor loads the states,
+// files and records of the user who runs chromegate over stdio.
+const anonymous = "local-http"
 
 type principalCtxKey struct{}
 

@@ -333,11 +333,11 @@ func TestHTTPPreflight(t *testing.T) {
 }
 
 // TestHTTPAnonymousLocal: a loopback server without keys serves local
-// callers as "local"; once a key exists, it needs one.
+// callers as "local-http"; once a key exists, it needs one.
 func TestHTTPAnonymousLocal(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	status, _, body := e.do("GET", "/api/v1/status", "", "", nil)
-	if status != 200 || !strings.Contains(body, `"principal":{"name":"local","roles":[],"transport":"rest"}`) {
+	if status != 200 || !strings.Contains(body, `"principal":{"name":"local-http","roles":[],"transport":"rest"}`) {
 		t.Fatalf("anonymous status: %d %s", status, body)
 	}
 	cs := e.mustConnect("", nil)
@@ -984,8 +984,10 @@ func TestKeyStoreFile(t *testing.T) {
 	if _, _, err := s.Create(NewKey{Name: "ci"}, time.Now()); err == nil {
 		t.Error("a duplicate name was accepted")
 	}
-	if _, _, err := s.Create(NewKey{Name: "local"}, time.Now()); err == nil {
-		t.Error(`a key named "local" (the keyless caller) was accepted`)
+	for _, reserved := range []string{"local", "local-http"} {
+		if _, _, err := s.Create(NewKey{Name: reserved}, time.Now()); err == nil {
+			t.Errorf("a key named %q (a keyless caller's) was accepted", reserved)
+		}
 	}
 	// Another process (`chromegate keys revoke`) changes the file.
 	other, err := OpenKeyStore(path)

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // File names inside a record directory.
@@ -276,7 +278,9 @@ func (r *Record) Image(e Entry) []byte {
 var shotName = regexp.MustCompile(`^shots/[0-9]{6}\.jpg$`)
 
 // SessionDir is the directory of one session's record under root:
-// root/PRINCIPAL/SESSION, each part reduced to a safe file name. SESSION
+// root/PRINCIPAL/SESSION, each part encoded by executor.TenantDir, which
+// no two names share (a key "alice" and a key "alice." have records of
+// their own). SESSION
 // is "default" for the server's default session (stdio), mcp-ID for an MCP
 // session over HTTP (ID: its Mcp-Session-Id), named-NAME for a key's named
 // session.
@@ -290,23 +294,5 @@ func SessionDir(root, principal, session string) string {
 	case strings.HasPrefix(session, "mcp:"):
 		session = "mcp-" + strings.TrimPrefix(session, "mcp:")
 	}
-	return filepath.Join(root, safeName(principal), safeName(session))
-}
-
-func safeName(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
-		}
-		return '_'
-	}, s)
-	s = strings.Trim(s, ".")
-	if s == "" {
-		s = "_"
-	}
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return s
+	return filepath.Join(root, executor.TenantDir(principal), executor.TenantDir(session))
 }

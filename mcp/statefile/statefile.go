@@ -93,9 +93,23 @@ type StateInfo struct {
 	Modified string `json:"modified"`
 }
 
-// principalDir is a principal's own directory: its name where that is a
-// safe file name, else a hash of it.
+// principalDir is a principal's own directory, named by
+// executor.TenantDir, which no two principals share. A directory an
+// earlier version named differently (the name itself where it was a safe
+// file name, "alice." for one, else a hash) is moved to it on first use.
 func (s *Store) principalDir(principal string) string {
+	dir := filepath.Join(s.Dir, executor.TenantDir(principal))
+	if legacy := s.legacyDir(principal); legacy != dir {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			_ = os.Rename(legacy, dir) // nothing there: nothing to move
+		}
+	}
+	return dir
+}
+
+// legacyDir is where versions before executor.TenantDir kept principal's
+// states.
+func (s *Store) legacyDir(principal string) string {
 	if NamePattern.MatchString(principal) && !strings.Contains(principal, "..") {
 		return filepath.Join(s.Dir, principal)
 	}

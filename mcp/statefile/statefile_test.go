@@ -67,10 +67,20 @@ func TestStoreWriteReadList(t *testing.T) {
 	if l, _ := s.List("alice"); len(l) != 1 || l[0].Name != "login" {
 		t.Errorf("alice lists %v", l)
 	}
-	// A principal whose name is not a file name gets a hashed directory.
+	// A principal whose name is not a file name gets an encoded directory,
+	// inside the store; one whose name differs by a trailing dot or by case
+	// gets another (encoded, not trimmed or folded).
 	p2, err := s.Write("../../etc", "x", []byte(`{"cookies":[],"origins":[]}`))
-	if err != nil || filepath.Dir(filepath.Dir(p2)) != s.Dir || !strings.HasPrefix(filepath.Base(filepath.Dir(p2)), "p-") {
+	if err != nil || filepath.Dir(filepath.Dir(p2)) != s.Dir || strings.Contains(filepath.Base(filepath.Dir(p2)), ".") {
 		t.Errorf("principal ../../etc wrote %s (%v)", p2, err)
+	}
+	for _, other := range []string{"alice.", "Alice", "ALICE"} {
+		if _, err := s.Read(other, "login"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%q read alice's state: %v", other, err)
+		}
+		if l, _ := s.List(other); len(l) != 0 {
+			t.Errorf("%q lists alice's states %v", other, l)
+		}
 	}
 	// A narrowed mode is restored on an existing directory.
 	if err := os.Chmod(filepath.Dir(path), 0o755); err != nil {
