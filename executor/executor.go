@@ -235,6 +235,9 @@ type Dialog struct {
 	// server to decide whether the caller may hear of it (a popup or a tab
 	// outside the policy may not); it is never shown.
 	URL string `json:"url,omitempty"`
+	// Doc is the document that opened it, by its frame (source.go), when
+	// the backend could tell; the server decides on it, not on URL.
+	Doc *Source `json:"doc,omitempty"`
 }
 
 // The actions of a Dialog.

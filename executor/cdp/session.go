@@ -82,6 +82,7 @@ type tab struct {
 	net *netLog               // the page's requests (netlog.go)
 	emu tabEmu                // the tab's emulation session (emulate.go)
 	con *executor.ConsoleRing // the page's console (console.go)
+	src *srcWatch             // its console sessions (sourcewatch.go)
 
 	// crashed ends when the page's renderer crashes: calls on the tab in
 	// flight then fail at once (a crashed page answers nothing, so they
