@@ -235,9 +235,12 @@ type Dialog struct {
 	// server to decide whether the caller may hear of it (a popup or a tab
 	// outside the policy may not); it is never shown.
 	URL string `json:"url,omitempty"`
-	// Doc is the document that opened it, by its frame (source.go), when
-	// the backend could tell; the server decides on it, not on URL.
-	Doc *Source `json:"doc,omitempty"`
+	// Docs are the documents that may have opened it (source.go): the
+	// one whose frame opened it when the backend can tell, else every
+	// one the backend could not rule out. The server withholds the
+	// dialog's words when any of them is denied; none known leaves the
+	// decision to URL.
+	Docs []Source `json:"docs,omitempty"`
 }
 
 // The actions of a Dialog.

@@ -1,8 +1,10 @@
 package cdp
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +34,9 @@ const consoleRelease = 200
 
 // execCtx is what a session knows of an execution context.
 type execCtx struct {
-	frameID string
-	origin  string
+	frameID   string
+	origin    string
+	isDefault bool
 }
 
 // srcWatch is a tab's console sessions.
@@ -41,15 +44,54 @@ type srcWatch struct {
 	t *tab
 
 	mu      sync.Mutex
-	targets map[string]bool // targets watched, by id
-	mainID  string          // the page's main frame id
+	targets map[string]bool   // targets watched, by id
+	mainID  string            // the page's main frame id
+	sessions []*watched // the sessions reading the tab's console
+}
+
+// watched is one session of a srcWatch and the execution contexts it saw.
+type watched struct {
+	w    *srcWatch
+	p    playwright.Page
+	sess playwright.CDPSession
+	mu   sync.Mutex
+	ctxs map[int]execCtx
+	n    int // messages recorded
+}
+
+// documents lists the documents of the frames whose main-world context
+// the session holds.
+func (x *watched) documents() []executor.Source {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []executor.Source
+	for id, c := range x.ctxs {
+		if c.isDefault {
+			out = append(out, *x.source(id, c))
+		}
+	}
+	return out
+}
+
+// source is the document of the context c (id). x.mu is held.
+func (x *watched) source(id int, c execCtx) *executor.Source {
+	x.w.mu.Lock()
+	main := c.frameID != "" && c.frameID == x.w.mainID
+	x.w.mu.Unlock()
+	if main {
+		return &executor.Source{URL: executor.RedactURL(x.p.URL()), Origin: c.origin, Main: true}
+	}
+	return &executor.Source{Origin: c.origin}
+}
+
+func newSrcWatch(t *tab) *srcWatch {
+	return &srcWatch{t: t, targets: map[string]bool{}}
 }
 
 // watchConsole starts reading p's console into t: the page's own
 // target now, and each out-of-process frame as it appears or navigates.
 func (t *tab) watchConsole(p playwright.Page) {
-	w := &srcWatch{t: t, targets: map[string]bool{}}
-	t.src = w
+	w := t.src
 	go w.attachPage(p)
 	onFrame := func(f playwright.Frame) {
 		if f.ParentFrame() != nil {
@@ -110,38 +152,18 @@ func (w *srcWatch) attachFrame(p playwright.Page, f playwright.Frame) {
 
 // attach reads the console of sess's target into the tab's ring.
 func (w *srcWatch) attach(p playwright.Page, sess playwright.CDPSession) {
-	var mu sync.Mutex
-	ctxs := map[int]execCtx{}
-	n := 0
-	source := func(id int) *executor.Source {
-		mu.Lock()
-		c, ok := ctxs[id]
-		mu.Unlock()
-		if !ok {
-			return nil
-		}
-		w.mu.Lock()
-		main := c.frameID != "" && c.frameID == w.mainID
-		w.mu.Unlock()
-		if main {
-			return &executor.Source{URL: executor.RedactURL(p.URL()), Origin: c.origin, Main: true}
-		}
-		return &executor.Source{Origin: c.origin}
-	}
+	x := &watched{w: w, p: p, sess: sess, ctxs: map[int]execCtx{}}
 	record := func(m executor.ConsoleMessage, ctxID int) {
-		m.Doc = source(ctxID)
-		if m.Doc != nil {
-			m.Page = m.Doc.URL
-			if m.Page == "" {
-				m.Page = m.Doc.Origin
-			}
+		x.mu.Lock()
+		if c, ok := x.ctxs[ctxID]; ok {
+			m.Doc = x.source(ctxID, c)
+			m.Page = cmp.Or(m.Doc.URL, m.Doc.Origin)
 		}
+		x.n++
+		release := x.n%consoleRelease == 0
+		x.mu.Unlock()
 		m.TimeMs, m.Nav = time.Now().UnixMilli(), w.t.net.generation()
 		w.t.con.Add(m)
-		mu.Lock()
-		n++
-		release := n%consoleRelease == 0
-		mu.Unlock()
 		if release {
 			go func() { _, _ = sess.Send("Runtime.releaseObjectGroup", map[string]any{"objectGroup": "console"}) }()
 		}
@@ -151,23 +173,24 @@ func (w *srcWatch) attach(p playwright.Page, sess playwright.CDPSession) {
 		id, _ := c["id"].(float64)
 		origin, _ := c["origin"].(string)
 		frameID, _ := devtools.Dig(c, "auxData", "frameId").(string)
+		def, _ := devtools.Dig(c, "auxData", "isDefault").(bool)
 		if origin == "" || origin == "://" {
 			origin = executor.OpaqueOrigin
 		}
-		mu.Lock()
-		ctxs[int(id)] = execCtx{frameID: frameID, origin: origin}
-		mu.Unlock()
+		x.mu.Lock()
+		x.ctxs[int(id)] = execCtx{frameID: frameID, origin: origin, isDefault: def}
+		x.mu.Unlock()
 	})
 	sess.On("Runtime.executionContextDestroyed", func(ev map[string]any) {
 		id, _ := ev["executionContextId"].(float64)
-		mu.Lock()
-		delete(ctxs, int(id))
-		mu.Unlock()
+		x.mu.Lock()
+		delete(x.ctxs, int(id))
+		x.mu.Unlock()
 	})
 	sess.On("Runtime.executionContextsCleared", func(map[string]any) {
-		mu.Lock()
-		clear(ctxs)
-		mu.Unlock()
+		x.mu.Lock()
+		clear(x.ctxs)
+		x.mu.Unlock()
 	})
 	sess.On("Runtime.consoleAPICalled", func(ev map[string]any) {
 		id, _ := ev["executionContextId"].(float64)
@@ -178,9 +201,80 @@ func (w *srcWatch) attach(p playwright.Page, sess playwright.CDPSession) {
 		id, _ := d["executionContextId"].(float64)
 		record(exceptionMessage(d), int(id))
 	})
+	w.mu.Lock()
+	w.sessions = append(w.sessions, x)
+	w.mu.Unlock()
+	sess.OnClose(func(playwright.CDPSession) {
+		w.mu.Lock()
+		w.sessions = slices.DeleteFunc(w.sessions, func(y *watched) bool { return y == x })
+		w.mu.Unlock()
+	})
 	if _, err := sess.Send("Runtime.enable", nil); err != nil {
 		_ = sess.Detach()
 	}
+}
+
+// probeWait is how long a session may take to evaluate nothing before
+// its renderer is taken for one a dialog blocks.
+const probeWait = 200 * time.Millisecond
+
+// dialogDocs names the documents that may have opened the dialog open on
+// the tab. Neither Playwright's dialog event nor anything short of the
+// Page domain (which chromegate does not enable on a session of its own:
+// a download then stops the driver) says which frame opened it, but a
+// dialog blocks its renderer: every document of a session that does not
+// answer a probe may have. Nil when no session is blocked (the dialog is
+// gone, or no session watched its renderer).
+func (w *srcWatch) dialogDocs() []executor.Source {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	ws := slices.Clone(w.sessions)
+	w.mu.Unlock()
+	answered := make(chan *watched, len(ws))
+	for _, x := range ws {
+		go func() {
+			if _, err := x.sess.Send("Runtime.evaluate", map[string]any{"expression": "0", "returnByValue": true}); err == nil {
+				answered <- x
+			}
+		}()
+	}
+	alive := map[*watched]bool{}
+	timer := time.NewTimer(probeWait)
+	defer timer.Stop()
+wait:
+	for len(alive) < len(ws) {
+		select {
+		case x := <-answered:
+			alive[x] = true
+		case <-timer.C:
+			break wait
+		}
+	}
+	var docs []executor.Source
+	for _, x := range ws {
+		if !alive[x] {
+			docs = append(docs, x.documents()...)
+		}
+	}
+	return docs
+}
+
+// withDocs names the documents of the dialogs in ds that have none.
+func (w *srcWatch) withDocs(ds []executor.Dialog) []executor.Dialog {
+	var docs []executor.Source
+	probed := false
+	for i := range ds {
+		if ds[i].Docs != nil || ds[i].Action != executor.DialogOpen {
+			continue
+		}
+		if !probed {
+			docs, probed = w.dialogDocs(), true
+		}
+		ds[i].Docs = docs
+	}
+	return ds
 }
 
 // maxConsoleArgs bounds the arguments of a console call read.
