@@ -43,10 +43,10 @@ type execCtx struct {
 type srcWatch struct {
 	t *tab
 
-	mu      sync.Mutex
-	targets map[string]bool   // targets watched, by id
-	mainID  string            // the page's main frame id
-	sessions []*watched // the sessions reading the tab's console
+	mu       sync.Mutex
+	targets  map[string]bool // targets watched, by id
+	mainID   string          // the page's main frame id
+	sessions []*watched      // the sessions reading the tab's console
 }
 
 // watched is one session of a srcWatch and the execution contexts it saw.
