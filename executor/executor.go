@@ -43,6 +43,11 @@
 //     about:blank that a page opened and wrote into is that page's
 //     document, not "about:blank", and an opaque one a page could have
 //     written into is decided as opaque.
+//   - Records a tab keeps between calls (network-log entries, console
+//     messages, dialogs) name the document that produced them
+//     (Source, source.go) by the browser's own identifiers, never by a
+//     URL the page can write; one a backend cannot name has none, and the
+//     server withholds it.
 package executor
 
 import (
