@@ -81,9 +81,12 @@ type ConsoleMessage struct {
 	Stack  string `json:"stack,omitempty"`
 	// Page is the URL of the tab's document when it was logged: the
 	// caller decides on it whether the message may be shown.
-	Page   string `json:"page,omitempty"`
-	TimeMs int64  `json:"timeMs"`
-	Nav    int    `json:"nav"`
+	Page string `json:"page,omitempty"`
+	// Doc is the document that logged it, by its execution context
+	// (source.go); nil when the backend could not tell.
+	Doc    *Source `json:"doc,omitempty"`
+	TimeMs int64   `json:"timeMs"`
+	Nav    int     `json:"nav"`
 }
 
 // ConsoleLog is a tab's console messages, oldest first.
@@ -111,6 +114,11 @@ func BoundConsole(m ConsoleMessage) ConsoleMessage {
 		m.Stack = cutUTF8(m.Stack, MaxConsoleStack)
 	}
 	m.URL, m.Page = RedactURL(cutUTF8(m.URL, 2048)), RedactURL(cutUTF8(m.Page, 2048))
+	if m.Doc != nil {
+		d := *m.Doc
+		d.URL = RedactURL(cutUTF8(d.URL, 2048))
+		m.Doc = &d
+	}
 	return m
 }
 

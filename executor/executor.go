@@ -43,6 +43,11 @@
 //     about:blank that a page opened and wrote into is that page's
 //     document, not "about:blank", and an opaque one a page could have
 //     written into is decided as opaque.
+//   - Records a tab keeps between calls (network-log entries, console
+//     messages, dialogs) name the document that produced them
+//     (Source, source.go) by the browser's own identifiers, never by a
+//     URL the page can write; one a backend cannot name has none, and the
+//     server withholds it.
 package executor
 
 import (
@@ -235,6 +240,12 @@ type Dialog struct {
 	// server to decide whether the caller may hear of it (a popup or a tab
 	// outside the policy may not); it is never shown.
 	URL string `json:"url,omitempty"`
+	// Docs are the documents that may have opened it (source.go): the
+	// one whose frame opened it when the backend can tell, else every
+	// one the backend could not rule out. The server withholds the
+	// dialog's words when any of them is denied; none known leaves the
+	// decision to URL.
+	Docs []Source `json:"docs,omitempty"`
 }
 
 // The actions of a Dialog.

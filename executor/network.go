@@ -79,6 +79,10 @@ type NetworkRequest struct {
 	// Nav is the generation: the number of main-frame navigations of the
 	// tab before this request, counted by the backend.
 	Nav int `json:"nav"`
+	// Doc is the document that made the request (source.go): the frame's
+	// document for a subresource, the document it loads for a navigation.
+	// Nil when the backend could not tell: the server withholds it.
+	Doc *Source `json:"doc,omitempty"`
 
 	// Headers, only in a NetworkEntry result, credentials redacted.
 	RequestHeaders  []Header `json:"requestHeaders,omitempty"`

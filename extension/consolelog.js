@@ -16,6 +16,8 @@ export const MAX_ENTRIES = 1000;
 export const MAX_TEXT = 4 * 1024;
 export const MAX_STACK = 4 * 1024;
 const MAX_URL = 2048;
+// MAX_CONTEXTS bounds the execution contexts a tab's log remembers.
+const MAX_CONTEXTS = 512;
 // A message's arguments read: at most this many, each this long.
 const MAX_ARGS = 32;
 
@@ -95,12 +97,31 @@ export class TabConsole {
     this.next = 0;
     this.ring = []; // oldest first
     this.dropped = new Map(); // generation -> messages let go
+    this.contexts = new Map(); // execution context id -> {frameId, origin}
   }
 
   // onEvent records one Runtime event; nav is the tab's generation, page
-  // the URL of its document.
-  onEvent(method, p, nav, page) {
+  // the URL of its document, mainFrameId its main frame. A message is the
+  // document's whose execution context logged it (the context's frame and
+  // security origin, as the browser created it): never the script URL a
+  // page can write, nor the tab's page for a frame's message.
+  onEvent(method, p, nav, page, mainFrameId) {
     let m;
+    if (method === 'Runtime.executionContextCreated') {
+      const c = p.context || {};
+      const aux = c.auxData || {};
+      this.contexts.set(c.id, { frameId: String(aux.frameId || ''), origin: !c.origin || c.origin === '://' ? 'null' : String(c.origin) });
+      while (this.contexts.size > MAX_CONTEXTS) this.contexts.delete(this.contexts.keys().next().value);
+      return;
+    }
+    if (method === 'Runtime.executionContextDestroyed') {
+      this.contexts.delete(p.executionContextId);
+      return;
+    }
+    if (method === 'Runtime.executionContextsCleared') {
+      this.contexts.clear();
+      return;
+    }
     if (method === 'Runtime.consoleAPICalled') {
       const { text, total } = messageText(p.args, MAX_TEXT);
       m = { level: level(p.type), text };
@@ -129,7 +150,13 @@ export class TabConsole {
     } else {
       return;
     }
-    m.page = page || '';
+    const id = method === 'Runtime.consoleAPICalled' ? p.executionContextId : (p.exceptionDetails || {}).executionContextId;
+    const c = this.contexts.get(id);
+    if (c) {
+      const main = !!c.frameId && c.frameId === mainFrameId;
+      m.doc = main ? { url: redactURL(cut(page || '', MAX_URL).text), origin: c.origin, main: true } : { origin: c.origin };
+      m.page = main ? page || '' : c.origin;
+    }
     m.nav = nav | 0;
     this.add(m);
   }
@@ -187,10 +214,10 @@ export class ConsoleLogs {
     return l;
   }
 
-  onEvent(tabId, method, params, nav, page) {
-    if (method !== 'Runtime.consoleAPICalled' && method !== 'Runtime.exceptionThrown') return;
+  onEvent(tabId, method, params, nav, page, mainFrameId) {
+    if (!method.startsWith('Runtime.')) return;
     try {
-      this.tab(tabId).onEvent(method, params || {}, nav, page);
+      this.tab(tabId).onEvent(method, params || {}, nav, page, mainFrameId);
     } catch {
       // a malformed event is not worth a broken log
     }

@@ -12,20 +12,40 @@ test('levels as the cdp backend names them', () => {
 
 test('a console call: its arguments joined, its source, a stack for errors', () => {
   const l = new TabConsole({ now: () => 42 });
+  l.onEvent('Runtime.executionContextCreated', { context: { id: 7, origin: 'https://a.test', auxData: { frameId: 'F', isDefault: true } } });
   l.onEvent('Runtime.consoleAPICalled', {
+    executionContextId: 7,
     type: 'error',
     args: [{ type: 'string', value: 'bad' }, { type: 'number', value: 3 }, { type: 'object', description: 'Object' }, { type: 'undefined' }],
     stackTrace: { callFrames: [frame('https://a.test/app.js', 4, 9), frame('https://a.test/app.js', 10, 1, '')] },
-  }, 2, 'https://a.test/');
+  }, 2, 'https://a.test/', 'F');
   l.onEvent('Runtime.consoleAPICalled', { type: 'log', args: [{ type: 'string', value: 'hi' }] }, 2, 'https://a.test/');
   const { messages, nav } = l.list(2, 1);
   assert.equal(nav, 2);
   assert.deepEqual(messages[0], {
     id: '1', level: 'error', text: 'bad 3 Object undefined', url: 'https://a.test/app.js', line: 4, column: 9,
     stack: '    at f (https://a.test/app.js:4:9)\n    at <anonymous> (https://a.test/app.js:10:1)',
-    page: 'https://a.test/', nav: 2, timeMs: 42,
+    page: 'https://a.test/', nav: 2, timeMs: 42, doc: { url: 'https://a.test/', origin: 'https://a.test', main: true },
   });
   assert.equal(messages[1].stack, undefined);
+  assert.equal(messages[1].doc, undefined, 'a message of a context never seen names no document');
+});
+
+test('a message is the document\'s whose execution context logged it, not its script URL', () => {
+  const l = new TabConsole({ now: () => 1 });
+  l.onEvent('Runtime.executionContextCreated', { context: { id: 1, origin: 'https://a.test', auxData: { frameId: 'M', isDefault: true } } });
+  l.onEvent('Runtime.executionContextCreated', { context: { id: 2, origin: 'https://evil.test', auxData: { frameId: 'E', isDefault: true } } });
+  // an about:srcdoc child of the evil frame: its parent's origin
+  l.onEvent('Runtime.executionContextCreated', { context: { id: 3, origin: 'https://evil.test', auxData: { frameId: 'S', isDefault: true } } });
+  const forged = { callFrames: [frame('https://a.test/app.js', 1, 1)] };
+  l.onEvent('Runtime.consoleAPICalled', { executionContextId: 2, type: 'log', args: [{ type: 'string', value: 'x' }], stackTrace: forged }, 1, 'https://a.test/', 'M');
+  l.onEvent('Runtime.consoleAPICalled', { executionContextId: 3, type: 'log', args: [{ type: 'string', value: 'y' }] }, 1, 'https://a.test/', 'M');
+  l.onEvent('Runtime.exceptionThrown', { exceptionDetails: { executionContextId: 2, text: 'Uncaught', exception: { type: 'string', value: 'z' } } }, 1, 'https://a.test/', 'M');
+  l.onEvent('Runtime.executionContextsCleared', {});
+  l.onEvent('Runtime.consoleAPICalled', { executionContextId: 1, type: 'log', args: [] }, 1, 'https://a.test/', 'M');
+  const ms = l.list(1, 1).messages;
+  assert.deepEqual(ms.map((m) => m.doc), [{ origin: 'https://evil.test' }, { origin: 'https://evil.test' }, { origin: 'https://evil.test' }, undefined]);
+  assert.equal(ms[0].url, 'https://a.test/app.js', 'the script URL is kept as the source, and decides nothing');
 });
 
 test('an uncaught exception and an unhandled rejection', () => {

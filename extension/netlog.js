@@ -12,6 +12,8 @@ export const MAX_BODY_BYTES = 64 * 1024;
 // MAX_EARLY bounds the ExtraInfo headers kept for requests not yet seen,
 // and the ended requests kept findable for ExtraInfo that comes late.
 const MAX_EARLY = 200;
+// MAX_FRAMES bounds the frame documents a tab's log remembers.
+const MAX_FRAMES = 256;
 export const REDACTED = '[redacted]';
 
 const CREDENTIAL_HEADERS = new Set(['cookie', 'cookie2', 'set-cookie', 'set-cookie2', 'authorization', 'proxy-authorization']);
@@ -97,12 +99,48 @@ export class TabLog {
     this.early = new Map(); // CDP requestId -> {request, response} headers
     this.ended = new Map(); // CDP requestId -> entry that ended, newest last
     this.dropped = new Map(); // generation -> entries let go
+    // The documents of the tab's frames, as the browser committed them:
+    // frame id -> {url, origin}. An entry is the document's that made it
+    // (its frame's), never a URL the page wrote.
+    this.frames = new Map();
+    this.docSeen = false; // a main-frame document request since the last commit
+  }
+
+  // frameDoc is the document frameId shows ({url, origin, main}), or
+  // null when the log never saw it commit. page is the tab's URL, for its
+  // main frame.
+  frameDoc(frameId, mainFrameId, page) {
+    const f = this.frames.get(frameId);
+    const main = !!frameId && frameId === mainFrameId;
+    if (f) return { url: f.url, origin: f.origin, main };
+    if (main && page) return { url: redactURL(page), main: true };
+    return null;
+  }
+
+  // #committed keeps a frame's document; a main-frame document that came
+  // without a document request (about:blank after a refused load, a blank
+  // the server sent the tab to) starts a new generation, as a document
+  // request does: nothing of the page before stays in the listing.
+  #committed(f) {
+    if (!f || !f.id) return;
+    this.frames.set(f.id, { url: redactURL(String(f.url || '') + (f.urlFragment || '')), origin: String(f.securityOrigin || '') });
+    while (this.frames.size > MAX_FRAMES) this.frames.delete(this.frames.keys().next().value);
+    if (f.parentId) return;
+    const seen = this.docSeen;
+    this.docSeen = false;
+    if (!seen && /^(about|data|blob|javascript|filesystem):/i.test(String(f.url || ''))) this.#newGeneration();
   }
 
   // onEvent records one Network.* event. mainFrameId is the tab's top
   // frame, when known.
-  onEvent(method, p, mainFrameId) {
+  onEvent(method, p, mainFrameId, page) {
     switch (method) {
+      case 'Page.frameNavigated':
+        this.#committed(p.frame);
+        break;
+      case 'Page.frameDetached':
+        if (p.reason !== 'swap') this.frames.delete(p.frameId);
+        break;
       case 'Network.requestWillBeSent': {
         const prev = this.live.get(p.requestId);
         if (prev && p.redirectResponse) {
@@ -115,8 +153,13 @@ export class TabLog {
         const document = p.type === 'Document';
         const main = document && !p.redirectResponse && p.requestId === p.loaderId &&
           (!mainFrameId || !p.frameId || p.frameId === mainFrameId);
-        if (main) this.#newGeneration();
-        this.#add(p, document);
+        if (main) {
+          this.#newGeneration();
+          this.docSeen = true;
+        }
+        this.#add(p, document, document
+          ? { url: redactURL(String((p.request && p.request.url) || '')), main: !p.frameId || p.frameId === mainFrameId }
+          : this.frameDoc(p.frameId, mainFrameId, page));
         break;
       }
       case 'Network.requestWillBeSentExtraInfo':
@@ -192,7 +235,7 @@ export class TabLog {
     if (this.ended.get(e.requestId) === e) this.ended.delete(e.requestId);
   }
 
-  #add(p, document) {
+  #add(p, document, doc) {
     const e = {
       requestId: p.requestId,
       start: p.timestamp,
@@ -211,6 +254,7 @@ export class TabLog {
         nav: this.nav,
       },
     };
+    if (doc) e.r.doc = doc;
     if (this.ring.length >= this.max) {
       const gone = this.ring.shift();
       this.#forget(gone);
@@ -289,10 +333,10 @@ export class NetLogs {
     return l;
   }
 
-  onEvent(tabId, method, params, mainFrameId) {
-    if (!method.startsWith('Network.')) return;
+  onEvent(tabId, method, params, mainFrameId, page) {
+    if (!method.startsWith('Network.') && method !== 'Page.frameNavigated' && method !== 'Page.frameDetached') return;
     try {
-      this.tab(tabId).onEvent(method, params || {}, mainFrameId);
+      this.tab(tabId).onEvent(method, params || {}, mainFrameId, page);
     } catch {
       // a malformed event is not worth a broken log
     }

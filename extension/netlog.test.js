@@ -156,3 +156,39 @@ test('NetLogs keeps a log per tab and ignores other domains and bad events', () 
   logs.forget(1);
   assert.equal(logs.tab(1).list(1).requests.length, 0);
 });
+
+test('an entry is the document\'s of the frame that made it; a navigation the document it loads', () => {
+  const log = new TabLog({ now: () => 1 });
+  sent(log, 'm', 'https://a.test/', { type: 'Document', loaderId: 'm' });
+  log.onEvent('Page.frameNavigated', { frame: { id: MAIN, url: 'https://a.test/', securityOrigin: 'https://a.test' } }, MAIN);
+  sent(log, 'd', 'https://evil.test/ad?token=t', { type: 'Document', loaderId: 'd', frameId: 'E' });
+  log.onEvent('Page.frameNavigated', { frame: { id: 'E', parentId: MAIN, url: 'https://evil.test/ad?token=t', securityOrigin: 'https://evil.test' } }, MAIN);
+  log.onEvent('Page.frameNavigated', { frame: { id: 'S', parentId: 'E', url: 'about:srcdoc', securityOrigin: 'https://evil.test' } }, MAIN);
+  sent(log, 'x', 'https://a.test/xhr', { frameId: 'E' });
+  sent(log, 'y', 'https://a.test/own', { frameId: MAIN });
+  sent(log, 'z', 'https://a.test/srcdoc', { frameId: 'S' });
+  sent(log, 'u', 'https://a.test/unknown', { frameId: 'U' });
+  const docs = Object.fromEntries(log.list(1).requests.map((r) => [r.url, r.doc]));
+  assert.deepEqual(docs, {
+    'https://a.test/': { url: 'https://a.test/', main: true },
+    'https://evil.test/ad?token=t': { url: 'https://evil.test/ad?token=t', main: false },
+    'https://a.test/xhr': { url: 'https://evil.test/ad?token=t', origin: 'https://evil.test', main: false },
+    'https://a.test/own': { url: 'https://a.test/', origin: 'https://a.test', main: true },
+    'https://a.test/srcdoc': { url: 'about:srcdoc', origin: 'https://evil.test', main: false },
+    'https://a.test/unknown': undefined,
+  });
+});
+
+test('a blank that came without a document request starts a generation', () => {
+  const log = new TabLog({ now: () => 1 });
+  sent(log, 'm', 'https://evil.test/?token=t', { type: 'Document', loaderId: 'm' });
+  log.onEvent('Page.frameNavigated', { frame: { id: MAIN, url: 'https://evil.test/?token=t', securityOrigin: 'https://evil.test' } }, MAIN);
+  sent(log, 'x', 'https://evil.test/api');
+  assert.equal(log.list(1).requests.length, 2);
+  log.onEvent('Page.frameNavigated', { frame: { id: MAIN, url: 'about:blank', securityOrigin: 'null' } }, MAIN);
+  assert.equal(log.nav, 2);
+  assert.deepEqual(log.list(1).requests, []);
+  // a same-document navigation is no blank
+  log.onEvent('Page.frameNavigated', { frame: { id: MAIN, url: 'https://a.test/', securityOrigin: 'https://a.test' } }, MAIN);
+  assert.equal(log.nav, 2);
+});

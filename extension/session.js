@@ -256,9 +256,9 @@ export function onEvent(source, method, params) {
   // a child session's events (out-of-process frames, workers) are egress.js's
   if (tabId === undefined || source.sessionId) return;
   const st = state(tabId);
-  netlogs.onEvent(tabId, method, params, st.mainFrameId);
+  netlogs.onEvent(tabId, method, params, st.mainFrameId, st.url);
   if (method.startsWith('Runtime.')) {
-    consolelogs.onEvent(tabId, method, params, netlogs.tab(tabId).nav, st.url);
+    consolelogs.onEvent(tabId, method, params, netlogs.tab(tabId).nav, st.url, st.mainFrameId);
   }
   // The server follows the page's WebMCP tools (issue 6): the domain's
   // events as they come, and every main-frame navigation.
@@ -276,6 +276,11 @@ export function onEvent(source, method, params) {
     // does not drive yet (a popup the boundary still decides) has its
     // dialog dismissed at once.
     const rec = dialogs.record(params);
+    // The document that opened it, by its frame id: the server withholds
+    // the words of a denied frame's dialog.
+    const doc = netlogs.tab(tabId).frameDoc(params.frameId, st.mainFrameId, st.url);
+    if (doc) rec.docs = [doc];
+    else if (params.frameId) rec.docs = [{ url: rec.url, origin: 'null' }];
     if (tabs.isHidden(tabId) || !dialogs.opened(st, rec)) {
       dialogs.answer(st, (args) => chrome.debugger.sendCommand({ tabId }, 'Page.handleJavaScriptDialog', args), { accept: false }).catch(() => {});
       return;

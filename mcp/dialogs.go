@@ -69,8 +69,10 @@ func dialogNext(typ string) string {
 
 // dialogsOf screens the dialogs a backend recorded on ps's tab. One opened
 // by a page the caller could not have navigated to (a popup, a tab that
-// navigated itself away, a page the backend could not name) keeps nothing
-// but the note that it happened, and is dismissed if it is still open.
+// navigated itself away, a page the backend could not name), or by a
+// frame whose document the caller may not read (dialogDenied), keeps
+// nothing but the note that it happened, and is dismissed if it is
+// still open.
 // Dialogs are queued per tab between calls, so without this a denied
 // page's alert would reach the model in the next allowed call's result.
 // With AcceptAlerts an open alert of an allowed page is accepted here.
@@ -81,7 +83,7 @@ func (c *Call) dialogsOf(ctx context.Context, ps executor.PageState) []dialogOut
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
-		outside := c.srv.dialogOutside(ctx, c, d.URL)
+		outside := c.srv.dialogDenied(ctx, c, d)
 		auto := d.Action == executor.DialogOpen && answers < maxAutoAnswers &&
 			(outside || (c.srv.opts.AcceptAlerts && d.Type == "alert"))
 		if auto {
@@ -138,7 +140,7 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 		if t.Dialog == nil {
 			continue
 		}
-		if !s.dialogOutside(ctx, c, t.Dialog.URL) && !s.dialogOutside(ctx, c, t.URL) {
+		if !s.dialogDenied(ctx, c, *t.Dialog) && !s.dialogOutside(ctx, c, t.URL) {
 			continue
 		}
 		if _, aerr := ex.AnswerDialog(ctx, executor.DialogParams{TabID: t.ID, Accept: false}); aerr == nil {
@@ -160,6 +162,23 @@ func (s *Server) dialogOutside(ctx context.Context, c *Call, url string) bool {
 		return false // no page is outside a Gate that filters none
 	}
 	return url == "" || executor.OriginHidden(url) || s.outside(ctx, c, url)
+}
+
+// dialogDenied says whether dialog d is one the caller may not hear of:
+// its page is outside (dialogOutside), or a document that may have
+// opened it (a denied frame of an allowed page, an about:srcdoc child of
+// one), as the backend named them by their frames, is denied
+// (documents.go).
+func (s *Server) dialogDenied(ctx context.Context, c *Call, d executor.Dialog) bool {
+	if s.dialogOutside(ctx, c, d.URL) {
+		return true
+	}
+	for _, doc := range d.Docs {
+		if c.DocumentDenied(ctx, doc.URL, doc.Origin) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldOutsideErr is the error of a call a dialog of a page outside the

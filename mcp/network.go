@@ -107,8 +107,15 @@ type networkRequestsOut struct {
 	Offset   int            `json:"offset,omitempty"`
 	Next     int            `json:"next,omitempty"`
 	Dropped  int            `json:"dropped,omitempty"`
-	Requests []netReqOut    `json:"requests"`
+	// Withheld counts the requests of documents outside the policy (a
+	// denied frame's, a refused page's), which are not listed.
+	Withheld int         `json:"withheld,omitempty"`
+	Note     string      `json:"note,omitempty"`
+	Requests []netReqOut `json:"requests"`
 }
+
+// withheldRequests says why requests are missing from a listing.
+const withheldRequests = "requests made by pages or frames outside the policy are not shown"
 
 type networkRequestOut struct {
 	TabID           string      `json:"tab_id"`
@@ -316,10 +323,13 @@ func networkRequests(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := joinDenials(log.Requests, c.denials(), log.Nav-n+1)
+	rs, withheld := c.screenRequests(ctx, joinDenials(log.Requests, c.denials(), log.Nav-n+1))
 	out := networkRequestsOut{
 		TabID: log.TabID, URL: log.URL, Total: len(rs), Outcomes: map[string]int{},
-		Offset: a.Offset, Dropped: log.Dropped, Requests: []netReqOut{},
+		Offset: a.Offset, Dropped: log.Dropped, Withheld: withheld, Requests: []netReqOut{},
+	}
+	if withheld > 0 {
+		out.Note = withheldRequests
 	}
 	for _, r := range rs {
 		out.Outcomes[r.Outcome]++
@@ -357,6 +367,9 @@ func networkRequest(ctx context.Context, c *Call) (*Result, error) {
 		return nil, err
 	}
 	r := e.Request
+	if c.sourceScreen().denied(ctx, r.Doc) {
+		return nil, requestWithheld(a.ID)
+	}
 	r = joinDenials([]executor.NetworkRequest{r}, c.denials(), r.Nav)[0]
 	out := networkRequestOut{
 		TabID: e.TabID, Request: reqOut(r),
@@ -379,6 +392,31 @@ func networkRequest(ctx context.Context, c *Call) (*Result, error) {
 		res.Text = e.Body
 	}
 	return res, nil
+}
+
+// screenRequests drops the requests whose document (the frame that made
+// it, or the document a navigation loaded) the caller may not read, and
+// counts them. The session's denials the browser never reported
+// (deniedIDPrefix) are the boundary's own record and stay.
+func (c *Call) screenRequests(ctx context.Context, rs []executor.NetworkRequest) ([]executor.NetworkRequest, int) {
+	sc := c.sourceScreen()
+	withheld := 0
+	out := rs[:0]
+	for _, r := range rs {
+		if !strings.HasPrefix(r.ID, deniedIDPrefix) && sc.denied(ctx, r.Doc) {
+			withheld++
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, withheld
+}
+
+// requestWithheld is the error of network_request for an entry of a
+// document outside the policy: nothing of it is shown, not even its URL.
+func requestWithheld(id string) error {
+	return executor.Errorf(executor.CodePolicyDenied, "network_request: request %q was made by a page or frame the policy does not allow; nothing of it is shown", id).
+		WithHint("call network_requests: it lists the requests you may see and counts the others as withheld")
 }
 
 // deniedEntry shows a denial the browser never reported: what the policy

@@ -232,3 +232,42 @@ func TestNetworkRequestOfAnUnseenDenial(t *testing.T) {
 		t.Errorf("unseen denial entry:\n%s", text)
 	}
 }
+
+// A request is decided on the document that made it: a denied frame's
+// (by its URL, or by the origin an about:srcdoc child inherits), or one
+// the backend could not name, is withheld from the listing and counted,
+// and network_request on its id shows nothing of it.
+func TestNetworkRequestsOfDeniedDocuments(t *testing.T) {
+	t.Parallel()
+	h := secretHarness(t, "https://login.test/a")
+	f := h.fake()
+	add := func(id, url string, doc *executor.Source) {
+		t.Helper()
+		if _, err := f.AddRequest("", executor.NetworkRequest{ID: id, Method: "GET", URL: url, ResourceType: "xhr", Status: 200, Doc: doc}, []byte("BODY-"+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("own", "https://login.test/api", nil)
+	add("frame", "https://login.test/api?FRAME-TOKEN", &executor.Source{URL: "https://evil.test/ad"})
+	add("srcdoc", "https://login.test/api?SRCDOC-TOKEN", &executor.Source{URL: "about:srcdoc", Origin: "https://evil.test"})
+	add("blank", "https://login.test/api?BLANK-TOKEN", &executor.Source{URL: "about:blank"})
+	add("unknown", "https://login.test/api?UNKNOWN-TOKEN", &executor.Source{})
+	text := textOf(h.call("network_requests", map[string]any{}))
+	content, _, ok := Unfence(text)
+	var out networkRequestsOut
+	if !ok || json.Unmarshal([]byte(content), &out) != nil {
+		t.Fatalf("listing:\n%s", text)
+	}
+	if out.Total != 1 || out.Withheld != 4 || out.Note == "" || out.Requests[0].ID != "own" {
+		t.Errorf("total %d withheld %d note %q, want only the page's own and 4 withheld:\n%s", out.Total, out.Withheld, out.Note, text)
+	}
+	for _, id := range []string{"frame", "srcdoc", "blank", "unknown"} {
+		res := h.call("network_request", map[string]any{"id": id, "include_body": true})
+		if txt := textOf(res); !res.IsError || !strings.HasPrefix(txt, "POLICY_DENIED") || strings.Contains(txt, "TOKEN") || strings.Contains(txt, "BODY") {
+			t.Errorf("network_request %s: %s", id, txt)
+		}
+	}
+	if txt := textOf(h.call("network_request", map[string]any{"id": "own", "include_body": true})); !strings.Contains(txt, "BODY-own") {
+		t.Errorf("the page's own request: %s", txt)
+	}
+}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strconv"
@@ -115,16 +116,18 @@ func msgOut(m executor.ConsoleMessage, current string) consoleMsgOut {
 	return o
 }
 
-// screenConsole drops the messages the caller may not see. The tab's
-// current document was decided by the gate; a message is withheld when
-// the document that logged it (an earlier one, with navigations > 1; one
-// the backend could not name) or the script it names as its source (a
-// frame or script of another origin on the same page) is outside the
-// policy, decided like a dialog's page (dialogOutside). Fail closed: a
-// third-party script's messages on an allowed page are withheld too, when
-// its host is not one the caller may read. It returns the messages kept
-// and how many were withheld.
+// screenConsole drops the messages the caller may not see. A message is
+// decided on the document that logged it, as the backend attributed it
+// by its execution context (documents.go): a denied frame's, an
+// about:srcdoc child's of a denied frame, an earlier page's outside the
+// policy (with navigations > 1), one the backend could not attribute.
+// The script it names as its source is the page's word only, so it can
+// withhold more, never show more: a source of another origin outside the
+// policy (a third-party script on an allowed page) is withheld too,
+// decided like a dialog's page (dialogOutside). It returns the messages
+// kept and how many were withheld.
 func (c *Call) screenConsole(ctx context.Context, ms []executor.ConsoleMessage, current string) ([]executor.ConsoleMessage, int) {
+	sc := c.sourceScreen()
 	seen := map[string]bool{}
 	outside := func(u string) bool {
 		key := u
@@ -138,17 +141,23 @@ func (c *Call) screenConsole(ctx context.Context, ms []executor.ConsoleMessage, 
 		}
 		return v
 	}
-	here := executor.OriginOf(current)
 	withheld := 0
 	out := ms[:0:0]
 	for _, m := range ms {
-		if m.Page != current && outside(m.Page) {
+		if sc.denied(ctx, m.Doc) {
 			withheld++
 			continue
 		}
-		// A source of the page's own origin, or none that names an origin
-		// (an inline script, eval, an extension), is the page's.
-		if o := executor.OriginOf(m.URL); o != "null" && o != here && outside(m.URL) {
+		// A source of the logging document's own origin, or none that
+		// names an origin (an inline script, eval), adds nothing.
+		own := ""
+		if m.Doc != nil {
+			own = cmp.Or(m.Doc.Origin, executor.OriginOf(m.Doc.URL))
+		}
+		if own == "" || own == executor.OpaqueOrigin {
+			own = executor.OriginOf(current)
+		}
+		if o := executor.OriginOf(m.URL); o != "null" && o != own && outside(m.URL) {
 			withheld++
 			continue
 		}

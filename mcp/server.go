@@ -42,6 +42,16 @@
 // cap, and holds a server-wide budget of decoded bytes while it works
 // (imagebudget.go), so concurrent calls wait rather than add up.
 //
+// Every surface is decided on the document that produced what it shows.
+// A network-log entry and its body, a console message and a dialog carry
+// the document that made them (executor.Source), named by the browser's
+// own identifiers (the request's frame, the message's execution context,
+// the frames whose renderer a dialog blocks), never by a URL the page can
+// write; each is decided like a read of that document with the decision
+// that outlines a denied frame as a placeholder (Call.DocumentDenied), and
+// what a denied or unnamed document produced is withheld and counted
+// (documents.go), a dialog's words included.
+//
 // # Secrets
 //
 // An operator's secrets (package vault, Options.Secrets) are referred to

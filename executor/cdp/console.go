@@ -3,60 +3,14 @@ package cdp
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strings"
-	"time"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/playwright-community/playwright-go"
 )
 
-// The console log of a tab (executor/console.go): Playwright's console and
-// pageerror events, recorded in the tab's ring in the network log's
-// generation. The handlers run on playwright-go's dispatch goroutine and
-// make no round trip: what they record is what the event carried.
-
-// watchConsole records p's console messages and uncaught exceptions in t.
-func (t *tab) watchConsole(p playwright.Page) {
-	p.OnConsole(func(m playwright.ConsoleMessage) {
-		msg := executor.ConsoleMessage{
-			Level: executor.ConsoleLevel(m.Type()), Text: m.Text(),
-			Page: p.URL(), TimeMs: time.Now().UnixMilli(), Nav: t.net.generation(),
-		}
-		if loc := m.Location(); loc != nil {
-			msg.URL = loc.URL
-			// Playwright's location is 0-based; the tools' is 1-based.
-			msg.Line, msg.Column = loc.LineNumber+1, loc.ColumnNumber+1
-			if loc.URL == "" && loc.LineNumber == 0 && loc.ColumnNumber == 0 {
-				msg.Line, msg.Column = 0, 0
-			}
-		}
-		t.con.Add(msg)
-	})
-	p.OnPageError(func(err error) {
-		msg := executor.ConsoleMessage{
-			Level: executor.LevelError, Exception: true, Page: p.URL(),
-			TimeMs: time.Now().UnixMilli(), Nav: t.net.generation(),
-		}
-		var pe *playwright.Error
-		if errors.As(err, &pe) {
-			msg.Text = exceptionText(pe.Name, pe.Message)
-			msg.Stack = pe.Stack
-		} else if err != nil {
-			msg.Text = exceptionText("", err.Error())
-		}
-		msg.URL, msg.Line, msg.Column = executor.StackLocation(msg.Stack)
-		t.con.Add(msg)
-	})
-}
-
-// exceptionText is how DevTools names an uncaught exception.
-func exceptionText(name, message string) string {
-	if name != "" && !strings.HasPrefix(message, name) {
-		message = name + ": " + message
-	}
-	return "Uncaught " + message
-}
+// The console log of a tab (executor/console.go): read from CDP sessions
+// of chromegate's own (sourcewatch.go), recorded in the tab's ring in the
+// network log's generation.
 
 // generation is the log's current generation.
 func (l *netLog) generation() int {

@@ -65,15 +65,40 @@ const (
 	answerCall
 )
 
-// dialog returns the dialog open on the tab, if any.
+// dialog returns the dialog open on the tab, if any, with the documents
+// that may have opened it (named once, outside dmu: a probe waits on the
+// renderers).
 func (t *tab) dialog() *executor.Dialog {
 	t.dmu.Lock()
-	defer t.dmu.Unlock()
-	if t.open == nil {
+	open := t.open
+	if open == nil {
+		t.dmu.Unlock()
 		return nil
 	}
-	d := t.open.rec
+	d := open.rec
+	t.dmu.Unlock()
+	if d.Docs == nil {
+		d.Docs = t.src.dialogDocs()
+		if d.Docs == nil {
+			d.Docs = []executor.Source{} // probed: none blocked
+		}
+		t.dmu.Lock()
+		if t.open == open {
+			open.rec.Docs = d.Docs
+			for i := range t.dialogs {
+				if sameDialog(t.dialogs[i], d) && t.dialogs[i].Action == executor.DialogOpen {
+					t.dialogs[i].Docs = d.Docs
+				}
+			}
+		}
+		t.dmu.Unlock()
+	}
 	return &d
+}
+
+// sameDialog tells two records of one dialog apart from others.
+func sameDialog(a, b executor.Dialog) bool {
+	return a.Type == b.Type && a.Message == b.Message && a.Default == b.Default && a.URL == b.URL
 }
 
 // takeDialog removes the tab's open dialog and returns it.
@@ -89,7 +114,9 @@ func (t *tab) takeDialog() *pendingDialog {
 func (t *tab) dropDialog(rec executor.Dialog) {
 	t.dmu.Lock()
 	defer t.dmu.Unlock()
-	if i := slices.Index(t.dialogs, rec); i >= 0 {
+	if i := slices.IndexFunc(t.dialogs, func(d executor.Dialog) bool {
+		return sameDialog(d, rec) && d.Action == rec.Action && d.Answer == rec.Answer
+	}); i >= 0 {
 		t.dialogs = slices.Delete(t.dialogs, i, i+1)
 	}
 }

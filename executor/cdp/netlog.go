@@ -27,6 +27,9 @@ type netLog struct {
 	next    int
 	dropped map[int]int // entries of a generation the ring let go
 	max     int
+	// docSeen: a main-frame document request came since the main frame
+	// last committed a document (committed).
+	docSeen bool
 }
 
 type netEntry struct {
@@ -48,6 +51,28 @@ func (l *netLog) watch(p playwright.Page) {
 	p.OnResponse(l.onResponse)
 	p.OnRequestFinished(l.onFinished)
 	p.OnRequestFailed(l.onFailed)
+	p.OnFrameNavigated(func(f playwright.Frame) {
+		if f == p.MainFrame() {
+			l.committed(f.URL())
+		}
+	})
+}
+
+// committed starts a new generation for a main-frame document that came
+// without a document request of its own (about:blank after a refused
+// load, a blank the server sent the tab to): nothing of the page before
+// stays in the current listing. A document request already started one
+// (docSeen); a same-document navigation keeps its document's URL scheme
+// and is not blank.
+func (l *netLog) committed(url string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := l.docSeen
+	l.docSeen = false
+	if seen || !executor.OriginHidden(url) {
+		return
+	}
+	l.newGeneration()
 }
 
 // mainDocument reports whether req loads a new document into the tab's
@@ -73,21 +98,13 @@ func (l *netLog) onRequest(req playwright.Request) {
 	e := &netEntry{req: req, start: now, r: executor.NetworkRequest{
 		Method: req.Method(), URL: executor.RedactURL(req.URL()), ResourceType: req.ResourceType(),
 		Navigation: req.IsNavigationRequest(), Size: -1, StartMs: now.UnixMilli(), DurationMs: -1,
-		Outcome: executor.OutcomePending,
+		Outcome: executor.OutcomePending, Doc: requestSource(req),
 	}}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if main {
-		l.nav++
-		// Generations no listing can reach are let go at once.
-		old := l.nav - executor.MaxNetworkNavigations
-		delete(l.dropped, old)
-		n := 0
-		for n < len(l.ring) && l.ring[n].r.Nav <= old {
-			delete(l.byReq, l.ring[n].req)
-			n++
-		}
-		l.ring = l.ring[n:]
+		l.newGeneration()
+		l.docSeen = true
 	}
 	l.next++
 	e.r.ID = strconv.Itoa(l.next)
@@ -101,6 +118,20 @@ func (l *netLog) onRequest(req playwright.Request) {
 	}
 	l.ring = append(l.ring, e)
 	l.byReq[req] = e
+}
+
+// newGeneration starts one; generations no listing can reach are let go
+// at once. l.mu is held.
+func (l *netLog) newGeneration() {
+	l.nav++
+	old := l.nav - executor.MaxNetworkNavigations
+	delete(l.dropped, old)
+	n := 0
+	for n < len(l.ring) && l.ring[n].r.Nav <= old {
+		delete(l.byReq, l.ring[n].req)
+		n++
+	}
+	l.ring = l.ring[n:]
 }
 
 func (l *netLog) onResponse(resp playwright.Response) {

@@ -576,8 +576,12 @@ func TestDialogs(t *testing.T) {
 	}
 	r := click()
 	// Each carries the page that opened it, for the server to decide on.
+	// and the documents that may have opened it (the renderer it blocks
+	// holds only the page's).
 	at := r.URL
-	if diff := cmp.Diff([]executor.Dialog{{Type: "alert", Message: "hello", Action: "open", URL: at}}, r.Dialogs); diff != "" {
+	want := executor.Dialog{Type: "alert", Message: "hello", Action: "open", URL: at,
+		Docs: []executor.Source{{URL: at, Origin: executor.OriginOf(at), Main: true}}}
+	if diff := cmp.Diff([]executor.Dialog{want}, r.Dialogs); diff != "" {
 		t.Errorf("the click's dialogs (-want +got):\n%s", diff)
 	}
 	// The page waits: a read fails at once, naming the dialog.

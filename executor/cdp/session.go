@@ -82,6 +82,7 @@ type tab struct {
 	net *netLog               // the page's requests (netlog.go)
 	emu tabEmu                // the tab's emulation session (emulate.go)
 	con *executor.ConsoleRing // the page's console (console.go)
+	src *srcWatch             // its console sessions (sourcewatch.go)
 
 	// crashed ends when the page's renderer crashes: calls on the tab in
 	// flight then fail at once (a crashed page answers nothing, so they
@@ -130,6 +131,7 @@ func (t *tab) addDialog(d executor.Dialog) {
 }
 
 func (t *tab) drainDialogs() []executor.Dialog {
+	t.dialog() // names the documents of the open one
 	t.dmu.Lock()
 	d := t.dialogs
 	t.dialogs = nil
@@ -226,6 +228,7 @@ func (s *Session) register(p playwright.Page, created bool) *tab {
 	t.pt = newPageTools(s, t)
 	t.net = newNetLog(executor.MaxNetworkEntries)
 	t.con = executor.NewConsoleRing(executor.MaxConsoleEntries)
+	t.src = newSrcWatch(t)
 	s.tabs[t.raw] = t
 	s.byPage[p] = t
 	s.order = append(s.order, t)

@@ -758,7 +758,8 @@ func (f *Fake) WatchPageTools(fn func(executor.PageToolsEvent)) (stop func()) {
 
 // AddRequest logs a request in a tab's network log ("" = the selected
 // tab), as a backend would have seen it, with its response body. The fake
-// sets ID (when empty) and Nav; an empty Outcome is allowed. It returns
+// sets ID (when empty), Nav and, when nil, Doc (the tab's document); an
+// empty Outcome is allowed. It returns
 // the entry's ID.
 func (f *Fake) AddRequest(tabID string, r executor.NetworkRequest, body []byte) (string, error) {
 	f.mu.Lock()
@@ -773,6 +774,9 @@ func (f *Fake) AddRequest(tabID string, r executor.NetworkRequest, body []byte) 
 	}
 	r.Nav = t.navs
 	r.Outcome = cmp.Or(r.Outcome, executor.OutcomeAllowed)
+	if r.Doc == nil { // made by the tab's document, as a backend would say
+		r.Doc = &executor.Source{URL: t.url(), Main: true}
+	}
 	if len(t.net) >= executor.MaxNetworkEntries {
 		t.net = t.net[1:]
 	}
@@ -852,6 +856,9 @@ func (f *Fake) AddConsole(tabID string, m executor.ConsoleMessage) error {
 	m.Nav = t.navs
 	m.Page = cmp.Or(m.Page, t.url())
 	m.Level = cmp.Or(m.Level, executor.LevelLog)
+	if m.Doc == nil { // logged by the document Page names
+		m.Doc = &executor.Source{URL: m.Page, Main: m.Page == t.url()}
+	}
 	t.console.Add(m)
 	return nil
 }

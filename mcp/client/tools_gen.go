@@ -553,6 +553,8 @@ type NetworkRequestsResult struct {
 	Offset   int            `json:"offset,omitempty"`
 	Next     int            `json:"next,omitempty"`
 	Dropped  int            `json:"dropped,omitempty"`
+	Withheld int            `json:"withheld,omitempty"`
+	Note     string         `json:"note,omitempty"`
 	Requests []NetReq       `json:"requests"`
 }
 
