@@ -153,6 +153,9 @@ type Options struct {
 	// before its first call runs (serve --storage-state), each origin
 	// decided as state_load's; see startState.
 	StorageState *executor.StorageState
+	// StorageStatePath is the file StorageState was read from: read-only
+	// to the state tools (state_save refuses to write it).
+	StorageStatePath string
 	// AcceptAlerts has the server accept every alert of an allowed page
 	// as it opens (an alert has no choice to make); confirm, prompt and
 	// beforeunload are still the caller's to answer (dialog_answer).

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -18,6 +20,13 @@ import (
 // Options.StorageState). Every origin is decided on its own (OriginGate):
 // saved like a read of it, restored like a navigation to it. No result,
 // log line or error carries a cookie's or a storage entry's value.
+//
+// Saved logins are the operator's. state_save never replaces a state
+// unless asked (overwrite: true), and the default policy counts a save
+// that asks as a mutation, refused in safe mode: a model sent to /logout
+// cannot then save the logged-out context over the login a CI run starts
+// from. The file serve --storage-state restores is read-only to the
+// model in every mode, whatever its name in the state directory.
 
 // stateTimeout bounds a save or a load: a context with many origins is
 // read or written one origin at a time in a page of Playwright's.
@@ -70,7 +79,7 @@ func stateTools() []*Tool {
 			Output:      &Output{Value: stateOut{}},
 			Description: "Save the session's cookies and storage under name after logging in; state_load restores it. Returns counts, no values.",
 			InputSchema: object([]string{"name"}, nameProp, prop{"origins", strList("", 0)},
-				prop{"indexed_db", boolDefault("", true)}, timeoutProp()),
+				prop{"indexed_db", boolDefault("", true)}, prop{"overwrite", boolDefault("", false)}, timeoutProp()),
 			ReadOnly: no(), Destructive: yes(), Action: ActionRead, PerOrigin: true,
 			Timeout: stateTimeout,
 			Handler: stateSave,
@@ -119,6 +128,7 @@ func stateSave(ctx context.Context, c *Call) (*Result, error) {
 		Name      string   `json:"name"`
 		Origins   []string `json:"origins"`
 		IndexedDB bool     `json:"indexed_db"`
+		Overwrite bool     `json:"overwrite"`
 	}
 	if err := c.Bind(&a); err != nil {
 		return nil, err
@@ -127,8 +137,16 @@ func stateSave(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := statefile.CheckName(a.Name); err != nil {
+	path, err := store.Path(c.Principal.Name, a.Name)
+	if err != nil {
 		return nil, err
+	}
+	if c.srv.operatorsState(path) {
+		return nil, executor.Errorf(executor.CodePolicyDenied, "state %q is the file the operator's --storage-state restores: read-only to tools", a.Name).
+			WithHint("save under another name")
+	}
+	if _, err := os.Lstat(path); err == nil && !a.Overwrite {
+		return nil, stateExists(a.Name)
 	}
 	for i, o := range a.Origins {
 		norm := executor.OriginOf(o)
@@ -147,12 +165,39 @@ func stateSave(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, executor.Errorf(executor.CodeInternal, "encode the state: %v", err)
 	}
-	if _, err := store.Write(c.Principal.Name, a.Name, data); err != nil {
+	write := store.Create
+	if a.Overwrite {
+		write = store.Write
+	}
+	if _, err := write(c.Principal.Name, a.Name, data); errors.Is(err, statefile.ErrExists) {
+		return nil, stateExists(a.Name)
+	} else if err != nil {
 		return nil, err
 	}
 	c.srv.log.Info("storage state saved", "session", c.Session, "principal", c.Principal.Name, "name", a.Name,
 		"origins", len(rep.Origins), "cookies", rep.Cookies, "skipped", len(rep.Skipped))
 	return stateResult(a.Name, rep), nil
+}
+
+// stateExists is the error of a save over a saved state not asked to
+// replace it.
+func stateExists(name string) error {
+	return executor.Errorf(executor.CodeBadArgs, "a state named %q is saved already; state_save does not replace one unless asked", name).
+		WithHint("save under a new name, or pass overwrite: true (a change: it needs mutations enabled)")
+}
+
+// operatorsState reports whether path is the file serve --storage-state
+// restores (Options.StorageStatePath).
+func (s *Server) operatorsState(path string) bool {
+	if s.opts.StorageStatePath == "" {
+		return false
+	}
+	a, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(s.opts.StorageStatePath)
+	return err == nil && os.SameFile(a, b)
 }
 
 func stateLoad(ctx context.Context, c *Call) (*Result, error) {

@@ -238,21 +238,22 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		log.Info("recording every call", "dir", cfg.record)
 	}
 	srv, err := mcp.NewServer(mcp.Options{
-		Manager:        mgr,
-		Gate:           gate,
-		List:           gate,
-		Egress:         boundary,
-		Logger:         log,
-		MaxResultChars: cfg.maxResultChars,
-		Version:        chromegateVersion(),
-		Status:         mergeStatus(gate.Status, backends.status, ready.status),
-		Plugins:        plugins,
-		Secrets:        cfg.vault,
-		StateDir:       filepath.Join(cfg.browser.resolvedDataDir(), "state"),
-		StorageState:   initial,
-		AcceptAlerts:   cfg.acceptAlerts,
-		Record:         recorder,
-		Changes:        bool(cfg.changes),
+		Manager:          mgr,
+		Gate:             gate,
+		List:             gate,
+		Egress:           boundary,
+		Logger:           log,
+		MaxResultChars:   cfg.maxResultChars,
+		Version:          chromegateVersion(),
+		Status:           mergeStatus(gate.Status, backends.status, ready.status),
+		Plugins:          plugins,
+		Secrets:          cfg.vault,
+		StateDir:         filepath.Join(cfg.browser.resolvedDataDir(), "state"),
+		StorageState:     initial,
+		StorageStatePath: cfg.storageState,
+		AcceptAlerts:     cfg.acceptAlerts,
+		Record:           recorder,
+		Changes:          bool(cfg.changes),
 	})
 	if err != nil {
 		return err

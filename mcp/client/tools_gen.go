@@ -852,7 +852,9 @@ type StateSaveParams struct {
 	Origins []string `json:"origins,omitempty"`
 	// Default: true.
 	IndexedDb *bool `json:"indexed_db,omitempty"`
-	TimeoutMs int   `json:"timeout_ms,omitempty"`
+	// Default: false.
+	Overwrite bool `json:"overwrite,omitempty"`
+	TimeoutMs int  `json:"timeout_ms,omitempty"`
 }
 
 // TabCloseParams are the arguments of tab_close.

@@ -125,9 +125,22 @@ func (s *Store) Path(principal, name string) (string, error) {
 	return filepath.Join(s.principalDir(principal), name+".json"), nil
 }
 
+// ErrExists is returned by Create for a name already saved.
+var ErrExists = errors.New("a state of that name exists")
+
 // Write saves data as principal's state called name: atomically, mode
 // 0600, in a directory of mode 0700. It returns the file's path.
 func (s *Store) Write(principal, name string, data []byte) (string, error) {
+	return s.write(principal, name, data, true)
+}
+
+// Create is Write that never replaces a state: a name already saved is
+// ErrExists, decided atomically (two Creates of one name: one wins).
+func (s *Store) Create(principal, name string, data []byte) (string, error) {
+	return s.write(principal, name, data, false)
+}
+
+func (s *Store) write(principal, name string, data []byte, replace bool) (string, error) {
 	path, err := s.Path(principal, name)
 	if err != nil {
 		return "", err
@@ -142,6 +155,9 @@ func (s *Store) Write(principal, name string, data []byte) (string, error) {
 	}
 	if err := ensureDir(dir); err != nil {
 		return "", err
+	}
+	if !replace {
+		return path, createAtomic(path, data)
 	}
 	return path, WriteAtomic(path, data)
 }
@@ -170,6 +186,20 @@ func ensureDir(dir string) error {
 // directory, synced before it is renamed over path, so a reader sees the
 // old file or the whole new one, never a part.
 func WriteAtomic(path string, data []byte) error {
+	return writeAtomic(path, data, os.Rename)
+}
+
+// createAtomic is WriteAtomic for a path that must not exist: the whole
+// file is linked into place, which fails if the name is taken.
+func createAtomic(path string, data []byte) error {
+	err := writeAtomic(path, data, os.Link)
+	if errors.Is(err, fs.ErrExist) {
+		return ErrExists
+	}
+	return err
+}
+
+func writeAtomic(path string, data []byte, place func(tmp, path string) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".state-*.tmp")
 	if err != nil {
 		return executor.Errorf(executor.CodeInternal, "write state: %v", err)
@@ -190,7 +220,10 @@ func WriteAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return executor.Errorf(executor.CodeInternal, "write state: %v", err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := place(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return err
+		}
 		return executor.Errorf(executor.CodeInternal, "write state: %v", err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {

@@ -139,6 +139,13 @@ mutating if {
 	not dialog_dismissal
 }
 
+# A save that replaces a saved state changes what the operator has (the
+# login a run starts from): a mutation. A save under a new name is not.
+mutating if {
+	input.tool == "state_save"
+	args.overwrite == true
+}
+
 # A plugin tool mutates when one of its steps does (eval aside: an eval
 # step is decided by its own switch).
 mutating if {
@@ -946,12 +953,6 @@ state_call if {
 
 call_allowed if {
 	state_call
-	input.tool != "state_load"
-}
-
-call_allowed if {
-	state_call
-	input.tool == "state_load"
 	not mutation_blocked
 }
 

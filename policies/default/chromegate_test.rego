@@ -851,6 +851,16 @@ test_state_calls_need_no_page if {
 	allowed(listing("state_list"))
 }
 
+# A save under a new name is a read; one that replaces a saved state (the
+# login a run starts from) is a change, refused in safe mode.
+test_state_overwrite_needs_mutations if {
+	allowed(call("state_save", {"args": {"name": "login", "overwrite": false}}))
+	not allowed(call("state_save", {"args": {"name": "login", "overwrite": true}}))
+	reasons(call("state_save", {"args": {"name": "login", "overwrite": true}})) == ["state_save changes the page or the browser, and mutations are off (safe mode)"]
+	allowed(call("state_save", {"args": {"name": "login", "overwrite": true}})) with data.enable_mutations as true
+	allowed(state_origin("state_save", "save", "tool", "https://app.example.com")) with data.allow_domains as ["*.example.com"]
+}
+
 test_state_load_needs_mutations if {
 	not allowed(call("state_load", {"args": {"name": "login"}}))
 	not allowed(listing("state_load"))
