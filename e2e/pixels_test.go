@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"html"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -216,21 +217,21 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkPainted(t, "the record's shot "+filepath.Base(p), b, 480, 28)
+				checkPainted(t, "the record's shot "+filepath.Base(p), b, 1280, 28)
 			}
-			html := filepath.Join(t.TempDir(), "report.html")
-			runChromegate(t, "report", "-o", html, dir)
-			page, _ := os.ReadFile(html)
-			inline := regexp.MustCompile(`data:image/jpeg;base64,([A-Za-z0-9+/=]+)`).FindAllSubmatch(page, -1)
+			report := filepath.Join(t.TempDir(), "report.html")
+			runChromegate(t, "report", "-o", report, dir)
+			page, _ := os.ReadFile(report)
+			inline := regexp.MustCompile(`data:image/jpeg;base64,([^"]+)`).FindAllSubmatch(page, -1)
 			if len(inline) == 0 {
 				t.Fatalf("the report embeds no shot")
 			}
 			for _, m := range inline {
-				b, err := base64.StdEncoding.DecodeString(string(m[1]))
+				b, err := base64.StdEncoding.DecodeString(html.UnescapeString(string(m[1])))
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkPainted(t, "the report's shot", b, 480, 28)
+				checkPainted(t, "the report's shot", b, 1280, 28)
 			}
 		})
 	}

@@ -345,3 +345,16 @@ func (c *Call) refusePDF(ctx context.Context, tabID string) error {
 	}
 	return nil
 }
+
+// shotCall is the call a record's shot of tab is decided as: a
+// screenshot by c's caller, so that each frame is decided as a read
+// whatever c did (a navigate is decided on its target, not on a page).
+func (s *Server) shotCall(c *Call, ex executor.Executor, tab string) *Call {
+	e, ok := s.tools["screenshot"]
+	if !ok {
+		return c // screenshot is one of the server's own tools: not reached
+	}
+	rc := &Call{Tool: e.tool, Args: map[string]any{"tab_id": tab}, Session: c.Session, Principal: c.Principal, Plugin: c.Plugin, srv: s, ex: ex, mark: c.mark}
+	rc.Page = rc.pageFunc(ex)
+	return rc
+}

@@ -318,7 +318,7 @@ func (s *Server) recordedTab(ctx context.Context, c *Call, ex executor.Executor)
 func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor, tab executor.Tab) []byte {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	img, err := c.guardedShot(sctx, ex, tab.ID, false, false, 60, func() (executor.Screenshot, error) {
+	img, err := s.shotCall(c, ex, tab.ID).guardedShot(sctx, ex, tab.ID, false, false, 60, func() (executor.Screenshot, error) {
 		return ex.Screenshot(sctx, executor.ScreenshotParams{TabID: tab.ID, Format: executor.FormatJPEG, Quality: 60})
 	})
 	if err != nil {
