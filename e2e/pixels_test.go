@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,7 +37,8 @@ var (
 )
 
 type pixSite struct {
-	port string
+	port    string
+	tlsPort string // the same site over https (a self-signed certificate)
 	mu   sync.Mutex
 	subs []string
 }
@@ -58,12 +60,16 @@ func newPixSite(t testing.TB) *pixSite {
 		case "/page":
 			n := 1
 			fmt.Sscan(r.URL.Query().Get("frames"), &n)
+			src := "http://other.test:" + p.port
+			if r.URL.Query().Get("tls") != "" {
+				src = "https://other.test:" + p.tlsPort
+			}
 			var b strings.Builder
 			fmt.Fprintf(&b, `<!doctype html><title>Pixels</title><style>body{margin:0;background:rgb(%d,%d,%d)}</style>
 <div style="height:60px">Page text</div><input id="own" aria-label="Own">`, pixPage[0], pixPage[1], pixPage[2])
 			for i := range n {
-				fmt.Fprintf(&b, `<iframe id="ad%d" title="widget" src="http://other.test:%s/frame?i=%d" style="display:block;width:300px;height:200px;border:0;margin:20px"></iframe>`,
-					i, p.port, i)
+				fmt.Fprintf(&b, `<iframe id="ad%d" title="widget" src="%s/frame?i=%d" style="display:block;width:300px;height:200px;border:0;margin:20px"></iframe>`,
+					i, src, i)
 			}
 			b.WriteString(`<div style="height:1200px"></div>`)
 			fmt.Fprint(w, b.String())
@@ -82,16 +88,24 @@ func newPixSite(t testing.TB) *pixSite {
 		}
 	})
 	_, p.port, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
+	ts := httptest.NewTLSServer(mux)
+	t.Cleanup(ts.Close)
+	_, p.tlsPort, _ = strings.Cut(strings.TrimPrefix(ts.URL, "https://"), ":")
 	return p
 }
 
-// pixEgress are the egress modes the denied-frame tests run in.
+// pixEgress are the egress modes the denied-frame tests run in: the
+// default proxy, for a frame over plain http and for one over https (the
+// proxy sees only a CONNECT tunnel to the host, which the test's policy
+// lets pages load), and Playwright routing.
 var pixEgress = []struct {
 	name  string
+	query string
 	flags []string
 }{
-	{"proxy", nil},
-	{"route", []string{"--egress-via=route"}},
+	{"proxy", "", nil},
+	{"proxy-https", "?tls=1", []string{"--browser-arg=--ignore-certificate-errors"}},
+	{"route", "", []string{"--egress-via=route"}},
 }
 
 func startPix(t *testing.T, flags ...string) (*server, *pixSite) {
@@ -166,7 +180,7 @@ func TestDeniedFramePixels(t *testing.T) {
 	for _, mode := range pixEgress {
 		t.Run(mode.name, func(t *testing.T) {
 			s, site := startPix(t, mode.flags...)
-			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page"})
+			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page" + mode.query})
 			_, outline := s.snapshotOf(nil)
 			if !strings.Contains(outline, "other.test: not allowed") {
 				t.Fatalf("the outline does not deny the frame:\n%s", outline)
@@ -204,7 +218,7 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "rec")
 			s, site := startPix(t, append([]string{"--record=" + root}, mode.flags...)...)
-			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page"})
+			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page" + mode.query})
 			s.call("hover", map[string]any{"selector": "#own"})
 			s.stop()
 			dir := filepath.Join(root, "local", "default")
@@ -245,7 +259,7 @@ func TestDeniedFrameKeys(t *testing.T) {
 	for _, mode := range pixEgress {
 		t.Run(mode.name, func(t *testing.T) {
 			s, site := startPix(t, mode.flags...)
-			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page"})
+			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page" + mode.query})
 			s.call("click", map[string]any{"selector": "#own"})
 			s.call("press", map[string]any{"key": "a"}) // the page's own input has the focus
 			if v := s.evalString("document.getElementById('own').value"); v != "a" {
