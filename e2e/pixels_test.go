@@ -39,8 +39,8 @@ var (
 type pixSite struct {
 	port    string
 	tlsPort string // the same site over https (a self-signed certificate)
-	mu   sync.Mutex
-	subs []string
+	mu      sync.Mutex
+	subs    []string
 }
 
 func (p *pixSite) submitted() []string {

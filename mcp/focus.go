@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/chromegate/chromegate/executor"
 )
@@ -56,6 +57,9 @@ func (c *Call) focusAllowed(ctx context.Context, tabID string) error {
 				return ctx.Err()
 			}
 			return focusDenied(c, "the focused frame could not be reached")
+		}
+		if strings.HasPrefix(d.URL, "chrome-error:") {
+			return focusDenied(c, "the focus is in a frame that did not load")
 		}
 		if err := decide(ctx, d.URL, d.Origin); err != nil {
 			if e := executor.AsError(err); e != nil {

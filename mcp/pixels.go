@@ -11,6 +11,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"net/url"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -108,6 +109,11 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 					return ctx.Err()
 				}
 				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not shown"})
+				continue
+			}
+			if strings.HasPrefix(doc.URL, "chrome-error:") {
+				// the browser's error page, as the snapshot's "not loaded"
+				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not loaded"})
 				continue
 			}
 			if err := decide(ctx, doc.URL, doc.Origin); err != nil {
