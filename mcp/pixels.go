@@ -12,12 +12,14 @@ import (
 	"image/png"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
 	"golang.org/x/image/math/fixed"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
 )
 
 // Pixels are decided on the document that painted them. A capture of a
@@ -75,24 +77,37 @@ type frameScan struct {
 }
 
 // pageFrames is what a capture needs to know of a tab's page: its
-// viewport and scroll, and the frames painted over.
+// viewport and scroll, the frames painted over, and the frames of other
+// origins shown, each by its element's ref and its document's token.
 type pageFrames struct {
 	ScrollX, ScrollY, Width, Height, DPR float64
 	Hidden                               []hiddenFrame
+	Shown                                map[[2]string]executor.Box
+}
+
+// changedSince paints over each frame pf shows that before did not show
+// with the same document: one that came, or navigated, while the page
+// was captured, when what it showed then was decided on neither side.
+func (pf *pageFrames) changedSince(before pageFrames) {
+	for k, box := range pf.Shown {
+		if _, ok := before.Shown[k]; !ok {
+			pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: changed while captured"})
+		}
+	}
 }
 
 // hiddenFrames finds, in the tab's page as it is now, every frame of
 // another origin the caller may not read (c's FrameDecider), however deep
 // in allowed frames. A frame that cannot be reached or decided is hidden
 // too (fail closed).
-func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID string) (pageFrames, error) {
+func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID string, decide helpers.FrameDecider) (pageFrames, error) {
 	top, err := scanFrames(ctx, ex, tabID, "")
 	if err != nil {
 		return pageFrames{}, err
 	}
-	pf := pageFrames{ScrollX: top.ScrollX, ScrollY: top.ScrollY, Width: top.Width, Height: top.Height, DPR: top.DPR}
+	pf := pageFrames{ScrollX: top.ScrollX, ScrollY: top.ScrollY, Width: top.Width, Height: top.Height, DPR: top.DPR,
+		Shown: map[[2]string]executor.Box{}}
 	fr, _ := ex.(executor.FrameReader)
-	decide := c.FrameDecider()
 	seen := 0
 	var visit func(s frameScan, ox, oy float64, clip *executor.Box, depth int) error
 	visit = func(s frameScan, ox, oy float64, clip *executor.Box, depth int) error {
@@ -134,6 +149,7 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not shown"})
 				continue
 			}
+			pf.Shown[[2]string{f.Ref, doc.Doc}] = box
 			content := clipBox(executor.Box{X: ox + f.CX, Y: oy + f.CY, Width: f.W - (f.CX - f.X), Height: f.H - (f.CY - f.Y)}, &box)
 			if err := visit(inner, ox+f.CX, oy+f.CY, &content, depth+1); err != nil {
 				return err
@@ -145,6 +161,23 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 		return pageFrames{}, err
 	}
 	return pf, nil
+}
+
+// memoDecider is d remembering its answers, for the frames of one
+// capture: decided by URL and origin, the same document is decided once.
+func memoDecider(d helpers.FrameDecider) helpers.FrameDecider {
+	seen := map[[2]string]error{}
+	return func(ctx context.Context, rawURL, origin string) error {
+		k := [2]string{rawURL, origin}
+		if err, ok := seen[k]; ok {
+			return err
+		}
+		err := d(ctx, rawURL, origin)
+		if ctx.Err() == nil {
+			seen[k] = err
+		}
+		return err
+	}
 }
 
 // scanFrames runs pixels.js's frames op in the main document, or in the
@@ -208,13 +241,16 @@ func pixelsDenied(what string, pf pageFrames) error {
 // shows.
 func (c *Call) guardedShot(ctx context.Context, ex executor.Executor, tabID string, full, element bool, quality int,
 	capture func() (executor.Screenshot, error)) (executor.Screenshot, error) {
-	before, err := c.hiddenFrames(ctx, ex, tabID)
+	decide := memoDecider(c.FrameDecider())
+	t0 := time.Now()
+	before, err := c.hiddenFrames(ctx, ex, tabID, decide)
 	if err != nil {
 		return executor.Screenshot{}, err
 	}
 	if element && before.visible() {
 		return executor.Screenshot{}, pixelsDenied("screenshot of an element", before)
 	}
+	t1 := time.Now()
 	s, err := capture()
 	if err != nil {
 		return s, err
@@ -222,23 +258,30 @@ func (c *Call) guardedShot(ctx context.Context, ex executor.Executor, tabID stri
 	if s.TabID != "" {
 		tabID = s.TabID
 	}
-	after, err := c.hiddenFrames(ctx, ex, tabID)
+	t2 := time.Now()
+	after, err := c.hiddenFrames(ctx, ex, tabID, decide)
 	if err != nil {
 		return executor.Screenshot{}, err
 	}
+	after.changedSince(before)
 	if element && after.visible() {
 		return executor.Screenshot{}, pixelsDenied("screenshot of an element", after)
 	}
 	if !before.visible() && !after.visible() {
 		return s, nil
 	}
+	t3 := time.Now()
 	data, err := paintFrames(s.Data, s.MIMEType, quality, full, before, after)
 	if err != nil {
 		return executor.Screenshot{}, executor.Errorf(executor.CodeInternal, "screenshot: the frames the policy denies could not be painted over: %v", err)
 	}
+	c.srv.log.Debug("frames painted over", "frames", len(after.Hidden), "measure_ms", ms(t1.Sub(t0)+t3.Sub(t2)),
+		"capture_ms", ms(t2.Sub(t1)), "paint_ms", ms(time.Since(t3)))
 	s.Data = data
 	return s, nil
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 var (
 	paintFill  = color.RGBA{0x44, 0x44, 0x4c, 0xff}
@@ -286,7 +329,8 @@ func paintFrames(data []byte, mime string, quality int, full bool, ms ...pageFra
 		}
 		err = jpeg.Encode(&out, img, &jpeg.Options{Quality: quality})
 	} else {
-		err = png.Encode(&out, img)
+		// speed over size: the image is on its way out already
+		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&out, img)
 	}
 	return out.Bytes(), err
 }
@@ -340,7 +384,7 @@ func paintBox(img *image.RGBA, r image.Rectangle, text string, k int) {
 // refusePDF refuses a PDF of a page that holds a frame of another origin
 // c may not read, shown or not.
 func (c *Call) refusePDF(ctx context.Context, tabID string) error {
-	pf, err := c.hiddenFrames(ctx, c.Executor(), tabID)
+	pf, err := c.hiddenFrames(ctx, c.Executor(), tabID, c.FrameDecider())
 	if err != nil {
 		return err
 	}
