@@ -275,10 +275,21 @@ func (c *Call) guardedShot(ctx context.Context, ex executor.Executor, tabID stri
 	if err != nil {
 		return executor.Screenshot{}, executor.Errorf(executor.CodeInternal, "screenshot: the frames the policy denies could not be painted over: %v", err)
 	}
-	c.srv.log.Debug("frames painted over", "frames", len(after.Hidden), "measure_ms", ms(t1.Sub(t0)+t3.Sub(t2)),
+	c.srv.log.Debug("frames painted over", "frames", len(after.Hidden), "labels", labels(before, after), "measure_ms", ms(t1.Sub(t0)+t3.Sub(t2)),
 		"capture_ms", ms(t2.Sub(t1)), "paint_ms", ms(time.Since(t3)))
 	s.Data = data
 	return s, nil
+}
+
+// labels lists what the hidden frames of ms are painted as.
+func labels(ms ...pageFrames) []string {
+	var out []string
+	for _, m := range ms {
+		for _, h := range m.Hidden {
+			out = append(out, h.Label)
+		}
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
