@@ -34,12 +34,12 @@ var (
 	pixPage  = [3]uint8{250, 240, 10}
 	pixFrame = [3]uint8{13, 247, 162}
 	pixPaint = [3]uint8{0x44, 0x44, 0x4c}
-	pixOK    = [3]uint8{200, 30, 220} // an allowed frame's, of another origin
 )
 
 type pixSite struct {
 	port    string
 	tlsPort string // the same site over https (a self-signed certificate)
+	okPort  string // the same site on another port: another origin
 	mu      sync.Mutex
 	subs    []string
 }
@@ -69,7 +69,7 @@ func newPixSite(t testing.TB) *pixSite {
 			fmt.Fprintf(&b, `<!doctype html><title>Pixels</title><style>body{margin:0;background:rgb(%d,%d,%d)}</style>
 <div style="height:60px">Page text</div><input id="own" aria-label="Own">`, pixPage[0], pixPage[1], pixPage[2])
 			if n > 0 {
-				fmt.Fprintf(&b, `<iframe id="ok" title="allowed" src="http://widget.test:%s/ok" style="display:block;width:200px;height:100px;border:0;margin:20px"></iframe>`, p.port)
+				fmt.Fprintf(&b, `<iframe id="ok" title="allowed" src="http://allowed.test:%s/ok" style="display:block;width:200px;height:100px;border:0;margin:20px"></iframe>`, p.okPort)
 			}
 			for i := range n {
 				fmt.Fprintf(&b, `<iframe id="ad%d" title="widget" src="%s/frame?i=%d" style="display:block;width:300px;height:200px;border:0;margin:20px"></iframe>`,
@@ -83,7 +83,7 @@ func newPixSite(t testing.TB) *pixSite {
 			fmt.Fprintf(w, `<!doctype html><title>Frame</title><body style="margin:0;background:rgb(%d,%d,%d)">
 <form action="/submit" method="get"><input id="q" name="q" aria-label="Q"></form></body>`, pixFrame[0], pixFrame[1], pixFrame[2])
 		case "/ok":
-			fmt.Fprintf(w, `<!doctype html><title>OK</title><body style="margin:0;background:rgb(%d,%d,%d)">`, pixOK[0], pixOK[1], pixOK[2])
+			fmt.Fprint(w, `<!doctype html><title>OK</title><body style="margin:0;background:rgb(200,30,220)">`)
 		case "/submit":
 			p.mu.Lock()
 			p.subs = append(p.subs, r.URL.RawQuery)
@@ -94,6 +94,7 @@ func newPixSite(t testing.TB) *pixSite {
 		}
 	})
 	_, p.port, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
+	_, p.okPort, _ = strings.Cut(strings.TrimPrefix(testkit.Serve(t, mux), "http://"), ":")
 	ts := httptest.NewTLSServer(mux)
 	t.Cleanup(ts.Close)
 	_, p.tlsPort, _ = strings.Cut(strings.TrimPrefix(ts.URL, "https://"), ":")
@@ -116,7 +117,7 @@ var pixEgress = []struct {
 
 func startPix(t *testing.T, flags ...string) (*server, *pixSite) {
 	site := newPixSite(t)
-	args := append([]string{xframeRules, "--policy=" + xframePolicy(t), "--allow-domain=allowed.test", "--allow-domain=widget.test", "--enable-mutations", "--unsafe-enable-eval"}, flags...)
+	args := append([]string{xframeRules, "--policy=" + xframePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval"}, flags...)
 	return startServer(t, args...), site
 }
 
@@ -232,6 +233,10 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 			s, site := startPix(t, append([]string{"--record=" + root}, mode.flags...)...)
 			s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/page" + mode.query})
 			s.call("hover", map[string]any{"selector": "#own"})
+			vw := 1280.0
+			if w, ok := s.eval("window.innerWidth").(float64); ok {
+				vw = w
+			}
 			s.stop()
 			dir := filepath.Join(root, "local", "default")
 			shots, _ := filepath.Glob(filepath.Join(dir, "shots", "*.jpg"))
@@ -243,7 +248,7 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkPainted(t, "the record's shot "+filepath.Base(p), b, 1280, 28)
+				checkPainted(t, "the record's shot "+filepath.Base(p), b, vw, 28)
 			}
 			report := filepath.Join(t.TempDir(), "report.html")
 			runChromegate(t, "report", "-o", report, dir)
@@ -257,7 +262,7 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkPainted(t, "the report's shot", b, 1280, 28)
+				checkPainted(t, "the report's shot", b, vw, 28)
 			}
 		})
 	}
