@@ -68,12 +68,12 @@ func newPixSite(t testing.TB) *pixSite {
 			var b strings.Builder
 			fmt.Fprintf(&b, `<!doctype html><title>Pixels</title><style>body{margin:0;background:rgb(%d,%d,%d)}</style>
 <div style="height:60px">Page text</div><input id="own" aria-label="Own">`, pixPage[0], pixPage[1], pixPage[2])
-			if n > 0 {
-				fmt.Fprintf(&b, `<iframe id="ok" title="allowed" src="http://allowed.test:%s/ok" style="display:block;width:200px;height:100px;border:0;margin:20px"></iframe>`, p.okPort)
-			}
 			for i := range n {
 				fmt.Fprintf(&b, `<iframe id="ad%d" title="widget" src="%s/frame?i=%d" style="display:block;width:300px;height:200px;border:0;margin:20px"></iframe>`,
 					i, src, i)
+			}
+			if n > 0 {
+				fmt.Fprintf(&b, `<iframe id="ok" title="allowed" src="http://allowed.test:%s/ok" style="display:block;width:200px;height:100px;border:0;margin:20px"></iframe>`, p.okPort)
 			}
 			b.WriteString(`<div style="height:1200px"></div>`)
 			fmt.Fprint(w, b.String())
