@@ -59,8 +59,8 @@ func cdpEndpointFor(t testing.TB, mark string) string {
 		"--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
 		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+t.TempDir(),
 		// What the policy tests pass with --browser-arg, which an attached
-		// browser cannot take.
-		strings.TrimPrefix(resolverRules, "--browser-arg="), "about:blank")
+		// browser cannot take (the certificates: the https test sites').
+		strings.TrimPrefix(resolverRules, "--browser-arg="), "--ignore-certificate-errors", "about:blank")
 	cmd.Env = append(os.Environ(), "CHROMEGATE_E2E_MARK="+mark+"-browser")
 	ep, stop, err := startAndScan(cmd, regexp.MustCompile(`DevTools listening on (ws://\S+)`), false)
 	if err != nil {

@@ -232,6 +232,9 @@ func pdfHandler(ctx context.Context, c *Call) (*Result, error) {
 	if _, err := p.PrintParams(); err != nil {
 		return nil, err
 	}
+	if err := c.refusePDF(ctx, a.TabID); err != nil {
+		return nil, err
+	}
 	r, err := c.Executor().PDF(ctx, p)
 	if err != nil {
 		return nil, err

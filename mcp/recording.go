@@ -246,7 +246,7 @@ func (s *Server) endRecord(ctx context.Context, c *Call, ex executor.Executor, r
 		if tab, ok := s.recordedTab(ctx, c, ex); ok {
 			e.Console = s.recordConsole(ctx, c, ex, sr, tab, scrub)
 			if e.Acting && err == nil && t.Name != "screenshot" {
-				shot = s.recordShot(ctx, ex, tab)
+				shot = s.recordShot(ctx, c, ex, tab)
 			}
 		}
 	}
@@ -313,11 +313,14 @@ func (s *Server) recordedTab(ctx context.Context, c *Call, ex executor.Executor)
 	return tab, true
 }
 
-// recordShot takes a small JPEG of the tab (see recordedTab).
-func (s *Server) recordShot(ctx context.Context, ex executor.Executor, tab executor.Tab) []byte {
+// recordShot takes a small JPEG of the tab (see recordedTab), its
+// frames the caller may not read painted over (Call.guardedShot).
+func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor, tab executor.Tab) []byte {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
-	img, err := ex.Screenshot(sctx, executor.ScreenshotParams{TabID: tab.ID, Format: executor.FormatJPEG, Quality: 60})
+	img, err := s.shotCall(c, ex, tab.ID).guardedShot(sctx, ex, tab.ID, false, false, 60, func() (executor.Screenshot, error) {
+		return ex.Screenshot(sctx, executor.ScreenshotParams{TabID: tab.ID, Format: executor.FormatJPEG, Quality: 60})
+	})
 	if err != nil {
 		return nil
 	}

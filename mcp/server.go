@@ -52,6 +52,14 @@
 // what a denied or unnamed document produced is withheld and counted
 // (documents.go), a dialog's words included.
 //
+// Pixels and keys are decided on the document that made or takes them
+// (pixels.go, focus.go): every capture that leaves the server (screenshot,
+// mark_refs, the record's shots) has each frame the caller may not read
+// painted over with a labelled box, after the capture, in Go, and a
+// capture that cannot be painted (an element's, a PDF) is refused while
+// such a frame is on the page; a key pressed without a target is decided
+// on the document that holds the focus, followed through frames.
+//
 // # Secrets
 //
 // An operator's secrets (package vault, Options.Secrets) are referred to

@@ -635,6 +635,11 @@ func press(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.target().IsZero() {
+		if err := c.focusAllowed(ctx, a.TabID); err != nil {
+			return nil, err
+		}
+	}
 	ar, err := c.Executor().Press(ctx, executor.PressParams{TabID: a.TabID, Target: a.target(), Key: a.Key, Modifiers: a.Modifiers})
 	return c.actionResult(ctx, ar, err)
 }
@@ -813,9 +818,11 @@ func screenshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.Executor().Screenshot(ctx, executor.ScreenshotParams{
-		TabID: a.TabID, Target: a.target(), FullPage: a.FullPage,
-		Format: a.Format, Quality: a.Quality, MaxHeight: a.MaxHeight,
+	s, err := c.guardedShot(ctx, c.Executor(), a.TabID, a.FullPage, !a.target().IsZero(), a.Quality, func() (executor.Screenshot, error) {
+		return c.Executor().Screenshot(ctx, executor.ScreenshotParams{
+			TabID: a.TabID, Target: a.target(), FullPage: a.FullPage,
+			Format: a.Format, Quality: a.Quality, MaxHeight: a.MaxHeight,
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -184,6 +184,11 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 				t.Fatalf("isError: %s", text)
 			}
 			last := f.Last()
+			if tt.tool == "screenshot" && last.Method == "RunScript" {
+				// the page's frames are measured again after the capture
+				calls := f.Calls()
+				last = calls[max(len(calls)-2, 0)]
+			}
 			if last.Method != tt.method {
 				t.Fatalf("last executor call %q, want %q (all: %v)", last.Method, tt.method, f.Methods())
 			}
