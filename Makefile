@@ -161,6 +161,7 @@ fuzz:
 	@$(FUZZ_ONE) '^FuzzParsePlugin$$' ./mcp/
 	@$(FUZZ_ONE) '^FuzzPolicyInput$$' ./policy/
 	@$(FUZZ_ONE) '^FuzzParseRefs$$' ./mcp/vault/
+	@$(FUZZ_ONE) '^FuzzSecretRuns$$' ./mcp/vault/
 	@$(FUZZ_ONE) '^FuzzDiffOutlines$$' ./helpers/
 	@$(FUZZ_ONE) '^FuzzRESTCommand$$' ./mcp/httpapi/
 	@$(FUZZ_ONE) '^FuzzPageToolPath$$' ./mcp/
