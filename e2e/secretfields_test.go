@@ -175,6 +175,12 @@ func TestSecretCutValues(t *testing.T) {
 	for _, sel := range []string{"input", "#tok", "#copy"} {
 		read("query "+sel, wholeResult(s.call("query", map[string]any{"selector": sel})))
 	}
+	// The page cuts its hidden copy to five characters: the form's hidden
+	// input still reads as the field's secret.
+	s.call("eval", map[string]any{"expression": "copy.value = copy.value.slice(0, 5)"})
+	if got := resultText(s.call("query", map[string]any{"selector": "#copy"})); !strings.Contains(got, `"value":"<secret:`) {
+		t.Errorf("query of the form's hidden copy: %s", got)
+	}
 	read("get_html", wholeResult(s.call("get_html", map[string]any{"selector": "form"})))
 	read("eval", wholeResult(s.call("eval", map[string]any{"expression": "[key.value.slice(1), tok.value.slice(0, 100), copy.value.slice(3), btoa(tok.value.slice(7, 50))]"})))
 	read("read_as_markdown", wholeResult(s.call("read_as_markdown", nil)))
@@ -210,11 +216,30 @@ func TestSecretEditAttack(t *testing.T) {
 			assertNoRun(t, "press "+k, wholeResult(res), fieldPassphrase)
 		}
 		reads(strings.Join(keys, "+"))
+		// The field is the secret's, whatever it now holds.
+		if _, outline := s.snapshotOf(nil); !strings.Contains(outline, `value="<secret:PASSPHRASE>"`) {
+			t.Errorf("after %v: the field does not read as its secret:\n%s", keys, outline)
+		}
+	}
+	// Cut by the page to five characters, fewer than the string layer
+	// finds, and typed over: the field still reads as its secret.
+	s.call("eval", map[string]any{"expression": "pp.value = pp.value.slice(0, 5)"})
+	s.call("type", map[string]any{"selector": "#pp", "text": " and more"})
+	for where, text := range map[string]string{
+		"snapshot": func() string { _, o := s.snapshotOf(nil); return o }(),
+		"query":    resultText(s.call("query", map[string]any{"selector": "#pp"})),
+	} {
+		if !strings.Contains(text, "<secret:PASSPHRASE>") || strings.Contains(text, "and more") {
+			t.Errorf("%s of a field cut to five characters of its secret: %s", where, short(text))
+		}
 	}
 	// A plain value replaces the secret: the field reads as it is again.
 	s.call("fill", map[string]any{"selector": "#pp", "value": "plain words"})
 	if got := resultText(s.call("eval", map[string]any{"expression": "pp.value"})); !strings.Contains(got, "plain words") {
 		t.Errorf("after a plain fill: %q", got)
+	}
+	if _, outline := s.snapshotOf(nil); !strings.Contains(outline, `value="plain words"`) {
+		t.Errorf("after a plain fill the field still reads as a secret:\n%s", outline)
 	}
 	s.stop()
 	assertNoRun(t, "calls.jsonl", readRecord(t, record), fieldPassphrase)

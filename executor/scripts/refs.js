@@ -125,3 +125,35 @@ function chromegateDOM() {
   Object.defineProperty(globalThis, 'chromegateSafeDOM', { value: dom });
   return dom;
 }
+
+// A field an operator's secret was typed into reads as the secret's
+// reference from then on (executor.SecretMark): the marks live in a
+// WeakMap on the isolated world's globalThis, element -> what it shows, so
+// a page can neither read, forge nor remove one, and one goes with its
+// element.
+function chromegateSecretMarks() {
+  let marks = globalThis.chromegateSecretFields;
+  if (!marks) {
+    marks = new WeakMap();
+    Object.defineProperty(globalThis, 'chromegateSecretFields', { value: marks });
+  }
+  return marks;
+}
+
+// chromegateShown returns what el's value reads as when a secret is in it,
+// or null: its own mark, or, for a hidden input holding a value, the mark
+// of a field of its form (a page that copies the field into a hidden input
+// of the form it submits).
+function chromegateShown(el) {
+  const marks = globalThis.chromegateSecretFields;
+  if (!marks || !el) return null;
+  const m = marks.get(el);
+  if (m !== undefined) return m;
+  if (el.tagName === 'INPUT' && String(el.type).toLowerCase() === 'hidden' && el.value && el.form) {
+    for (const f of el.form.elements) {
+      const fm = marks.get(f);
+      if (fm !== undefined) return fm;
+    }
+  }
+  return null;
+}

@@ -120,12 +120,12 @@ func TestRunsKeepText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]string{
-		"nothing here":                         "nothing here",
+		"nothing here": "nothing here",
 		`value="sk-ant-api03-Zq8vB2nR4tY6uI8…"`: `value="<secret:K>…"`,
-		"ends k-ant-api0":                      "ends <secret:K>",
-		"five sk-an left":                      "five sk-an left",
-		"already <secret:K> shown":             "already <secret:K> shown",
-		"two sk-ant-api03 x Zq8vB2nR y":        "two <secret:K> x <secret:K> y",
+		"ends k-ant-api0":                       "ends <secret:K>",
+		"five sk-an left":                       "five sk-an left",
+		"already <secret:K> shown":              "already <secret:K> shown",
+		"two sk-ant-api03 x Zq8vB2nR y":         "two <secret:K> x <secret:K> y",
 	} {
 		if got := v.Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
