@@ -157,3 +157,22 @@ function chromegateShown(el) {
   }
   return null;
 }
+
+// chromegateMaskedHTML returns el's outer (or inner) HTML with every field
+// of it that reads as a secret's mark (chromegateShown) showing the mark in
+// its value attribute and text, or null when no field of it is marked.
+function chromegateMaskedHTML(el, outer) {
+  if (!globalThis.chromegateSecretFields) return null;
+  const orig = [el, ...el.querySelectorAll('*')];
+  const shown = orig.map(chromegateShown);
+  if (shown.every((m) => m === null)) return null;
+  const clone = el.cloneNode(true);
+  const copy = [clone, ...clone.querySelectorAll('*')];
+  shown.forEach((m, i) => {
+    if (m === null || !copy[i]) return;
+    const c = copy[i];
+    if (c.hasAttribute('value') || c.tagName === 'INPUT') c.setAttribute('value', m);
+    if (c.tagName === 'TEXTAREA' || orig[i].isContentEditable) c.textContent = m;
+  });
+  return outer ? clone.outerHTML : clone.innerHTML;
+}
