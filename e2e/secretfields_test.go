@@ -301,7 +301,7 @@ func TestSecretEditsProperty(t *testing.T) {
 		"abcXYZ019~*-._!'() +/=?&#%@:;,$",
 		"pass~*w0rd-2024 ",
 	}
-	const n = 6
+	const n = 16
 	secrets := make([]string, n)
 	port := fieldSite(t)
 	base := "http://login.test:" + port
