@@ -129,7 +129,7 @@ func fieldServer(t *testing.T, extra ...string) (*server, string, string) {
 	}
 	root := filepath.Join(t.TempDir(), "rec")
 	args := []string{secretResolver, "--allow-domain=login.test", "--enable-mutations", "--unsafe-enable-eval",
-		"--record=" + root, "--secrets=" + path}
+		"--record=" + root, "--secrets=" + path, "--decision-log=" + filepath.Join(filepath.Dir(root), "decisions.jsonl")}
 	for _, n := range []string{"API_KEY", "TOKEN", "PASSPHRASE", "PW"} {
 		args = append(args, "--secret-origins="+n+"="+base)
 	}
@@ -276,6 +276,8 @@ func TestSecretFormEncoding(t *testing.T) {
 	}
 	s.stop()
 	assertNoRun(t, "calls.jsonl", readRecord(t, record), fieldPassword)
+	assertNoRun(t, "the decision log", readRecord(t, filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(record)))), "decisions.jsonl")), fieldPassword)
+	assertNoRun(t, "the server log", s.log.String(), fieldPassword)
 }
 
 // TestSecretEditsProperty is the property over the browser: generated
