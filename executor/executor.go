@@ -334,6 +334,12 @@ type TypeParams struct {
 	// secret on) and the target holds the focus; otherwise nothing is
 	// inserted and the call fails with POLICY_DENIED (InsertScript).
 	OnlyOrigin string `json:"onlyOrigin,omitempty"`
+	// Shown, with OnlyOrigin, is how the field reads from now on (its
+	// text with each secret as <secret:NAME>): see SecretMark.
+	Shown string `json:"shown,omitempty"`
+	// Unmark, with Clear and no OnlyOrigin: the text replaces a secret the
+	// field may hold, so the field reads as it is again (see SecretMark).
+	Unmark bool `json:"unmark,omitempty"`
 }
 
 // FillParams sets an input's value in one step.
@@ -343,6 +349,10 @@ type FillParams struct {
 	// OnlyOrigin guards a value holding an operator's secret, as
 	// TypeParams.OnlyOrigin does.
 	OnlyOrigin string `json:"onlyOrigin,omitempty"`
+	// Shown and Unmark mark the field as TypeParams' do: Shown with a
+	// secret, Unmark for a plain value (see SecretMark).
+	Shown  string `json:"shown,omitempty"`
+	Unmark bool   `json:"unmark,omitempty"`
 }
 
 // PressParams presses a key, optionally on a target (else the focused element).

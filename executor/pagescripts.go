@@ -59,11 +59,13 @@ var (
 	// scripts/select.js. ElementScript composes it for refs and the
 	// extension.
 	SelectScript = stripComments(selectScript)
-	// InsertScript is a function (element, {text, origin, replace}) that
-	// inserts a text holding a secret into element in one step, only
-	// while its document is of origin and it holds the focus; see
-	// TypeParams.OnlyOrigin.
-	InsertScript = stripComments(insertScript)
+	// InsertScript is a function (element, {text, origin, replace,
+	// shown}) that inserts a text holding a secret into element in one
+	// step, only while its document is of origin and it holds the focus
+	// (see TypeParams.OnlyOrigin), and marks the element (SecretMark); or
+	// (element, {unmark: true}) that takes the mark off. It is composed
+	// with the ref registry, whose file keeps the marks.
+	InsertScript = WithRefs(stripComments(insertScript))
 )
 
 // EvalSource is the function (opts) that evaluates expr for eval, opts

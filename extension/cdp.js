@@ -291,9 +291,10 @@ export const handlers = {
     return onAction(ctx, 'type', async (c) => {
       if (p.onlyOrigin) {
         // A text holding an operator's secret: whole, guarded.
-        await insertGuarded(c, 'type', p, text, String(p.onlyOrigin), !!p.clear);
+        await insertGuarded(c, 'type', p, { text, origin: String(p.onlyOrigin), replace: !!p.clear, shown: String(p.shown || '') });
       } else {
         if (p.clear) await fillTarget(c, 'type', p, '');
+        if (p.clear && p.unmark) await insertGuarded(c, 'type', p, { unmark: true });
         else await targetOp(c, 'type', p, 'focus', { edit: 'text' });
         if (text) await typeText(c, text);
       }
@@ -304,8 +305,13 @@ export const handlers = {
   async fill(p, ctx) {
     validateTarget(p);
     const value = typeof p.value === 'string' ? p.value : '';
-    if (p.onlyOrigin) return onAction(ctx, 'fill', (c) => insertGuarded(c, 'fill', p, value, String(p.onlyOrigin), true));
-    return onAction(ctx, 'fill', (c) => fillTarget(c, 'fill', p, value));
+    if (p.onlyOrigin) {
+      return onAction(ctx, 'fill', (c) => insertGuarded(c, 'fill', p, { text: value, origin: String(p.onlyOrigin), replace: true, shown: String(p.shown || '') }));
+    }
+    return onAction(ctx, 'fill', async (c) => {
+      await fillTarget(c, 'fill', p, value);
+      if (p.unmark) await insertGuarded(c, 'fill', p, { unmark: true });
+    });
   },
 
   async press(p, ctx) {

@@ -120,8 +120,10 @@ export async function dragPoints(c, from, to, beforeDrop) {
 // insertGuarded puts a text holding an operator's secret into the target
 // in one step, with the server's insert script run on the element itself:
 // only while the element's document is of origin (the one the policy
-// allowed) and the element holds the focus. Never key by key.
-export async function insertGuarded(c, what, target, text, origin, replace) {
+// allowed) and the element holds the focus. Never key by key. arg is the
+// script's: {text, origin, replace, shown} (shown marks the field, see the
+// server's SecretMark), or {unmark: true}, which takes the mark off.
+export async function insertGuarded(c, what, target, arg) {
   const src = await c.st.store.serverScript('insert');
   const obj = await targetOp(c, what, target, 'element', {}, { byValue: false });
   // the element's own session: a frame's, for a frame's ref
@@ -132,7 +134,7 @@ export async function insertGuarded(c, what, target, text, origin, replace) {
     r = await send('Runtime.callFunctionOn', {
       functionDeclaration: `function (arg) { return (${src})(this, arg); }`,
       objectId: obj.objectId,
-      arguments: [{ value: { text, origin, replace } }],
+      arguments: [{ value: arg }],
       returnByValue: true,
     });
   } finally {

@@ -86,6 +86,11 @@ type FormParams struct {
 	// OnlyOrigin guards every text fill of the call (a field value held an
 	// operator's secret): see executor.FillParams.OnlyOrigin.
 	OnlyOrigin string `json:"onlyOrigin,omitempty"`
+	// Shown, if set, gives what a text field reads as once a value is
+	// filled into it ("" for a value without a secret), and Unmark says
+	// that a plain value takes a secret's mark off (executor.SecretMark).
+	Shown  func(value string) string `json:"-"`
+	Unmark bool                      `json:"-"`
 }
 
 // FieldOutcome is what happened to one field. Reason may quote the page
@@ -226,7 +231,7 @@ func FillForm(ctx context.Context, ex executor.Executor, p FormParams) (FormResu
 			lastFound = i
 		}
 		fctx, cancel := context.WithTimeout(ctx, fieldTimeout)
-		ps, status, reason := fillOne(fctx, ex, p.TabID, p.OnlyOrigin, f, pf)
+		ps, status, reason := fillOne(fctx, ex, p, f, pf)
 		cancel()
 		if ctx.Err() != nil {
 			return FormResult{}, executor.AsError(ctx.Err())
@@ -369,7 +374,8 @@ func probeMarkup(ctx context.Context, ex executor.Executor, tabID string, t exec
 }
 
 // fillOne acts on one field and reports the outcome.
-func fillOne(ctx context.Context, ex executor.Executor, tabID, only string, f FormField, pf probeField) (executor.PageState, string, string) {
+func fillOne(ctx context.Context, ex executor.Executor, p FormParams, f FormField, pf probeField) (executor.PageState, string, string) {
+	tabID, only := p.TabID, p.OnlyOrigin
 	tp := executor.TargetParams{TabID: tabID, Target: f.Target}
 	if !pf.Found {
 		reason := "no element matches " + f.Target.String()
@@ -390,7 +396,15 @@ func fillOne(ctx context.Context, ex executor.Executor, tabID, only string, f Fo
 		if !ok {
 			return executor.PageState{}, StatusRejected, fmt.Sprintf("a %s takes a string or a number, not %s", pf.Type, jsonType(f.Value))
 		}
-		ar, err := ex.Fill(ctx, executor.FillParams{TargetParams: tp, Value: s, OnlyOrigin: only})
+		fp := executor.FillParams{TargetParams: tp, Value: s, OnlyOrigin: only}
+		if p.Shown != nil {
+			fp.Shown = p.Shown(s)
+		}
+		fp.Unmark = p.Unmark && fp.Shown == ""
+		if only != "" && fp.Shown == "" {
+			fp.Unmark = false // the guarded insert of a plain value unmarks
+		}
+		ar, err := ex.Fill(ctx, fp)
 		return outcome(ar.PageState, err)
 
 	case "select":

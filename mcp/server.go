@@ -193,6 +193,8 @@ type Server struct {
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
 	views      views    // the outline each caller last saw of each tab; see changes.go
 	started    sync.Map // executor.Executor → *sync.Once; see startState
+
+	marked fieldMarks // whether a secret was typed into a field yet; see secretfields.go
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.

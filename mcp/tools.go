@@ -605,8 +605,13 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ar, err := c.Executor().Type(ctx, executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter,
-		OnlyOrigin: only})
+	p := executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter, OnlyOrigin: only}
+	if only != "" {
+		p.Shown = c.fieldShown(a.Text)
+	} else {
+		p.Unmark = a.Clear && c.unmarks()
+	}
+	ar, err := c.Executor().Type(ctx, p)
 	return c.actionResult(ctx, ar, err)
 }
 
@@ -622,7 +627,13 @@ func fill(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ar, err := c.Executor().Fill(ctx, executor.FillParams{TargetParams: a.params(), Value: a.Value, OnlyOrigin: only})
+	p := executor.FillParams{TargetParams: a.params(), Value: a.Value, OnlyOrigin: only}
+	if only != "" {
+		p.Shown = c.fieldShown(a.Value)
+	} else {
+		p.Unmark = c.unmarks()
+	}
+	ar, err := c.Executor().Fill(ctx, p)
 	return c.actionResult(ctx, ar, err)
 }
 

@@ -172,6 +172,8 @@ func fillForm(ctx context.Context, c *Call) (*Result, error) {
 		TabID: a.TabID, Submit: a.Submit, StopOnError: a.StopOnError,
 		SubmitTarget: executor.Target{Selector: a.SubmitSel, Ref: a.SubmitRef},
 		OnlyOrigin:   only,
+		Shown:        c.fieldShown,
+		Unmark:       c.unmarks(),
 	}
 	for _, f := range a.Fields {
 		var v any

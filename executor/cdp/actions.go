@@ -77,13 +77,18 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 			return err
 		}
 		if p.OnlyOrigin != "" {
-			if err := c.locInsert("type", loc, p.Target, p.Text, p.OnlyOrigin, p.Clear); err != nil {
+			if err := c.locInsert("type", loc, p.Target, insertArg(p.Text, p.OnlyOrigin, p.Shown, p.Clear)); err != nil {
 				return err
 			}
 		} else {
 			if p.Clear {
 				if err := loc.Clear(playwright.LocatorClearOptions{Timeout: c.to()}); err != nil {
 					return err
+				}
+				if p.Unmark {
+					if err := c.locInsert("type", loc, p.Target, unmarkArg); err != nil {
+						return err
+					}
 				}
 			}
 			if p.Text != "" {
@@ -100,13 +105,18 @@ func (s *Session) Type(ctx context.Context, p executor.TypeParams) (executor.Act
 		kb := c.page.Keyboard()
 		switch {
 		case p.OnlyOrigin != "":
-			if err := c.refInsert("type", ref, p.Text, p.OnlyOrigin, p.Clear); err != nil {
+			if err := c.refInsert("type", ref, insertArg(p.Text, p.OnlyOrigin, p.Shown, p.Clear)); err != nil {
 				return err
 			}
 		default:
 			if p.Clear {
 				if err := c.refFill("type", ref, ""); err != nil {
 					return err
+				}
+				if p.Unmark {
+					if err := c.refInsert("type", ref, unmarkArg); err != nil {
+						return err
+					}
 				}
 			} else if err := c.refFocusField("type", ref, true); err != nil {
 				return err
@@ -132,14 +142,20 @@ func (s *Session) Fill(ctx context.Context, p executor.FillParams) (executor.Act
 			return err
 		}
 		if p.OnlyOrigin != "" {
-			return c.locInsert("fill", loc, p.Target, p.Value, p.OnlyOrigin, true)
+			return c.locInsert("fill", loc, p.Target, insertArg(p.Value, p.OnlyOrigin, p.Shown, true))
 		}
-		return loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()})
+		if err := loc.Fill(p.Value, playwright.LocatorFillOptions{Timeout: c.to()}); err != nil || !p.Unmark {
+			return err
+		}
+		return c.locInsert("fill", loc, p.Target, unmarkArg)
 	}, func(c *call, ref string) error {
 		if p.OnlyOrigin != "" {
-			return c.refInsert("fill", ref, p.Value, p.OnlyOrigin, true)
+			return c.refInsert("fill", ref, insertArg(p.Value, p.OnlyOrigin, p.Shown, true))
 		}
-		return c.refFill("fill", ref, p.Value)
+		if err := c.refFill("fill", ref, p.Value); err != nil || !p.Unmark {
+			return err
+		}
+		return c.refInsert("fill", ref, unmarkArg)
 	})
 }
 

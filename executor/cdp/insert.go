@@ -22,7 +22,7 @@ import (
 // and written to from the isolated world, whose built-ins no page
 // touches. A page that moves the mark can move it only within its own
 // document; one that navigates away takes it along.
-func (c *call) locInsert(what string, loc playwright.Locator, t executor.Target, text, origin string, replace bool) error {
+func (c *call) locInsert(what string, loc playwright.Locator, t executor.Target, arg map[string]any) error {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail
 	token := hex.EncodeToString(b[:])
@@ -30,12 +30,26 @@ func (c *call) locInsert(what string, loc playwright.Locator, t executor.Target,
 		playwright.LocatorEvaluateOptions{Timeout: c.to()}); err != nil {
 		return err
 	}
-	raw, err := c.runValue(markedInsert, map[string]any{"token": token, "text": text, "origin": origin, "replace": replace})
+	withToken := map[string]any{"token": token}
+	for k, v := range arg {
+		withToken[k] = v
+	}
+	raw, err := c.runValue(markedInsert, withToken)
 	if err != nil {
 		return err
 	}
 	return insertErr(what, t.String(), raw)
 }
+
+// insertArg is the insert script's argument for a text holding a secret;
+// shown marks the field (executor.SecretMark).
+func insertArg(text, origin, shown string, replace bool) map[string]any {
+	return map[string]any{"text": text, "origin": origin, "shown": shown, "replace": replace}
+}
+
+// unmarkArg has the insert script take a field's mark off: a plain value
+// replaced its secret.
+var unmarkArg = map[string]any{"unmark": true}
 
 // insertMark is the attribute locInsert marks the element with.
 const insertMark = "data-chromegate-insert"
@@ -64,7 +78,7 @@ var markedInsert = `(arg) => {
 
 // refInsert runs it on a ref's element, handed over by the isolated world
 // as a remote object.
-func (c *call) refInsert(what, ref, text, origin string, replace bool) error {
+func (c *call) refInsert(what, ref string, arg map[string]any) error {
 	if !executor.ValidRef(ref) {
 		return executor.RefError(ref, "malformed", "")
 	}
@@ -84,7 +98,7 @@ func (c *call) refInsert(what, ref, text, origin string, replace bool) error {
 	res, err := sess.Send("Runtime.callFunctionOn", map[string]any{
 		"functionDeclaration": "function (arg) { return (" + executor.InsertScript + ")(this, arg); }",
 		"objectId":            objectID,
-		"arguments":           []any{map[string]any{"value": map[string]any{"text": text, "origin": origin, "replace": replace}}},
+		"arguments":           []any{map[string]any{"value": arg}},
 		"returnByValue":       true,
 	})
 	if err != nil {

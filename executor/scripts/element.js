@@ -293,8 +293,11 @@
       return { ok: true };
     case 'text':
       return { text: dom.innerText(el) !== undefined ? dom.innerText(el) : dom.text(el) };
-    case 'html':
-      return { text: arg.outer ? el.outerHTML : el.innerHTML };
+    case 'html': {
+      // a field a secret was typed into shows its mark (SecretMark)
+      const masked = chromegateMaskedHTML(el, arg.outer);
+      return { text: masked !== null ? masked : arg.outer ? el.outerHTML : el.innerHTML };
+    }
     case 'rect': {
       reveal();
       const r = dom.rect(el);

@@ -2,9 +2,12 @@
 // element the call named, and nowhere else. Both backends run it on the
 // element itself, with the origin the policy allowed the secret on.
 //
-// (el, {text, origin, replace}) -> {done: true}, or {error, why} with
-// error "notfillable" (not a field that takes text) or "guard" (nothing
-// was inserted, because the page is not where the policy decided it).
+// (el, {text, origin, replace, shown}) -> {done: true}, or {error, why}
+// with error "notfillable" (not a field that takes text) or "guard"
+// (nothing was inserted, because the page is not where the policy decided
+// it). Once inserted, the field is marked: it reads as shown (its text
+// with each secret as <secret:NAME>) in every read (chromegateShown). (el,
+// {unmark: true}) only takes the mark off: a plain value replaced it.
 //
 // It is one synchronous run: no page script runs between its checks and
 // the insertion but the field's own focus handlers, which the checks after
@@ -15,6 +18,15 @@
 // with execCommand('insertText'), which edits the focused field of this
 // document only: it cannot reach another frame.
 (el, arg) => {
+  const marks = chromegateSecretMarks();
+  if (arg.unmark) {
+    marks.delete(el);
+    return { done: true };
+  }
+  const mark = () => {
+    if (arg.shown) marks.set(el, String(arg.shown));
+    else if (arg.replace) marks.delete(el);
+  };
   const doc = el.ownerDocument;
   const win = doc && doc.defaultView;
   if (!win || !el.isConnected) return { error: 'guard', why: 'the element is no longer in the page' };
@@ -55,10 +67,12 @@
   }
   if (arg.text === '') {
     if (arg.replace) doc.execCommand('delete', false);
+    mark();
     return { done: true };
   }
   if (!doc.execCommand('insertText', false, arg.text)) {
     return { error: 'guard', why: 'the browser did not insert the text' };
   }
+  mark();
   return { done: true };
 }

@@ -125,3 +125,54 @@ function chromegateDOM() {
   Object.defineProperty(globalThis, 'chromegateSafeDOM', { value: dom });
   return dom;
 }
+
+// A field an operator's secret was typed into reads as the secret's
+// reference from then on (executor.SecretMark): the marks live in a
+// WeakMap on the isolated world's globalThis, element -> what it shows, so
+// a page can neither read, forge nor remove one, and one goes with its
+// element.
+function chromegateSecretMarks() {
+  let marks = globalThis.chromegateSecretFields;
+  if (!marks) {
+    marks = new WeakMap();
+    Object.defineProperty(globalThis, 'chromegateSecretFields', { value: marks });
+  }
+  return marks;
+}
+
+// chromegateShown returns what el's value reads as when a secret is in it,
+// or null: its own mark, or, for a hidden input holding a value, the mark
+// of a field of its form (a page that copies the field into a hidden input
+// of the form it submits).
+function chromegateShown(el) {
+  const marks = globalThis.chromegateSecretFields;
+  if (!marks || !el) return null;
+  const m = marks.get(el);
+  if (m !== undefined) return m;
+  if (el.tagName === 'INPUT' && String(el.type).toLowerCase() === 'hidden' && el.value && el.form) {
+    for (const f of el.form.elements) {
+      const fm = marks.get(f);
+      if (fm !== undefined) return fm;
+    }
+  }
+  return null;
+}
+
+// chromegateMaskedHTML returns el's outer (or inner) HTML with every field
+// of it that reads as a secret's mark (chromegateShown) showing the mark in
+// its value attribute and text, or null when no field of it is marked.
+function chromegateMaskedHTML(el, outer) {
+  if (!globalThis.chromegateSecretFields) return null;
+  const orig = [el, ...el.querySelectorAll('*')];
+  const shown = orig.map(chromegateShown);
+  if (shown.every((m) => m === null)) return null;
+  const clone = el.cloneNode(true);
+  const copy = [clone, ...clone.querySelectorAll('*')];
+  shown.forEach((m, i) => {
+    if (m === null || !copy[i]) return;
+    const c = copy[i];
+    if (c.hasAttribute('value') || c.tagName === 'INPUT') c.setAttribute('value', m);
+    if (c.tagName === 'TEXTAREA' || orig[i].isContentEditable) c.textContent = m;
+  });
+  return outer ? clone.outerHTML : clone.innerHTML;
+}

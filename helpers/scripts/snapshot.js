@@ -186,10 +186,12 @@
     const out = [];
     const tag = dom.tag(el);
     const t = (el.type || '').toLowerCase();
+    // a field a secret was typed into shows its mark, whatever it holds
+    const shown = chromegateShown(el);
     if (tag === 'INPUT' && !['checkbox', 'radio', 'button', 'submit', 'reset', 'image', 'file', 'hidden'].includes(t)) {
-      if (el.value) out.push('value=' + (t === 'password' ? '"••••"' : quote(cut(el.value, MAX_VALUE))));
+      if (el.value) out.push('value=' + (t === 'password' ? '"••••"' : quote(shown !== null ? shown : cut(el.value, MAX_VALUE))));
     } else if (tag === 'TEXTAREA') {
-      if (el.value) out.push('value=' + quote(cut(norm(el.value), MAX_VALUE)));
+      if (el.value) out.push('value=' + quote(shown !== null ? shown : cut(norm(el.value), MAX_VALUE)));
     } else if (tag === 'INPUT' && t === 'file') {
       if (el.files && el.files.length) out.push('files=' + quote(cut(Array.from(el.files, (f) => f.name).join(', '), MAX_VALUE)));
     } else if (tag === 'SELECT') {
@@ -202,7 +204,7 @@
       }
     } else if (role === 'textbox' && el.isContentEditable) {
       const v = textOf(el, MAX_VALUE + 10);
-      if (v) out.push('value=' + quote(cut(v, MAX_VALUE)));
+      if (v) out.push('value=' + quote(shown !== null ? shown : cut(v, MAX_VALUE)));
     }
     if (tag === 'INPUT' && el.list && !expanded && el.list.options.length) out.push(optionList(el.list.options));
     if (tag === 'INPUT' && (t === 'checkbox' || t === 'radio')) {
@@ -282,7 +284,8 @@
       if (role) item.role = role;
       const name = cut(accName(el, role || 'clickable'), MAX_NAME);
       if (name) item.name = name;
-      const text = cut(textOf(el, 300), 120);
+      const shown = chromegateShown(el);
+      const text = shown !== null && el.isContentEditable ? shown : cut(textOf(el, 300), 120);
       if (text && text !== name) item.text = text;
       const attrs = {};
       for (const a of dom.attrs(el)) {
@@ -290,7 +293,7 @@
           attrs[a.name] = cut(a.value, 200);
         }
       }
-      if ('value' in el && typeof el.value === 'string' && el.value && el.type !== 'password') attrs.value = cut(el.value, 200);
+      if ('value' in el && typeof el.value === 'string' && el.value && el.type !== 'password') attrs.value = shown !== null ? shown : cut(el.value, 200);
       if (Object.keys(attrs).length) item.attrs = attrs;
       if (style.display === 'none' || style.visibility === 'hidden' || !hasBox(el, style)) item.hidden = true;
       item.ref = reg.refFor(el);

@@ -14,6 +14,15 @@
 // and every text the server sends out passes Redact, which puts
 // <secret:NAME> back wherever the value, or a common encoding of it, shows
 // up: in a page's text, a URL, a request body, an error, a log line.
+//
+// The rule of the strings: no text leaves the server with RunLength (6)
+// consecutive characters of a secret, raw or in any encoding a browser, a
+// server or a log gives it (Go's and the WHATWG URL and form encoders,
+// encodeURIComponent, encodeURI, JSON, HTML, base64 and base64url at any
+// alignment). That covers a value any reader cut, and a value edited in
+// its field. It is the second layer: the first is the field (package mcp,
+// secretfields.go), whose value is shown as <secret:NAME> from the fill
+// on, whatever it holds.
 package vault
 
 import (
@@ -53,7 +62,7 @@ const FileMode os.FileMode = 0o600
 // Vault is immutable once built, and safe for concurrent use.
 type Vault struct {
 	secrets  map[string]*secret
-	redactor *strings.Replacer
+	redactor *runIndex
 }
 
 type secret struct {
@@ -76,7 +85,7 @@ func New(values map[string]string) (*Vault, error) {
 		}
 		v.secrets[name] = &secret{value: value, forms: encodings(value)}
 	}
-	v.redactor = newRedactor(v.secrets)
+	v.redactor = newRunIndex(v.secrets, v.Names())
 	return v, nil
 }
 
@@ -415,39 +424,11 @@ func (v *Vault) Expand(s string) (string, []string, error) {
 // Shown is how a redacted value reads: the reference that would type it.
 func Shown(name string) string { return RefOpen + name + ">" }
 
-// newRedactor replaces each value, and each common encoding of it that
-// differs from it, by Shown(name). Longer patterns go first, so that an
-// encoding that contains the value is replaced whole.
-func newRedactor(secrets map[string]*secret) *strings.Replacer {
-	type pat struct{ old, name string }
-	var pats []pat
-	seen := map[string]bool{}
-	for name, s := range secrets {
-		for _, enc := range s.forms {
-			if enc == "" || seen[enc] {
-				continue
-			}
-			seen[enc] = true
-			pats = append(pats, pat{enc, name})
-		}
-	}
-	sort.Slice(pats, func(i, j int) bool {
-		if len(pats[i].old) != len(pats[j].old) {
-			return len(pats[i].old) > len(pats[j].old)
-		}
-		return pats[i].old < pats[j].old
-	})
-	args := make([]string, 0, 2*len(pats))
-	for _, p := range pats {
-		args = append(args, p.old, Shown(p.name))
-	}
-	return strings.NewReplacer(args...)
-}
-
 // encodings are the forms in which a page, a server or a log plausibly
-// echoes a value: as it is; URL- and form-encoded (a GET or POST of the
-// form); JSON-escaped (a JSON body or a log line), with and without
-// HTML-safe escapes; HTML-escaped (an attribute or markup); base64.
+// echoes a value: as it is; URL- and form-encoded (Go's escapes, and a
+// browser's: webEncodings); JSON-escaped (a JSON body or a log line), with and without
+// HTML-safe escapes; HTML-escaped (an attribute or markup); base64 and
+// base64url, padded or not, at each of the three alignments.
 func encodings(v string) []string {
 	jsonEsc := func(v string, html bool) string {
 		var b strings.Builder
@@ -456,7 +437,7 @@ func encodings(v string) []string {
 		_ = enc.Encode(v) // a string always encodes
 		return strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(b.String(), `"`), "\n"), `"`)
 	}
-	return []string{
+	forms := []string{
 		v,
 		url.QueryEscape(v),
 		url.PathEscape(v),
@@ -475,6 +456,8 @@ func encodings(v string) []string {
 		base64.URLEncoding.EncodeToString([]byte(v)),
 		base64.RawURLEncoding.EncodeToString([]byte(v)),
 	}
+	forms = append(forms, webEncodings(v)...)
+	return append(forms, base64Shifts(v)...)
 }
 
 var (
@@ -482,13 +465,14 @@ var (
 	attrEscaper = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "\u00a0", "&nbsp;")
 )
 
-// Redact returns s with every secret's value, and each encoding of it,
-// replaced by <secret:NAME>.
+// Redact returns s with every secret's value, each encoding of it, and
+// every run of RunLength or more characters of either, replaced by
+// <secret:NAME> (see RunLength for the trade-off).
 func (v *Vault) Redact(s string) string {
 	if v == nil || v.redactor == nil || len(v.secrets) == 0 {
 		return s
 	}
-	return v.redactor.Replace(s)
+	return v.redactor.replace(s)
 }
 
 // minEdge is the shortest part of a value RedactEdges takes off an edge:
