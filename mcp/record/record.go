@@ -278,9 +278,9 @@ func (r *Record) Image(e Entry) []byte {
 var shotName = regexp.MustCompile(`^shots/[0-9]{6}\.jpg$`)
 
 // SessionDir is the directory of one session's record under root:
-// root/PRINCIPAL/SESSION, each part encoded by executor.TenantDir, which
-// no two names share (a key "alice" and a key "alice." have records of
-// their own). SESSION
+// root/PRINCIPAL/SESSION, PRINCIPAL encoded by executor.TenantDir, which
+// no two principals share (a key "alice" and a key "alice." have records
+// of their own), SESSION by sessionName. SESSION
 // is "default" for the server's default session (stdio), mcp-ID for an MCP
 // session over HTTP (ID: its Mcp-Session-Id), named-NAME for a key's named
 // session.
@@ -294,5 +294,24 @@ func SessionDir(root, principal, session string) string {
 	case strings.HasPrefix(session, "mcp:"):
 		session = "mcp-" + strings.TrimPrefix(session, "mcp:")
 	}
-	return filepath.Join(root, executor.TenantDir(principal), executor.TenantDir(session))
+	return filepath.Join(root, executor.TenantDir(principal), sessionName(session))
+}
+
+// sessionName is a session's directory name: its letters (of either case:
+// an MCP session id is upper-case base32), digits, '-' and '_' as they
+// are, every other byte %XX, so that no two sessions share a directory.
+func sessionName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	if b.Len() == 0 || b.Len() > 120 {
+		return executor.TenantDir(s) // empty, or cut with a hash
+	}
+	return b.String()
 }
