@@ -181,6 +181,9 @@ type hitOut struct {
 type pointOut struct {
 	actionOut
 	Hit []hitOut `json:"hit,omitempty"`
+	// HitNames says why the hits carry no names: the caller could not
+	// have read the page (rule 5: reads are reads wherever they hide).
+	HitNames string `json:"hit_names,omitempty"`
 }
 
 func pointAction(ctx context.Context, c *Call) (*Result, error) {
@@ -219,6 +222,16 @@ func pointAction(ctx context.Context, c *Call) (*Result, error) {
 			o.Frame = h.URL
 		}
 		out.Hit = append(out.Hit, o)
+	}
+	// The names are the page's words: a read of it, so they are shown
+	// only to a caller who could snapshot this page, as changes are.
+	if len(out.Hit) > 0 {
+		if _, _, err := c.srv.readAllowed(ctx, c, c.Executor(), pr.PageState.TabID, executor.Target{}); err != nil {
+			for i := range out.Hit {
+				out.Hit[i].Name = ""
+			}
+			out.HitNames = "withheld: reading this page is not allowed to this caller (" + string(executor.CodeOf(err)) + ")"
+		}
 	}
 	r := pageResult(out, pg, pr.PageState)
 	r.Untrusted = true // the names and the frame's URL are the page's
