@@ -115,7 +115,7 @@ var pixEgress = []struct {
 	{"route", "", []string{"--egress-via=route"}},
 }
 
-func startPix(t *testing.T, flags ...string) (*server, *pixSite) {
+func startPix(t testing.TB, flags ...string) (*server, *pixSite) {
 	site := newPixSite(t)
 	args := append([]string{xframeRules, "--policy=" + xframePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval"}, flags...)
 	return startServer(t, args...), site
@@ -301,10 +301,17 @@ func TestDeniedFrameKeys(t *testing.T) {
 	}
 }
 
-// TestScreenshotFramesCost logs the median time of a viewport screenshot
-// on a page of 5 denied cross-origin frames (all painted) and an allowed one, and on
-// the same page without frames: the cost of deciding and painting them.
-func TestScreenshotFramesCost(t *testing.T) {
+// BenchmarkScreenshotFrames prints the median time of a viewport
+// screenshot on a page of 5 denied cross-origin frames (all painted) and
+// an allowed one, and on the same page without frames: the cost of
+// deciding and painting them (make bench; one round is 30 screenshots).
+func BenchmarkScreenshotFrames(b *testing.B) {
+	for range b.N {
+		screenshotFramesCost(b)
+	}
+}
+
+func screenshotFramesCost(t testing.TB) {
 	s, site := startPix(t)
 	median := func(url string) time.Duration {
 		s.call("navigate", map[string]any{"url": url})

@@ -206,33 +206,42 @@ func (c *call) where(fd *frameDoc) (executor.FrameDoc, error) {
 // frameOf reaches the document of the frame whose element is ref,
 // creating its isolated world on first use.
 func (c *call) frameOf(ref string) (*frameDoc, error) {
+	fd, _, err := c.frameWhere(ref)
+	return fd, err
+}
+
+// frameWhere is frameOf, with where the document is when frameOf had to
+// ask to know its world is still there (a known frame; else a zero
+// FrameDoc), so that a caller who wants both asks once.
+func (c *call) frameWhere(ref string) (*frameDoc, executor.FrameDoc, error) {
+	var none executor.FrameDoc
 	if !executor.ValidRef(ref) {
-		return nil, executor.RefError(ref, "malformed", "")
+		return nil, none, executor.RefError(ref, "malformed", "")
 	}
 	r, err := c.inRef(ref, scriptFunction(executor.ElementScript), false, map[string]any{"op": "element", "ref": ref})
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	objectID, _ := r["objectId"].(string)
 	if r["subtype"] != "node" || objectID == "" {
-		return nil, c.refOp("frame", ref, "state", nil, nil)
+		return nil, none, c.refOp("frame", ref, "state", nil, nil)
 	}
 	sess, err := c.sessionOf(ref)
 	if err != nil {
-		return nil, err
+		return nil, none, err
 	}
 	desc, err := sess.Send("DOM.describeNode", map[string]any{"objectId": objectID})
 	_, _ = sess.Send("Runtime.releaseObject", map[string]any{"objectId": objectID})
 	if err != nil {
-		return nil, fmt.Errorf("DOM.describeNode: %w", err)
+		return nil, none, fmt.Errorf("DOM.describeNode: %w", err)
 	}
 	frameID, _ := devtools.Dig(desc, "node", "frameId").(string)
 	if frameID == "" {
-		return nil, executor.Errorf(executor.CodeBadArgs, "ref %s is not a frame", ref)
+		return nil, none, executor.Errorf(executor.CodeBadArgs, "ref %s is not a frame", ref)
 	}
 	if fd := c.t.fd.forFrame(frameID); fd != nil {
-		if _, err := c.where(fd); err == nil {
-			return fd, nil
+		if d, err := c.where(fd); err == nil {
+			return fd, d, nil
 		}
 		c.t.fd.drop(fd)
 	}
@@ -248,15 +257,15 @@ func (c *call) frameOf(ref string) (*frameDoc, error) {
 		res, err = fsess.Send("Page.createIsolatedWorld", map[string]any{"frameId": frameID, "worldName": worldName})
 	}
 	if err != nil {
-		return nil, frameGone(ref)
+		return nil, none, frameGone(ref)
 	}
 	id, ok := devtools.Dig(res, "executionContextId").(float64)
 	if !ok {
-		return nil, fmt.Errorf("Page.createIsolatedWorld gave no context: %v", res)
+		return nil, none, fmt.Errorf("Page.createIsolatedWorld gave no context: %v", res)
 	}
 	fd := &frameDoc{tok: docToken(docTokens.Add(1)), sess: fsess, ctxID: int(id), frameID: frameID, owner: ref}
 	c.t.fd.add(fd)
-	return fd, nil
+	return fd, none, nil
 }
 
 func (d *frameDocs) forgetSession(frameID string) {
@@ -368,8 +377,9 @@ func (c *call) toPage(fd *frameDoc, x, y float64, hit, reveal bool) (point, exec
 func (s *Session) FrameDocument(ctx context.Context, p executor.FrameParams) (executor.FrameDoc, error) {
 	var out executor.FrameDoc
 	_, err := s.onTab(ctx, p.TabID, "frame", func(c *call) error {
-		fd, err := c.frameOf(p.Ref)
-		if err != nil {
+		fd, known, err := c.frameWhere(p.Ref)
+		if err != nil || known.Doc != "" {
+			out = known
 			return err
 		}
 		out, err = c.where(fd)
