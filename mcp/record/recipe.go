@@ -42,22 +42,22 @@ func Export(r *Record, name string) ([]byte, error) {
 	params := map[string]any{}
 	var required []string
 	used := map[string]bool{}
-	param := func(base, kind string) string {
-		p := paramName(base)
-		if p == "" {
-			p = kind
-		}
-		n := p
+	var steps []step
+	// A parameter's name and description are generated (value_1, "the
+	// value for step 3"), never the page's words: a field's label is the
+	// page's, and tools/list must not carry it (issue 27, rule 5).
+	param := func(_, kind string) string {
+		p := kind
+		n := p + "_1"
 		for i := 2; used[n]; i++ {
 			n = p + "_" + strconv.Itoa(i)
 		}
 		used[n] = true
-		params[n] = map[string]any{"type": "string", "description": "the " + kind + " typed into " + strconv.Quote(base)}
+		params[n] = map[string]any{"type": "string", "description": "the " + kind + " for step " + strconv.Itoa(len(steps)+1)}
 		required = append(required, n)
 		return n
 	}
 	var origin string
-	var steps []step
 	navigated := false
 	lastURL := ""
 	for _, e := range r.Entries {
@@ -219,17 +219,4 @@ func fieldName(el *Element, args map[string]any) string {
 		return sel
 	}
 	return ""
-}
-
-var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
-
-func paramName(s string) string {
-	s = strings.Trim(nonWord.ReplaceAllString(strings.ToLower(s), "_"), "_")
-	if len(s) > 40 {
-		s = strings.TrimRight(s[:40], "_")
-	}
-	if s != "" && (s[0] >= '0' && s[0] <= '9') {
-		s = "f_" + s
-	}
-	return s
 }

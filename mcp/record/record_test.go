@@ -119,7 +119,7 @@ func TestExport(t *testing.T) {
 	want := []string{
 		`navigate {"url":"{{params.origin}}/"}`,
 		`wait_for {"selector":"role=textbox[name=\"Full name\"]"}`,
-		`fill {"selector":"role=textbox[name=\"Full name\"]","value":"{{params.full_name}}"}`,
+		`fill {"selector":"role=textbox[name=\"Full name\"]","value":"{{params.value_1}}"}`,
 		`type {"selector":"#pw","text":"\u003csecret:PASSWORD\u003e"}`,
 		`click {"selector":"role=button[name=\"Say \\\"hi\\\"\"]"}`,
 		`wait_for {"selector":"#next"}`,
@@ -128,8 +128,13 @@ func TestExport(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if def.Params.Properties["origin"]["default"] != "http://127.0.0.1:9" || strings.Join(def.Params.Required, ",") != "full_name" {
+	if def.Params.Properties["origin"]["default"] != "http://127.0.0.1:9" || strings.Join(def.Params.Required, ",") != "value_1" {
 		t.Errorf("params: %+v", def.Params)
+	}
+	// The field's label is the page's words: no part of a parameter, which
+	// tools/list would show (issue 27, finding 13).
+	if pj, _ := json.Marshal(def.Params); strings.Contains(strings.ToLower(string(pj)), "full") {
+		t.Errorf("page words in the parameters: %s", pj)
 	}
 	if strings.Contains(string(data), "kq") {
 		t.Error("a ref went into the recipe")
