@@ -269,7 +269,7 @@ func TestRecipeExport(t *testing.T) {
 
 	fresh := demoSite(t)
 	s2 := startServer(t, host, "--enable-mutations", "--plugins="+plugins)
-	res := s2.call("demo_signup", map[string]any{"origin": strings.TrimSuffix(fresh, "/"), "name": "Grace Hopper", "email": "grace@example.org"})
+	res := s2.call("demo_signup", map[string]any{"origin": strings.TrimSuffix(fresh, "/"), "value_1": "Grace Hopper", "text_1": "grace@example.org"})
 	got := resultText(s2.call("get_text", map[string]any{"selector": "#result"}))
 	if !strings.Contains(got, "Thanks, Grace Hopper! We will write to grace@example.org (plan: pro)") {
 		t.Errorf("the replay did not end on the confirmation: %s\nplugin result: %s", got, resultText(res))
