@@ -165,6 +165,7 @@ fuzz:
 	@$(FUZZ_ONE) '^FuzzPolicyInput$$' ./policy/
 	@$(FUZZ_ONE) '^FuzzParseRefs$$' ./mcp/vault/
 	@$(FUZZ_ONE) '^FuzzSecretRuns$$' ./mcp/vault/
+	@$(FUZZ_ONE) '^FuzzTenantDir$$' ./executor/
 	@# the secret property over the browser, with a random seed
 	@seed=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); echo "TestSecretEditsProperty CHROMEGATE_FUZZ_SEED=$$seed"; \
 	  CI=true CHROMEGATE_FUZZ_SEED=$$seed $(GO) test -count=1 -run '^TestSecretEditsProperty$$' ./e2e/
