@@ -181,9 +181,6 @@ type hitOut struct {
 type pointOut struct {
 	actionOut
 	Hit []hitOut `json:"hit,omitempty"`
-	// HitNames says why the hits carry no names: the caller could not
-	// have read the page (rule 5: reads are reads wherever they hide).
-	HitNames string `json:"hit_names,omitempty"`
 }
 
 func pointAction(ctx context.Context, c *Call) (*Result, error) {
@@ -216,22 +213,16 @@ func pointAction(ctx context.Context, c *Call) (*Result, error) {
 	}
 	pg := c.pageOf(ctx, pr.PageState)
 	out := pointOut{actionOut: actionOut{pageOut: pg}}
+	names := hitReader{c: c, tab: pr.PageState.TabID} // pointreads.go
 	for _, h := range pr.Hits {
-		o := hitOut{X: h.X, Y: h.Y, Role: h.Role, Name: h.Name, Ref: h.Ref, Tag: h.Tag}
+		o := hitOut{X: h.X, Y: h.Y, Role: h.Role, Ref: h.Ref, Tag: h.Tag}
+		if h.Name != "" && names.mayRead(ctx, h) {
+			o.Name = h.Name
+		}
 		if !h.MainFrame {
 			o.Frame = h.URL
 		}
 		out.Hit = append(out.Hit, o)
-	}
-	// The names are the page's words: a read of it, so they are shown
-	// only to a caller who could snapshot this page, as changes are.
-	if len(out.Hit) > 0 {
-		if _, _, err := c.srv.readAllowed(ctx, c, c.Executor(), pr.PageState.TabID, executor.Target{}); err != nil {
-			for i := range out.Hit {
-				out.Hit[i].Name = ""
-			}
-			out.HitNames = "withheld: reading this page is not allowed to this caller (" + string(executor.CodeOf(err)) + ")"
-		}
 	}
 	r := pageResult(out, pg, pr.PageState)
 	r.Untrusted = true // the names and the frame's URL are the page's

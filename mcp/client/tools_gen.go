@@ -123,7 +123,6 @@ type PointResult struct {
 	Outline     string   `json:"outline,omitempty"`
 	ChangesNote string   `json:"changes_note,omitempty"`
 	Hit         []Hit    `json:"hit,omitempty"`
-	HitNames    string   `json:"hit_names,omitempty"`
 }
 
 // ClipboardWriteParams are the arguments of clipboard_write.
