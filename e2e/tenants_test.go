@@ -111,14 +111,7 @@ func TestKeylessHTTPIsNotStdio(t *testing.T) {
 func TestSavedLoginsAreTheOperators(t *testing.T) {
 	needBrowser(t)
 	base := site(t)
-	dir := t.TempDir()
 	empty := writeTemp(t, `{"cookies":[],"origins":[]}`)
-	copyState(t, empty, dir, "local", "app-login")
-	login := filepath.Join(dir, "state", "local", "app-login.json")
-	before, err := os.ReadFile(login)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []struct {
 		name  string
 		flags []string
@@ -127,6 +120,14 @@ func TestSavedLoginsAreTheOperators(t *testing.T) {
 		{"mutations", []string{"--allow-domain=127.0.0.1", "--enable-mutations"}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
+			// A data dir of each server's own: the extension pairs per data dir.
+			dir := t.TempDir()
+			copyState(t, empty, dir, "local", "app-login")
+			login := filepath.Join(dir, "state", "local", "app-login.json")
+			before, err := os.ReadFile(login)
+			if err != nil {
+				t.Fatal(err)
+			}
 			s := startServer(t, append(mode.flags, "--data-dir="+dir, "--storage-state="+login)...)
 			s.call("navigate", map[string]any{"url": base + "/form"})
 			for _, overwrite := range []bool{false, true} {
@@ -148,9 +149,9 @@ func TestSavedLoginsAreTheOperators(t *testing.T) {
 			case mode.name == "mutations" && res.IsError:
 				t.Errorf("with mutations on, overwrite was refused: %s", resultText(res))
 			}
+			if after, err := os.ReadFile(login); err != nil || string(after) != string(before) {
+				t.Errorf("the operator's login changed: %v", err)
+			}
 		})
-	}
-	if after, err := os.ReadFile(login); err != nil || string(after) != string(before) {
-		t.Errorf("the operator's login changed: %v", err)
 	}
 }
