@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/e2e/testkit"
 )
 
 // The secrets of issue 27's findings 1-3: a 64-character API key, a
@@ -105,15 +106,8 @@ for (const el of [key, tok]) el.addEventListener('input', () => { copy.value = e
 			http.NotFound(w, r)
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
+	u, _ := url.Parse(testkit.Serve(t, mux))
+	return u.Port()
 }
 
 // fieldServer starts a server with the four secrets bound to login.test

@@ -376,18 +376,7 @@ func btoi(b bool) int {
 func paintBox(img *image.RGBA, r image.Rectangle, text string, k int) {
 	draw.Draw(img, r, paintBlank, image.Point{}, draw.Src)
 	for i := range k {
-		in := r.Inset(i)
-		if in.Empty() {
-			break
-		}
-		for x := in.Min.X; x < in.Max.X; x++ {
-			img.SetRGBA(x, in.Min.Y, paintEdge)
-			img.SetRGBA(x, in.Max.Y-1, paintEdge)
-		}
-		for y := in.Min.Y; y < in.Max.Y; y++ {
-			img.SetRGBA(in.Min.X, y, paintEdge)
-			img.SetRGBA(in.Max.X-1, y, paintEdge)
-		}
+		rect(img, r.Inset(i), paintEdge) // marks.go
 	}
 	face := basicfont.Face7x13
 	w, h := font.MeasureString(face, text).Ceil()+4, 13+2
