@@ -188,7 +188,12 @@ func scanFrames(ctx context.Context, ex executor.Executor, tabID, doc string) (f
 		return frameScan{}, err
 	}
 	var s frameScan
-	if err := json.Unmarshal(r.Value, &s); err != nil || s.Error != "" {
+	err = json.Unmarshal(r.Value, &s)
+	if err == nil && s.Error == "frames" {
+		return s, executor.Errorf(executor.CodePolicyDenied, "the page shows more frames than a capture can place; nothing was captured").
+			WithHint("read the page with snapshot")
+	}
+	if err != nil || s.Error != "" {
 		return frameScan{}, executor.Errorf(executor.CodeInternal, "the page's frames could not be listed: %s", r.Value)
 	}
 	return s, nil

@@ -48,6 +48,7 @@
     return { error: 'deep' };
   }
   if (arg.op !== 'frames') return { error: 'op' };
+  const MAX_FRAMES = 1024; // a page-sized answer is bounded before Go decodes it
   const out = [];
   const walk = (root, ox, oy, depth) => {
     for (const el of dom.qsa(root, '*')) {
@@ -63,10 +64,15 @@
         walk(d, cx, cy, depth + 1);
         continue;
       }
+      if (out.length >= MAX_FRAMES) throw new Error('too many frames');
       out.push({ ref: reg.refFor(el), x: ox + r.left, y: oy + r.top, w: r.width, h: r.height, cx, cy });
     }
   };
-  walk(document, 0, 0, 0);
+  try {
+    walk(document, 0, 0, 0);
+  } catch {
+    return { error: 'frames' }; // a page of more frames than a capture places: refused
+  }
   return {
     url: String(location.href), origin: String(self.origin),
     scrollX: window.scrollX, scrollY: window.scrollY,
