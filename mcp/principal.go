@@ -204,3 +204,33 @@ func rateLimited(p Principal, wait time.Duration) *executor.Error {
 		WithHint(fmt.Sprintf("retry in %d s; the limit counts every tool call of this key", secs)).
 		WithRetryAfter(time.Duration(secs) * time.Second)
 }
+
+// Principal is who is calling: fed to the policy and to ListFilter.
+type Principal struct {
+	Name      string   `json:"name"`
+	Roles     []string `json:"roles"`
+	Transport string   `json:"transport"` // stdio | http | rest
+
+	// Tools is the key's tool ACL (nil: every tool the policy allows). It
+	// narrows tools/list and is checked again at every call.
+	Tools *ToolACL `json:"-"`
+	// Rate is the key's budget of tool calls (nil: unlimited).
+	Rate *RateLimit `json:"-"`
+	// Expires is when the key stops working (zero: never).
+	Expires time.Time `json:"-"`
+}
+
+// LocalPrincipal is the one principal of a stdio server: the local user.
+var LocalPrincipal = Principal{Name: "local", Transport: "stdio"}
+
+// Tenant names p's own directories under the server's file roots
+// (executor.TenantRoot): "" for stdio's principal, the machine's own user
+// who runs the server and keeps the roots' top level; p's name for every
+// principal over HTTP, keyless loopback callers included, so that no
+// HTTP caller sees, guesses or reads another's files, or stdio's.
+func (p Principal) Tenant() string {
+	if p.Transport == LocalPrincipal.Transport {
+		return ""
+	}
+	return p.Name
+}
