@@ -53,17 +53,6 @@ const changesArg = "changes"
 // changesDoc tells, once, on the snapshot tool, what acting calls return.
 const changesDoc = " Acting calls return changes since the last outline you saw ('+'/'-'/'~' lines, by ref), or outline if it navigated; changes=false: none."
 
-// changesTools are the tools whose result carries the change.
-var changesTools = map[string]bool{
-	"click": true, "type": true, "fill": true, "press": true, "hover": true, "scroll": true,
-	"select_option": true, "set_files": true, "drag": true, "dialog_answer": true,
-	// Navigations, only when they stay in the document (see sameDocNav).
-	"navigate": true, "back": true, "forward": true,
-}
-
-// navTools are the changesTools that navigate.
-var navTools = map[string]bool{"navigate": true, "back": true, "forward": true}
-
 // Bounds of the changes.
 const (
 	// maxChangesChars bounds the outline read to compare: a page whose
@@ -92,24 +81,6 @@ type changesOut struct {
 type pageChangesOut struct {
 	pageOut
 	changesOut
-}
-
-// withChanges offers the changes argument on the tools that report
-// changes, and declares their output with it.
-func withChanges(tools []*Tool) []*Tool {
-	for _, t := range tools {
-		if t.Name == "snapshot" {
-			t.Description += changesDoc
-		}
-		if !changesTools[t.Name] {
-			continue
-		}
-		addProp(t, prop{changesArg, boolean("")})
-		if _, ok := t.Output.Value.(pageOut); ok {
-			t.Output.Value = pageChangesOut{}
-		}
-	}
-	return tools
 }
 
 // viewerKey is a context key: the MCP session a call came in on.
@@ -221,7 +192,7 @@ func (v *views) len() int {
 // changesOn says whether c's result is to carry its change: the call's
 // changes argument, else the server's default.
 func (s *Server) changesOn(c *Call) bool {
-	if !changesTools[c.Tool.Name] || c.Tool.PageTool != nil {
+	if !c.Tool.Changes || c.Tool.PageTool != nil {
 		return false
 	}
 	if on, ok := c.Args[changesArg].(bool); ok {
@@ -261,7 +232,7 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	tab := ps.TabID
 	who := viewer(ctx, c)
 	last := s.views.get(who, tab)
-	if navTools[c.Tool.Name] && !s.sameDocNav(c, last, ps) {
+	if c.Tool.Action == ActionNavigate && !s.sameDocNav(c, last, ps) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, changesTimeout)
@@ -271,7 +242,7 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 	// read then is the old document, whose change would tell the caller
 	// nothing happened and whose refs are about to expire. The browser
 	// says whether one is coming (landing.go).
-	navigating := !navTools[c.Tool.Name] && mayLoad(c) && s.landingAsked(ctx, c, ex, tab, began)
+	navigating := c.Tool.Action != ActionNavigate && mayLoad(c) && s.landingAsked(ctx, c, ex, tab, began)
 	old := oldDocs(c, last)
 	if navigating {
 		// Read once, the new document as loaded, rather than the old one
@@ -357,17 +328,14 @@ func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, 
 const landingPoll = 25 * time.Millisecond
 
 // mayLoad says whether c's action may start loading a new document by
-// itself: a click or a key (Enter submits a form), a choice a page may
-// act on, a dialog's answer. Filling, hovering and scrolling do not.
+// itself (Tool.MayLoad, Tool.MayLoadIf). Filling, hovering and scrolling
+// do not.
 func mayLoad(c *Call) bool {
-	switch c.Tool.Name {
-	case "click", "press", "select_option", "dialog_answer":
-		return true
-	case "type":
-		enter, _ := c.Args["press_enter"].(bool)
-		return enter
+	if c.Tool.MayLoadIf != "" {
+		on, _ := c.Args[c.Tool.MayLoadIf].(bool)
+		return on
 	}
-	return false
+	return c.Tool.MayLoad
 }
 
 // awaitLanding says whether the tab's top frame began loading a new
@@ -464,8 +432,8 @@ func (s *Server) sameDocNav(c *Call, last *seenOutline, ps executor.PageState) b
 	if last == nil {
 		return false
 	}
-	if c.Tool.Name != "navigate" {
-		return true
+	if c.Tool.URLArg == "" {
+		return true // back or forward: no URL of the caller's
 	}
 	if c.before == nil {
 		return false
@@ -480,7 +448,7 @@ func (s *Server) sameDocNav(c *Call, last *seenOutline, ps executor.PageState) b
 // the tab's document as it is now. It returns the URL it decided on
 // and the snapshot call it decided, whose Gate decides the frames too.
 func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor, tab string, scope executor.Target) (string, *Call, error) {
-	e, ok := s.tools["snapshot"]
+	e, ok := s.toolFor(UseOutline)
 	if !ok {
 		return "", nil, executor.Errorf(executor.CodePolicyDenied, "no snapshot tool")
 	}
@@ -585,10 +553,8 @@ func (s *Server) sawOf(c *Call, r *Result) {
 	if r == nil {
 		return
 	}
-	if c.Tool.Name == "tab_close" {
-		if v, ok := r.Value.(tabCloseOut); ok {
-			s.views.forget(c.Session, v.Closed)
-		}
+	if v, ok := r.Value.(tabCloseOut); ok {
+		s.views.forget(c.Session, v.Closed)
 	}
 	if r.seen != nil && c.Plugin == nil {
 		s.views.saw(r.seen)

@@ -85,7 +85,7 @@ func TestCutOutline(t *testing.T) {
 func TestChangesOn(t *testing.T) {
 	t.Parallel()
 	s := &Server{opts: Options{Changes: true}}
-	click := &Tool{Name: "click"}
+	click := clickTool()
 	for _, tt := range []struct {
 		tool *Tool
 		args map[string]any
@@ -96,8 +96,8 @@ func TestChangesOn(t *testing.T) {
 		{click, map[string]any{"changes": false}, true, false},
 		{click, map[string]any{"changes": true}, false, true},
 		{click, nil, false, false},
-		{&Tool{Name: "get_text"}, map[string]any{"changes": true}, true, false},
-		{&Tool{Name: "reload"}, nil, true, false},
+		{getTextTool(), map[string]any{"changes": true}, true, false},
+		{reloadTool(), nil, true, false},
 	} {
 		s.opts.Changes = tt.on
 		if got := s.changesOn(&Call{Tool: tt.tool, Args: tt.args}); got != tt.want {

@@ -20,25 +20,6 @@ import (
 // open, and the call returns.
 const maxAutoAnswers = 20
 
-func dialogTools() []*Tool {
-	return []*Tool{
-		{
-			Name: "dialog_answer", Title: "Answer dialog",
-			Output:      &Output{Value: pageOut{}},
-			Description: "Answer the dialog a page waits on (DIALOG_OPEN, or action \"open\"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.",
-			InputSchema: object([]string{"accept"},
-				prop{"accept", boolean("")},
-				prop{"prompt_text", str("")},
-				tabIDProp()),
-			// Mutating and destructive: accepting a confirm may delete,
-			// pay or send, and leaving a page may lose its form.
-			// prompt_text may be a password a prompt asks for.
-			ReadOnly: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"prompt_text"},
-			Handler: dialogAnswer,
-		},
-	}
-}
-
 func dialogAnswer(ctx context.Context, c *Call) (*Result, error) {
 	a, err := bind[struct {
 		TabID      string  `json:"tab_id"`
@@ -192,7 +173,7 @@ func heldOutsideErr(c *Call) error {
 // holds before the call runs, so the call is not refused for it. The
 // alert is the page's own (the gate has just decided the call on it).
 func (s *Server) acceptAlertFirst(ctx context.Context, c *Call, ex executor.Executor) {
-	if !s.opts.AcceptAlerts || !needsPage(c) || c.Page == nil || c.Tool.Name == "dialog_answer" {
+	if !s.opts.AcceptAlerts || !needsPage(c) || c.Page == nil || c.Tool.AnswersDialog {
 		return
 	}
 	t, err := c.Page(ctx) // read once per call: the gate's read, if it made one

@@ -142,7 +142,7 @@ func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (
 	switch {
 	case t.PageItem:
 		c.PageTool = c.pageItemFunc()
-	case t.Action == ActionPageTool && t.Name != "page_tools_list":
+	case t.CallsPageTool:
 		c.PageTool = c.pageToolFunc(ex)
 	}
 	if err := s.secretRefs(c); err != nil {

@@ -158,17 +158,8 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 }
 
 func truncationHint(t *Tool) string {
-	switch {
-	case t.PageTool != nil || t.Name == "page_tool_call":
-		return "ask the page tool for less, if its input_schema allows"
-	case t.Action == ActionEval:
-		return "return a smaller value from the expression"
-	case t.Name == "network_requests":
-		return "filter by url, types or outcome, or pass a smaller limit"
-	case t.Name == "network_request":
-		return "pass a smaller max_bytes"
-	case t.Name == "console_messages":
-		return "filter by levels or text, or pass a smaller limit"
+	if t.CutHint != "" {
+		return t.CutHint
 	}
 	return "narrow the selector or use get_text on a smaller element"
 }

@@ -38,7 +38,7 @@ const landingBound = 5 * time.Second
 // c's result is to carry its change and its action may load a document.
 // A watch that cannot begin (no document to script, a dialog) is none.
 func (s *Server) armLanding(ctx context.Context, c *Call, ex executor.Executor) {
-	if ex == nil || !mayLoad(c) || c.Tool.Name == "dialog_answer" || !s.changesOn(c) {
+	if ex == nil || !mayLoad(c) || c.Tool.AnswersDialog || !s.changesOn(c) {
 		return
 	}
 	tab := c.TabID()
@@ -74,7 +74,7 @@ func (s *Server) landingVerdict(ctx context.Context, c *Call, ex executor.Execut
 	switch {
 	case c.landing != nil && c.landing.TabID == tab:
 		w = *c.landing
-	case c.landing != nil, c.Tool.Name != "dialog_answer":
+	case c.landing != nil, !c.Tool.AnswersDialog:
 		// The action ended on another tab, or began no watch: what the
 		// network log shows already.
 		return landingNetwork, s.awaitLanding(ctx, ex, tab, began, time.Time{})

@@ -52,39 +52,6 @@ import (
 // in the server's words, and the validator's detail, which names the
 // page's properties and enum values, follows fenced (executor.Error.Page).
 
-// pageToolTools are page_tools_list and page_tool_call.
-func pageToolTools() []*Tool {
-	return []*Tool{
-		{
-			Name: "page_tools_list", Title: "List page tools",
-			Output:      &Output{Value: pageToolsOut{}},
-			Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
-			InputSchema: object(nil, tabIDProp()),
-			ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
-			Handler: pageToolsList,
-		},
-		pageToolCallTool(),
-	}
-}
-
-// pageToolCallTool is page_tool_call, the generic caller of page tools.
-// Every live page tool, and every page resource or prompt, is this tool
-// to the policy (see PolicyGate.input), so its class is theirs.
-func pageToolCallTool() *Tool {
-	return &Tool{
-		Name: "page_tool_call", Title: "Call page tool",
-		Output:      &Output{Value: pageToolCallOut{}, Text: true},
-		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
-		InputSchema: object([]string{"name"}, prop{"name", str("")}, prop{"arguments", &jsonschema.Schema{Type: "object"}},
-			tabIDProp(), prop{"surface", enum("", string(executor.SurfaceWebMCP), string(executor.SurfaceMCPB), string(executor.SurfaceInPage))},
-			timeoutProp()),
-		// A page tool may do anything; the policy may relax this for
-		// tools that declare readOnlyHint.
-		ReadOnly: no(), Action: ActionPageTool, Mutating: true, Secrets: []string{"arguments"},
-		Handler: pageToolCall,
-	}
-}
-
 // pageToolCallClass is page_tool_call's class, built once: the class of
 // every live page tool's decision.
 var pageToolCallClass = sync.OnceValue(func() policy.Class { return pageToolCallTool().Class() })
@@ -665,7 +632,8 @@ func pageToolStandIn(t executor.PageTool, name string) *Tool {
 		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
 		ReadOnly:    &ro, Destructive: destructive, Idempotent: false,
 		Action: ActionPageTool, Mutating: !ro,
-		PageTool: &tool,
-		Handler:  callLivePageTool,
+		PageTool:      &tool,
+		CallsPageTool: true, CutHint: pageToolCutHint,
+		Handler: callLivePageTool,
 	}
 }

@@ -419,7 +419,7 @@ func (c *Call) refusePDF(ctx context.Context, tabID string) error {
 // screenshot by c's caller, so that each frame is decided as a read
 // whatever c did (a navigate is decided on its target, not on a page).
 func (s *Server) shotCall(c *Call, ex executor.Executor, tab string) *Call {
-	e, ok := s.tools["screenshot"]
+	e, ok := s.toolFor(UseShot)
 	if !ok {
 		return c // screenshot is one of the server's own tools: not reached
 	}

@@ -274,7 +274,7 @@ func needsPage(c *Call) bool {
 		// with theirs.
 		return false
 	case ActionPageTool:
-		return c.Tool.Name != "page_tools_list" || c.TabID() != ""
+		return c.Tool.CallsPageTool || c.TabID() != ""
 	}
 	return true
 }

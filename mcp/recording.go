@@ -245,7 +245,7 @@ func (s *Server) endRecord(ctx context.Context, c *Call, ex executor.Executor, r
 	if ex != nil {
 		if tab, ok := s.recordedTab(ctx, c, ex); ok {
 			e.Console = s.recordConsole(ctx, c, ex, sr, tab, scrub)
-			if e.Acting && err == nil && t.Name != "screenshot" {
+			if e.Acting && err == nil {
 				shot = s.recordShot(ctx, c, ex, tab)
 			}
 		}

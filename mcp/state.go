@@ -71,40 +71,6 @@ func (c *Call) originDecider(op, source string) helpers.OriginDecider {
 	}
 }
 
-func stateTools() []*Tool {
-	nameProp := prop{"name", str("")}
-	return []*Tool{
-		{
-			Name: "state_save", Title: "Save storage state",
-			Output:      &Output{Value: stateOut{}},
-			Description: "Save the session's cookies and storage under name after logging in; state_load restores it. Returns counts, no values.",
-			InputSchema: object([]string{"name"}, nameProp, prop{"origins", strList("", 0)},
-				prop{"indexed_db", boolDefault("", true)}, prop{"overwrite", boolDefault("", false)}, timeoutProp()),
-			ReadOnly: no(), Destructive: yes(), Action: ActionRead, PerOrigin: true,
-			Timeout: stateTimeout,
-			Handler: stateSave,
-		},
-		{
-			Name: "state_load", Title: "Load storage state",
-			Output:      &Output{Value: stateOut{}},
-			Description: "Restore a saved state into the session: logged in without the password.",
-			InputSchema: object([]string{"name"}, nameProp, timeoutProp()),
-			ReadOnly:    no(), Destructive: yes(), Idempotent: true, Action: ActionInteract, Mutating: true, PerOrigin: true,
-			Timeout: stateTimeout,
-			Handler: stateLoad,
-		},
-		{
-			Name: "state_list", Title: "List saved states",
-			Output:      &Output{Value: stateListOut{}},
-			Description: "Names of saved states.",
-			InputSchema: object(nil),
-			ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionRead, PerOrigin: true,
-			NoBrowser: true,
-			Handler:   stateList,
-		},
-	}
-}
-
 type stateOut struct {
 	Name string `json:"name"`
 	helpers.StateReport
@@ -265,7 +231,7 @@ func (s *Server) startState(ctx context.Context, session string, p Principal, ex
 		}()
 	}
 	v.(*sync.Once).Do(func() {
-		e, ok := s.entry("state_load")
+		e, ok := s.toolFor(UseRestore)
 		if !ok {
 			return
 		}

@@ -114,6 +114,44 @@ type Tool struct {
 	// refusing unknown fields).
 	Output *Output
 
+	// The facts below are what the stages of the call path read of a
+	// tool. Each tool's constructor sets them; no stage tests a tool's
+	// name.
+
+	// TimeoutArg offers timeout_ms: the tool waits, for an element to
+	// become actionable or for a page to load (without it a model could
+	// not keep a click on a missing element from taking the whole
+	// default deadline). Dispatch consumes it.
+	TimeoutArg bool
+	// WaitUntilArg offers wait_until: the tool loads a page.
+	WaitUntilArg bool
+	// Changes says the tool's result carries the change of the tab's
+	// outline since the caller last saw it, and offers the changes
+	// argument (see changes.go). A navigation carries it only when it
+	// stays in the document.
+	Changes bool
+	// MayLoad says the action may start loading a new document by
+	// itself: a click or a key (Enter submits a form), a choice a page
+	// may act on, a dialog's answer. MayLoadIf names a boolean argument
+	// that makes it so (type's press_enter).
+	MayLoad   bool
+	MayLoadIf string
+	// AnswersDialog marks the tool that answers the dialog a page waits
+	// on: no alert is accepted before it, and the landing watch it reads
+	// is the one the tab's last action began.
+	AnswersDialog bool
+	// CallsPageTool marks a call of one tool a page registered
+	// (page_tool_call, a live page tool, a page's resource or prompt):
+	// dispatch reads which for the Gate, and the call is decided on the
+	// page's document even without a tab_id.
+	CallsPageTool bool
+	// CutHint says what to ask for when the result is cut at the size
+	// cap; empty: narrow the selector.
+	CutHint string
+	// Use names what the server itself calls the tool for, when it
+	// decides a step of its own as a call of it (see Use).
+	Use Use
+
 	// PluginTools is set on a plugin tool: the tools its steps call, in
 	// order (for the policy, which sees them as input.plugin.tools).
 	PluginTools []string
@@ -132,6 +170,18 @@ type Tool struct {
 	// reported as INTERNAL and logged.
 	Handler func(ctx context.Context, c *Call) (*Result, error)
 }
+
+// Use is a step of the server's own that is decided as a call of a
+// built-in tool, by the caller's ACL, list filter and Gate.
+type Use int
+
+// The server's own uses of its tools.
+const (
+	UseNone    Use = iota
+	UseOutline     // the outline an acting call's changes compare (snapshot)
+	UseShot        // a recording's shot after an acting call (screenshot)
+	UseRestore     // the --storage-state restored into a new browser (state_load)
+)
 
 // Class is the tool's class as the policy receives it (policy.NewInput),
 // built from its declaration.

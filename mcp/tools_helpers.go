@@ -11,60 +11,63 @@ import (
 	"github.com/chromegate/chromegate/helpers"
 )
 
-// helperTools are the tools backed by package helpers. Each reads or acts
-// on the tab's current page only, through the executor of the gated call:
-// none navigates or reads another URL, so the one Gate decision (and the
-// landing check of a form submission) covers everything they do.
-func helperTools() []*Tool {
-	return []*Tool{
-		{
-			Name: "extract_links", Title: "Extract links",
-			Output:      &Output{Value: linksOut{}, Text: true},
-			Description: "Page links (or in selector/ref): absolute url, text, deduped. include/exclude: host patterns (*.example.com). limit: 200.",
-			InputSchema: object(nil, props(targetProps(""), []prop{
-				{"same_origin_only", boolean("")},
-				{"include", strList("", 0)},
-				{"exclude", strList("", 0)},
-				{"non_http", boolean("")},
-				{"limit", integer("")},
-				tabIDProp(),
-			})...),
-			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
-			Targets: []TargetArg{{}},
-			Handler: extractLinks,
-		},
-		{
-			Name: "read_as_markdown", Title: "Read as Markdown",
-			Output:      &Output{Value: markdownOut{}, Text: true},
-			Description: "Main content (or selector/ref) as Markdown, without menus, ads, banners. Long pages: call again with offset=next.",
-			InputSchema: object(nil, props(targetProps(""), []prop{
-				{"max_chars", integer("")},
-				{"offset", integer("")},
-				tabIDProp(),
-			})...),
-			ReadOnly: yes(), Idempotent: true, Action: ActionRead,
-			Targets: []TargetArg{{}},
-			Handler: readAsMarkdown,
-		},
-		{
-			Name: "fill_form", Title: "Fill form",
-			Output: &Output{Value: formOut{}},
-			Description: "Fill many fields. value: text, option or radio value/label, true/false (checkbox), list (multi-select). " +
-				"submit: send the form. Each field: filled, not_found or rejected.",
-			InputSchema: object([]string{"fields"}, props([]prop{
-				{"fields", array("", object([]string{"value"},
-					prop{"selector", str("")}, prop{"ref", str("")}, prop{"value", &jsonschema.Schema{}},
-				), 1)},
-				{"submit", boolean("")},
-			}, targetProps("submit_"), []prop{
-				{"stop_on_error", boolean("")},
-				tabIDProp(),
-			})...),
-			ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"}, SecretRefs: []string{"fields[].value"},
-			Targets: []TargetArg{{Prefix: "submit_"}},
-			Check:   checkFillForm,
-			Handler: fillForm,
-		},
+func extractLinksTool() *Tool {
+	return &Tool{
+		Name: "extract_links", Title: "Extract links",
+		Output:      &Output{Value: linksOut{}, Text: true},
+		Description: "Page links (or in selector/ref): absolute url, text, deduped. include/exclude: host patterns (*.example.com). limit: 200.",
+		InputSchema: object(nil, props(targetProps(""), []prop{
+			{"same_origin_only", boolean("")},
+			{"include", strList("", 0)},
+			{"exclude", strList("", 0)},
+			{"non_http", boolean("")},
+			{"limit", integer("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Targets:    []TargetArg{{}},
+		TimeoutArg: true,
+		Handler:    extractLinks,
+	}
+}
+
+func readAsMarkdownTool() *Tool {
+	return &Tool{
+		Name: "read_as_markdown", Title: "Read as Markdown",
+		Output:      &Output{Value: markdownOut{}, Text: true},
+		Description: "Main content (or selector/ref) as Markdown, without menus, ads, banners. Long pages: call again with offset=next.",
+		InputSchema: object(nil, props(targetProps(""), []prop{
+			{"max_chars", integer("")},
+			{"offset", integer("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Targets:    []TargetArg{{}},
+		TimeoutArg: true,
+		Handler:    readAsMarkdown,
+	}
+}
+
+func fillFormTool() *Tool {
+	return &Tool{
+		Name: "fill_form", Title: "Fill form",
+		Output: &Output{Value: formOut{}},
+		Description: "Fill many fields. value: text, option or radio value/label, true/false (checkbox), list (multi-select). " +
+			"submit: send the form. Each field: filled, not_found or rejected.",
+		InputSchema: object([]string{"fields"}, props([]prop{
+			{"fields", array("", object([]string{"value"},
+				prop{"selector", str("")}, prop{"ref", str("")}, prop{"value", &jsonschema.Schema{}},
+			), 1)},
+			{"submit", boolean("")},
+		}, targetProps("submit_"), []prop{
+			{"stop_on_error", boolean("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"}, SecretRefs: []string{"fields[].value"},
+		Targets:    []TargetArg{{Prefix: "submit_"}},
+		Check:      checkFillForm,
+		TimeoutArg: true,
+		Handler:    fillForm,
 	}
 }
 

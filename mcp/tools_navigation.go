@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"context"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Navigation: load a URL, move in history, reload. Each tool is one constructor: its
+// declaration, its class, the facts the call path needs, its handler.
+
+func navigateTool() *Tool {
+	return &Tool{
+		Name: "navigate", Title: "Navigate",
+		Output:      &Output{Value: pageOut{}},
+		Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
+		InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp()),
+		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
+		Changes: true, TimeoutArg: true, WaitUntilArg: true,
+		Handler: navigate,
+	}
+}
+
+func backTool() *Tool {
+	t := historyTool("back", "Go back", "Go back in history.", executor.Executor.Back)
+	t.Changes = true // when the move stays in the document (sameDocNav)
+	return t
+}
+
+func forwardTool() *Tool {
+	t := historyTool("forward", "Go forward", "Go forward in history.", executor.Executor.Forward)
+	t.Changes = true // when the move stays in the document (sameDocNav)
+	return t
+}
+
+func reloadTool() *Tool {
+	return historyTool("reload", "Reload", "Reload the page.", executor.Executor.Reload)
+}
+
+type navArgs struct {
+	TabID     string             `json:"tab_id"`
+	URL       string             `json:"url"`
+	WaitUntil executor.WaitUntil `json:"wait_until"`
+}
+
+func (c *Call) navResult(ctx context.Context, nr executor.NavResult) *Result {
+	out := c.pageOf(ctx, nr.PageState)
+	out.Status = nr.Status
+	r := pageResult(out, out, nr.PageState)
+	r.Landed = &nr.PageState
+	return r
+}
+
+func navigate(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[navArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	nr, err := c.Executor().Navigate(ctx, executor.NavigateParams{TabID: a.TabID, URL: a.URL, WaitUntil: a.WaitUntil})
+	if err != nil {
+		return nil, err
+	}
+	return c.navResult(ctx, nr), nil
+}
+
+func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
+	return &Tool{
+		Name: name, Title: title,
+		Output:      &Output{Value: pageOut{}},
+		Description: desc,
+		InputSchema: object(nil, tabIDProp()),
+		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+		TimeoutArg: true, WaitUntilArg: true,
+		Handler: func(ctx context.Context, c *Call) (*Result, error) {
+			a, err := bind[navArgs](c)
+			if err != nil {
+				return nil, err
+			}
+			nr, err := move(c.Executor(), ctx, executor.HistoryParams{TabID: a.TabID, WaitUntil: a.WaitUntil})
+			if err != nil {
+				return nil, err
+			}
+			return c.navResult(ctx, nr), nil
+		},
+	}
+}

@@ -1,0 +1,337 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
+)
+
+// Reading: the page's outline, text, HTML, elements, image, and waiting for content. Each tool is one constructor: its
+// declaration, its class, the facts the call path needs, its handler.
+
+func snapshotTool() *Tool {
+	return &Tool{
+		Name: "snapshot", Title: "Snapshot",
+		Output:      &Output{Value: snapshotOut{}, Text: true},
+		Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed." + changesDoc,
+		InputSchema: object(nil, props(targetProps(""), []prop{
+			{"interactive_only", boolean("")},
+			{"max_chars", integer("")},
+			{"offset", integer("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Targets: []TargetArg{{}},
+		Use:     UseOutline, TimeoutArg: true,
+		Handler: snapshot,
+	}
+}
+
+func queryTool() *Tool {
+	return &Tool{
+		Name: "query", Title: "Query elements",
+		Output:      &Output{Value: queryOut{}},
+		Description: "Elements matching a CSS selector: tag, role, name, text, attributes, ref.",
+		InputSchema: object([]string{"selector"}, prop{"selector", str("")},
+			prop{"limit", intRange("", 1, 500)}, tabIDProp()),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Handler: query,
+	}
+}
+
+func getTextTool() *Tool {
+	return &Tool{
+		Name: "get_text", Title: "Get text",
+		Output:      &Output{Value: textOut{}, Text: true},
+		Description: "Visible text of an element, or of the whole page.",
+		InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+		Targets:    []TargetArg{{}},
+		TimeoutArg: true,
+		Handler:    getText,
+	}
+}
+
+func getHTMLTool() *Tool {
+	return &Tool{
+		Name: "get_html", Title: "Get HTML",
+		Output:      &Output{Value: textOut{}, Text: true},
+		Description: "HTML of an element or the document; prefer get_text for reading.",
+		InputSchema: object(nil, props(targetProps(""), []prop{{"outer", boolean("")}, tabIDProp()})...),
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+		Targets:    []TargetArg{{}},
+		TimeoutArg: true,
+		Handler:    getHTML,
+	}
+}
+
+func screenshotTool() *Tool {
+	return &Tool{
+		Name: "screenshot", Title: "Screenshot",
+		Output:      &Output{Value: markedShotOut{}, Image: true, Text: true},
+		Description: "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text.",
+		InputSchema: object(nil, props(targetProps(""), []prop{
+			{"full_page", boolean("")},
+			{"format", enum("", "png", "jpeg")},
+			{"quality", intRange("", 1, 100)},
+			{"max_height", integer("")},
+			{"mark_refs", boolean("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Targets: []TargetArg{{}},
+		Check:   checkShot,
+		Use:     UseShot, TimeoutArg: true,
+		Handler: marked(screenshot),
+	}
+}
+
+func waitForTool() *Tool {
+	return &Tool{
+		Name: "wait_for", Title: "Wait for",
+		Output:      &Output{Value: waitOut{}},
+		Description: "Wait until an element appears (gone: disappears) or text appears. Use before reading late content.",
+		InputSchema: object(nil, props(targetProps(""), []prop{
+			{"text", str("")}, {"gone", boolean("")}, {"visible", boolean("")},
+			tabIDProp(),
+		})...),
+		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		Targets:    []TargetArg{{}},
+		Check:      checkWait,
+		TimeoutArg: true,
+		Handler:    waitFor,
+	}
+}
+
+// textOut heads a get_text or get_html reply; the text follows on the next
+// line.
+type textOut struct {
+	pageOut
+	Chars int `json:"chars"`
+}
+
+func (c *Call) textResult(ctx context.Context, tr executor.TextResult, err error) (*Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Value:     textOut{c.pageOf(ctx, tr.PageState), utf8.RuneCountInString(tr.Text)},
+		Text:      tr.Text,
+		Untrusted: true,
+		Page:      &tr.PageState,
+	}, nil
+}
+
+func getText(ctx context.Context, c *Call) (*Result, error) {
+	tr, err := c.Executor().Text(ctx, executor.TextParams{TabID: c.TabID(), Target: c.Target("")})
+	return c.textResult(ctx, tr, err)
+}
+
+func getHTML(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Outer bool `json:"outer"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer})
+	return c.textResult(ctx, tr, err)
+}
+
+func snapshot(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		InteractiveOnly bool `json:"interactive_only"`
+		MaxChars        int  `json:"max_chars"`
+		Offset          int  `json:"offset"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	sp := helpers.SnapshotParams{
+		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
+		DecideFrame: c.FrameDecider(),
+	}
+	sr, err := helpers.Snapshot(ctx, c.Executor(), sp)
+	if err != nil {
+		return nil, err
+	}
+	// The header is what the outline does not say: where it is, and how
+	// to continue a cut one. The tab is the one asked for.
+	out := snapshotOut{URL: sr.URL, Title: sr.Title, Dialogs: c.dialogsOf(ctx, sr.PageState)}
+	if sr.Next > 0 || sr.Offset > 0 {
+		out.Lines, out.Next = sr.Lines, sr.Next
+	}
+	r := &Result{Value: out, Text: sr.Text, Untrusted: true, Page: &sr.PageState}
+	c.srv.sawSnapshot(ctx, c, r, sr, sp)
+	return r, nil
+}
+
+func query(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		TabID    string `json:"tab_id"`
+		Selector string `json:"selector"`
+		Limit    int    `json:"limit"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	qr, err := helpers.Query(ctx, c.Executor(), helpers.QueryParams{TabID: a.TabID, Selector: a.Selector, Limit: a.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := queryOut{c.pageOf(ctx, qr.PageState), fmt.Sprintf("%d of %d", len(qr.Items), qr.Total), qr.Items}
+	return &Result{Value: out, Untrusted: true, Page: &qr.PageState}, nil
+}
+
+func checkScreenshot(args map[string]any) error {
+	if full, _ := args["full_page"].(bool); full && !targetOf(args, "").IsZero() {
+		return badArgs("full_page and a target are exclusive").WithHint("drop full_page to capture the element, or the target to capture the page")
+	}
+	if _, q := args["quality"]; q && args["format"] != "jpeg" {
+		return badArgs("quality applies to jpeg only").WithHint(`set format to "jpeg" or drop quality`)
+	}
+	return nil
+}
+
+type shotOut struct {
+	TabID      string      `json:"tab_id"`
+	URL        string      `json:"url"`
+	Width      int         `json:"width"`
+	Height     int         `json:"height"`
+	Truncated  bool        `json:"truncated,omitempty"`
+	FullHeight int         `json:"full_height,omitempty"`
+	Dialogs    []dialogOut `json:"dialogs,omitempty"`
+}
+
+func screenshot(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		FullPage  bool                 `json:"full_page"`
+		Format    executor.ImageFormat `json:"format"`
+		Quality   int                  `json:"quality"`
+		MaxHeight int                  `json:"max_height"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.guardedShot(ctx, c.Executor(), a.TabID, a.FullPage, !a.target().IsZero(), a.Quality, func() (executor.Screenshot, error) {
+		return c.Executor().Screenshot(ctx, executor.ScreenshotParams{
+			TabID: a.TabID, Target: a.target(), FullPage: a.FullPage,
+			Format: a.Format, Quality: a.Quality, MaxHeight: a.MaxHeight,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkPixels(s.Data); err != nil {
+		return nil, err
+	}
+	p := pageOut{Dialogs: c.dialogsOf(ctx, s.PageState)}
+	r := pageResult(shotOut{
+		TabID: s.TabID, URL: s.URL, Width: s.Width, Height: s.Height,
+		Truncated: s.Truncated, FullHeight: s.FullHeight, Dialogs: p.Dialogs,
+	}, p, s.PageState)
+	r.Image = &Image{Data: s.Data, MIMEType: s.MIMEType}
+	return r, nil
+}
+
+func checkWait(args map[string]any) error {
+	_, text := args["text"]
+	switch hasTarget := !targetOf(args, "").IsZero(); {
+	case hasTarget && text:
+		return badArgs("both a target and text are set").WithHint("wait for a selector or ref, or for text, not both")
+	case !hasTarget && !text:
+		return badArgs("nothing to wait for").WithHint("pass a selector or ref, or text")
+	}
+	return nil
+}
+
+// waitSlice is how long one step of wait_for runs before the server
+// looks where the tab is. A wait is a run of steps, so that a wait on a tab
+// that is or becomes outside the policy ends, within one step, as
+// POLICY_DENIED whether its condition held or not: neither the answer nor
+// its timing tells what the denied page shows.
+const waitSlice = 500 * time.Millisecond
+
+// tabCheckTimeout bounds reading where a tab is after a wait step; it runs
+// even when the call's own deadline has passed, so that a wait that runs
+// out on a denied page is still told apart from one on an allowed page.
+const tabCheckTimeout = 2 * time.Second
+
+func waitFor(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[struct {
+		targetArgs
+		Text    string `json:"text"`
+		Gone    bool   `json:"gone"`
+		Visible bool   `json:"visible"`
+	}](c)
+	if err != nil {
+		return nil, err
+	}
+	p := executor.WaitParams{TabID: a.TabID, Target: a.target(), Text: a.Text, Gone: a.Gone, Visible: a.Visible}
+	ex := c.Executor()
+	start := time.Now()
+	for {
+		step, cancel := context.WithTimeout(ctx, waitSlice)
+		stepEnd, _ := step.Deadline()
+		wr, err := ex.WaitFor(step, p)
+		cancel()
+		if tab, denied := c.outsideNow(ctx); denied {
+			if err == nil {
+				// Found: answer when not finding would have.
+				sleepUntil(ctx, stepEnd)
+			}
+			return nil, outsideErr(c, nil, c.srv.blankOutside(ctx, c, ex, tab.ID))
+		}
+		if err == nil {
+			wr.ElapsedMs = time.Since(start).Milliseconds()
+			pg := c.pageOf(ctx, wr.PageState)
+			return pageResult(waitOut{pg, wr.ElapsedMs}, pg, wr.PageState), nil
+		}
+		if executor.CodeOf(err) != executor.CodeTimeout {
+			return nil, err
+		}
+		if ctx.Err() != nil || !time.Now().Before(deadlineOf(ctx)) {
+			return nil, executor.Errorf(executor.CodeTimeout, "waited %s for %s", time.Since(start).Round(time.Millisecond), p.Describe()).
+				WithHint("retry with a larger timeout_ms, or check the condition with get_text or screenshot").Wrap(err)
+		}
+	}
+}
+
+// outsideNow reads where the call's tab is and says whether that is a page
+// outside the policy.
+func (c *Call) outsideNow(ctx context.Context) (executor.Tab, bool) {
+	if _, ok := c.srv.opts.Gate.(TabFilter); !ok {
+		return executor.Tab{}, false // no page is outside a Gate that filters none
+	}
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tabCheckTimeout)
+	defer cancel()
+	tab, err := c.Executor().TabInfo(tctx, c.TabID())
+	if err != nil {
+		return tab, false
+	}
+	return tab, c.srv.outside(tctx, c, documentURL(tab))
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
+}
+
+// sleepUntil waits until t, or until ctx is done.
+func sleepUntil(ctx context.Context, t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+
+	"github.com/chromegate/chromegate/executor"
+)
+
+// Tabs: list, select, open and close the browser's tabs. Each tool is one constructor: its
+// declaration, its class, the facts the call path needs, its handler.
+
+func tabsListTool() *Tool {
+	return &Tool{
+		Name: "tabs_list", Title: "List tabs",
+		Output:      &Output{Value: tabsOut{}},
+		Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
+		InputSchema: object(nil),
+		ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
+		Handler: tabsList,
+	}
+}
+
+func tabSelectTool() *Tool {
+	return &Tool{
+		Name: "tab_select", Title: "Select tab",
+		Output:      &Output{Value: tabOut{}},
+		Description: "Select a tab; calls without tab_id then act on it.",
+		InputSchema: object([]string{"tab_id"}, tabIDProp()),
+		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionTabs,
+		Handler: tabSelect,
+	}
+}
+
+func tabNewTool() *Tool {
+	return &Tool{
+		Name: "tab_new", Title: "New tab",
+		Output:      &Output{Value: tabOut{}},
+		Description: "Open a tab (at url if given) and select it.",
+		InputSchema: object(nil, prop{"url", str("")}),
+		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
+		URLArg: "url", ActionWithoutURL: ActionTabs, // a navigation only with a url
+		TimeoutArg: true, WaitUntilArg: true,
+		Handler: tabNew,
+	}
+}
+
+func tabCloseTool() *Tool {
+	return &Tool{
+		Name: "tab_close", Title: "Close tab",
+		Output:      &Output{Value: tabCloseOut{}},
+		Description: "Close a tab (default: selected). Returns the tabs left.",
+		InputSchema: object(nil, tabIDProp()),
+		// Mutating: closing a tab can lose the user's unsaved work in
+		// their own Chrome.
+		ReadOnly: no(), Action: ActionTabs, Mutating: true,
+		Handler: tabClose,
+	}
+}
+
+type tabOut struct {
+	TabID    string `json:"tab_id"`
+	URL      string `json:"url"`
+	Title    string `json:"title,omitempty"`
+	Selected bool   `json:"selected,omitempty"`
+	// Note says why URL and title are left out (a page outside the policy).
+	Note string `json:"note,omitempty"`
+	// Dialogs is a dialog the page opened as tab_new loaded it.
+	Dialogs []dialogOut `json:"dialogs,omitempty"`
+}
+
+func tabOf(t executor.Tab) tabOut {
+	return tabOut{TabID: t.ID, URL: t.URL, Title: t.Title, Selected: t.Selected}
+}
+
+// titled says whether any of tabs shows a title: the page's words.
+func titled(tabs ...tabOut) bool {
+	return slices.ContainsFunc(tabs, func(t tabOut) bool { return t.Title != "" })
+}
+
+func tabsList(ctx context.Context, c *Call) (*Result, error) {
+	tabs, err := c.Executor().Tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, hidden := c.visibleTabs(ctx, tabs)
+	return &Result{Value: tabsOut{Tabs: out, Hidden: hidden, Note: hiddenNote(hidden)}, Untrusted: titled(out...)}, nil
+}
+
+func tabSelect(ctx context.Context, c *Call) (*Result, error) {
+	t, err := c.Executor().SelectTab(ctx, c.TabID())
+	if err != nil {
+		return nil, err
+	}
+	out, _ := c.visibleTabs(ctx, []executor.Tab{t})
+	return &Result{Value: out[0], Untrusted: titled(out...)}, nil
+}
+
+func tabNew(ctx context.Context, c *Call) (*Result, error) {
+	a, err := bind[navArgs](c)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.Executor().NewTab(ctx, executor.NewTabParams{URL: a.URL, WaitUntil: a.WaitUntil})
+	if err != nil {
+		return nil, err
+	}
+	out := tabOf(t)
+	out.Dialogs = c.tabDialog(ctx, t)
+	r := &Result{Value: out, Untrusted: titled(out) || wroteDialogs(out.Dialogs)}
+	if a.URL != "" {
+		r.Landed = &executor.PageState{TabID: t.ID, URL: t.URL, Title: t.Title}
+	}
+	return r, nil
+}
+
+func tabClose(ctx context.Context, c *Call) (*Result, error) {
+	// Read the tab first (the Gate may already have), so the reply can say
+	// which tab "the selected one" was.
+	t, err := c.Page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex := c.Executor()
+	if err := ex.CloseTab(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	tabs, err := ex.Tabs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := c.visibleTabs(ctx, tabs)
+	return &Result{Value: tabCloseOut{t.ID, out}, Untrusted: titled(out...)}, nil
+}
