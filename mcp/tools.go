@@ -67,7 +67,9 @@ func Tools() []*Tool {
 // (Changes); a tool that returns changes returns them with its page.
 func (t *Tool) declareArgs() {
 	if t.WaitUntilArg {
-		addProp(t, waitUntilProp())
+		// An input type that decodes wait_until declares it where it
+		// falls in its fields; its schema is this one.
+		setProp(t, waitUntilProp())
 	}
 	if t.TimeoutArg {
 		addProp(t, timeoutProp())
@@ -78,6 +80,15 @@ func (t *Tool) declareArgs() {
 			t.Output.Value = pageChangesOut{}
 		}
 	}
+}
+
+// setProp sets p's schema on t, in place when t has it, else last.
+func setProp(t *Tool, p prop) {
+	if _, has := t.InputSchema.Properties[p.name]; has {
+		t.InputSchema.Properties[p.name] = p.s
+		return
+	}
+	addProp(t, p)
 }
 
 func addProp(t *Tool, p prop) {
@@ -140,8 +151,39 @@ func pageResult(v any, p pageOut, ps executor.PageState) *Result {
 	return &Result{Value: v, Untrusted: p.written(), Page: &ps}
 }
 
-// Arguments. Field tags are the schema's property names; timeout_ms is
-// consumed by dispatch.
+// Arguments. An input type's fields are its tool's arguments, in schema
+// order (see tools_typed.go). timeout_ms, and wait_until's schema, come
+// from the tool's facts (declareArgs); dispatch consumes timeout_ms.
+
+// noArgs is the input of a tool without arguments.
+type noArgs struct{}
+
+// tabIn is the tab a call acts on: "" is the selected one.
+type tabIn struct {
+	TabID string `json:"tab_id,omitempty"`
+}
+
+// targetIn is an element target: a selector or a ref (Tool.Targets says
+// whether one is required).
+type targetIn struct {
+	Selector string `json:"selector,omitempty"`
+	Ref      string `json:"ref,omitempty"`
+}
+
+func (a targetIn) target() executor.Target {
+	return executor.Target{Selector: a.Selector, Ref: a.Ref}
+}
+
+// pointIn is a target that may be a point of the viewport instead
+// (coords.go); atPoint acts at the point.
+type pointIn struct {
+	targetIn
+	X float64 `json:"x,omitempty"`
+	Y float64 `json:"y,omitempty"`
+}
+
+// targetArgs are the arguments of a tool on a target of a tab, for the
+// handlers that bind them themselves.
 
 type targetArgs struct {
 	TabID    string `json:"tab_id"`
@@ -161,4 +203,9 @@ func bind[T any](c *Call) (T, error) {
 	var a T
 	err := c.Bind(&a)
 	return a, err
+}
+
+// onTarget is a target of a tab, as the executor takes it.
+func onTarget(tab string, t targetIn) executor.TargetParams {
+	return executor.TargetParams{TabID: tab, Target: t.target()}
 }

@@ -4,147 +4,120 @@ import (
 	"context"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Interaction: input events on an element, or at a point of the viewport. Each tool is one constructor: its
 // declaration, its class, the facts the call path needs, its handler.
 
 func clickTool() *Tool {
-	return &Tool{
+	t := newTool(Tool{
 		Name: "click", Title: "Click",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened.",
-		InputSchema: object(nil, props(pointProps(""), []prop{
-			{"button", enum("", "left", "right", "middle")},
-			{"count", intRange("", 1, 3)},
-			tabIDProp(),
-		})...),
-		ReadOnly: no(), Action: ActionInteract, Mutating: true,
+		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{Required: true, Point: true}},
 		Changes: true, MayLoad: true, TimeoutArg: true,
-		Handler: atPoint(click),
-	}
+	}, click)
+	t.Handler = atPoint(t.Handler)
+	return t
 }
 
 func typeTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "type", Title: "Type text",
 		Output:      &Output{Value: actionOut{}},
 		Description: "Type text into an element key by key (fill sets it at once). secret:NAME in angle brackets types a secret.",
-		InputSchema: object([]string{"text"}, props(targetProps(""), []prop{
-			{"text", str("")}, {"clear", boolean("")}, {"press_enter", boolean("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"}, SecretRefs: []string{"text"},
+		ReadOnly:    no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"}, SecretRefs: []string{"text"},
 		Targets: []TargetArg{{Required: true}},
 		Changes: true, MayLoadIf: "press_enter", TimeoutArg: true,
-		Handler: typeText,
-	}
+	}, typeText)
 }
 
 func fillTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "fill", Title: "Fill input",
 		Output:      &Output{Value: actionOut{}},
 		Description: "Set an input's value at once, replacing it. secret:NAME in angle brackets: a secret.",
-		InputSchema: object([]string{"value"}, props(targetProps(""), []prop{
-			{"value", str("")}, tabIDProp(),
-		})...),
-		ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"}, SecretRefs: []string{"value"},
+		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"}, SecretRefs: []string{"value"},
 		Targets: []TargetArg{{Required: true}},
 		Changes: true, TimeoutArg: true,
-		Handler: fill,
-	}
+	}, fill)
 }
 
 func pressTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "press", Title: "Press key",
 		Output:      &Output{Value: actionOut{}},
 		Description: "Press a key (Enter, Tab, ArrowDown, a) on an element or the focused one.",
-		InputSchema: object([]string{"key"}, props([]prop{{"key", str("")}},
-			[]prop{{"modifiers", array("", enum("", "Alt", "Control", "Meta", "Shift"), 0)}},
-			targetProps(""), []prop{tabIDProp()})...),
-		ReadOnly: no(), Action: ActionInteract, Mutating: true,
+		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{}},
 		Changes: true, MayLoad: true, TimeoutArg: true,
-		Handler: press,
-	}
+	}, press)
 }
 
 func hoverTool() *Tool {
-	return &Tool{
+	t := newTool(Tool{
 		Name: "hover", Title: "Hover",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Hover over an element or at x,y, e.g. to open a menu.",
-		InputSchema: object(nil, props(pointProps(""), []prop{tabIDProp()})...),
 		// Not Mutating, nor is scroll: they change nothing the user keeps.
 		ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
 		Targets: []TargetArg{{Required: true, Point: true}},
 		Changes: true, TimeoutArg: true,
-		Handler: atPoint(hover),
-	}
+	}, hover)
+	t.Handler = atPoint(t.Handler)
+	return t
 }
 
 func scrollTool() *Tool {
-	return &Tool{
+	t := newTool(Tool{
 		Name: "scroll", Title: "Scroll",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels.",
-		InputSchema: object(nil, props(pointProps(""), []prop{
-			{"dx", integer("")}, {"dy", integer("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: no(), Destructive: no(), Action: ActionInteract,
+		ReadOnly:    no(), Destructive: no(), Action: ActionInteract,
 		Targets: []TargetArg{{Point: true}},
 		Check:   checkScrollAt,
 		Changes: true, TimeoutArg: true,
-		Handler: atPoint(scroll),
-	}
+	}, scroll)
+	t.Handler = atPoint(t.Handler)
+	return t
 }
 
 func selectOptionTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "select_option", Title: "Select option",
 		Output:      &Output{Value: actionOut{}},
 		Description: "Choose a select's options by value or label as shown (a cut one too).",
-		InputSchema: object([]string{"values"}, props(targetProps(""), []prop{
-			{"values", strList("", 0)}, tabIDProp(),
-		})...),
-		ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{Required: true}},
 		Changes: true, MayLoad: true, TimeoutArg: true,
-		Handler: selectOption,
-	}
+	}, selectOption)
 }
 
 func setFilesTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "set_files", Title: "Set files",
 		Output:      &Output{Value: actionOut{}},
 		Description: "Set a file input's files (paths on the server).",
-		InputSchema: object([]string{"paths"}, props(targetProps(""), []prop{
-			{"paths", strList("", 0)}, tabIDProp(),
-		})...),
-		ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
+		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{Required: true}},
 		Changes: true, TimeoutArg: true,
-		Handler: setFiles,
-	}
+	}, setFiles)
 }
 
 func dragTool() *Tool {
-	return &Tool{
+	t := newTool(Tool{
 		Name: "drag", Title: "Drag and drop",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Drag one element onto another, or from_x,from_y to to_x,to_y.",
-		InputSchema: object(nil, props(pointProps("from_"), pointProps("to_"), []prop{tabIDProp()})...),
 		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{Prefix: "from_", Required: true, Point: true}, {Prefix: "to_", Required: true, Point: true}},
 		Check:   checkDrag,
 		Changes: true, TimeoutArg: true,
-		Handler: atPoint(drag),
-	}
+	}, drag)
+	t.Handler = atPoint(t.Handler)
+	return t
 }
 
 type actionOut struct {
@@ -165,29 +138,34 @@ func (c *Call) actionResult(ctx context.Context, ar executor.ActionResult, err e
 	return r, nil
 }
 
-func click(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Button string `json:"button"`
-		Count  int    `json:"count"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
-	ar, err := c.Executor().Click(ctx, executor.ClickParams{TargetParams: a.params(), Button: a.Button, Count: a.Count})
+// clickIn is click's input.
+type clickIn struct {
+	pointIn
+	Button string `json:"button,omitempty"`
+	Count  int    `json:"count,omitempty"`
+	tabIn
+}
+
+func (clickIn) shape(s *jsonschema.Schema) {
+	setEnum(s, "button", "left", "right", "middle")
+	setRange(s, "count", 1, 3)
+}
+
+func click(ctx context.Context, c *Call, a clickIn) (*Result, error) {
+	ar, err := c.Executor().Click(ctx, executor.ClickParams{TargetParams: onTarget(a.TabID, a.targetIn), Button: a.Button, Count: a.Count})
 	return c.actionResult(ctx, ar, err)
 }
 
-func typeText(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Text       string `json:"text"`
-		Clear      bool   `json:"clear"`
-		PressEnter bool   `json:"press_enter"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// typeIn is type's input.
+type typeIn struct {
+	targetIn
+	Text       string `json:"text"`
+	Clear      bool   `json:"clear,omitempty"`
+	PressEnter bool   `json:"press_enter,omitempty"`
+	tabIn
+}
+
+func typeText(ctx context.Context, c *Call, a typeIn) (*Result, error) {
 	// A text with a secret goes in whole, guarded: a page that echoes its
 	// field as it changes would otherwise hold, and show, every prefix of
 	// the value, and could move focus, or navigate, between two of its
@@ -196,7 +174,7 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := executor.TypeParams{TargetParams: a.params(), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter, OnlyOrigin: only}
+	p := executor.TypeParams{TargetParams: onTarget(a.TabID, a.targetIn), Text: a.Text, Clear: a.Clear, PressEnter: a.PressEnter, OnlyOrigin: only}
 	if only != "" {
 		p.Shown = c.fieldShown(a.Text)
 	} else {
@@ -206,19 +184,19 @@ func typeText(ctx context.Context, c *Call) (*Result, error) {
 	return c.actionResult(ctx, ar, err)
 }
 
-func fill(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Value string `json:"value"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// fillIn is fill's input.
+type fillIn struct {
+	targetIn
+	Value string `json:"value"`
+	tabIn
+}
+
+func fill(ctx context.Context, c *Call, a fillIn) (*Result, error) {
 	only, err := c.secretOrigin()
 	if err != nil {
 		return nil, err
 	}
-	p := executor.FillParams{TargetParams: a.params(), Value: a.Value, OnlyOrigin: only}
+	p := executor.FillParams{TargetParams: onTarget(a.TabID, a.targetIn), Value: a.Value, OnlyOrigin: only}
 	if only != "" {
 		p.Shown = c.fieldShown(a.Value)
 	} else {
@@ -228,15 +206,19 @@ func fill(ctx context.Context, c *Call) (*Result, error) {
 	return c.actionResult(ctx, ar, err)
 }
 
-func press(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Key       string   `json:"key"`
-		Modifiers []string `json:"modifiers"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// pressIn is press's input: the key first, then where.
+type pressIn struct {
+	Key       string   `json:"key"`
+	Modifiers []string `json:"modifiers,omitempty"`
+	targetIn
+	tabIn
+}
+
+func (pressIn) shape(s *jsonschema.Schema) {
+	setEnum(s, "modifiers", "Alt", "Control", "Meta", "Shift")
+}
+
+func press(ctx context.Context, c *Call, a pressIn) (*Result, error) {
 	if a.target().IsZero() {
 		if err := c.focusAllowed(ctx, a.TabID); err != nil {
 			return nil, err
@@ -246,12 +228,14 @@ func press(ctx context.Context, c *Call) (*Result, error) {
 	return c.actionResult(ctx, ar, err)
 }
 
-func hover(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[targetArgs](c)
-	if err != nil {
-		return nil, err
-	}
-	ar, err := c.Executor().Hover(ctx, a.params())
+// hoverIn is hover's input.
+type hoverIn struct {
+	pointIn
+	tabIn
+}
+
+func hover(ctx context.Context, c *Call, a hoverIn) (*Result, error) {
+	ar, err := c.Executor().Hover(ctx, onTarget(a.TabID, a.targetIn))
 	return c.actionResult(ctx, ar, err)
 }
 
@@ -264,45 +248,58 @@ func checkScroll(args map[string]any) error {
 	return nil
 }
 
-func scroll(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		DX int `json:"dx"`
-		DY int `json:"dy"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// scrollIn is scroll's input.
+type scrollIn struct {
+	pointIn
+	DX int `json:"dx,omitempty"`
+	DY int `json:"dy,omitempty"`
+	tabIn
+}
+
+func scroll(ctx context.Context, c *Call, a scrollIn) (*Result, error) {
 	ar, err := c.Executor().Scroll(ctx, executor.ScrollParams{TabID: a.TabID, Target: a.target(), DX: a.DX, DY: a.DY})
 	return c.actionResult(ctx, ar, err)
 }
 
-func selectOption(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Values []string `json:"values"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
-	ar, err := c.Executor().SelectOption(ctx, executor.SelectParams{TargetParams: a.params(), Values: a.Values})
+// selectOptionIn is select_option's input.
+type selectOptionIn struct {
+	targetIn
+	Values []string `json:"values"`
+	tabIn
+}
+
+func selectOption(ctx context.Context, c *Call, a selectOptionIn) (*Result, error) {
+	ar, err := c.Executor().SelectOption(ctx, executor.SelectParams{TargetParams: onTarget(a.TabID, a.targetIn), Values: a.Values})
 	return c.actionResult(ctx, ar, err)
 }
 
-func setFiles(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Paths []string `json:"paths"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
-	ar, err := c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: a.params(), Paths: a.Paths, Tenant: c.Principal.Tenant()})
+// setFilesIn is set_files's input.
+type setFilesIn struct {
+	targetIn
+	Paths []string `json:"paths"`
+	tabIn
+}
+
+func setFiles(ctx context.Context, c *Call, a setFilesIn) (*Result, error) {
+	ar, err := c.Executor().SetFiles(ctx, executor.SetFilesParams{TargetParams: onTarget(a.TabID, a.targetIn), Paths: a.Paths, Tenant: c.Principal.Tenant()})
 	return c.actionResult(ctx, ar, err)
 }
 
-func drag(ctx context.Context, c *Call) (*Result, error) {
-	p := executor.DragParams{TabID: c.TabID(), From: c.Target("from_"), To: c.Target("to_")}
+// dragIn is drag's input: from a target or point to a target or point.
+type dragIn struct {
+	FromSelector string  `json:"from_selector,omitempty"`
+	FromRef      string  `json:"from_ref,omitempty"`
+	FromX        float64 `json:"from_x,omitempty"`
+	FromY        float64 `json:"from_y,omitempty"`
+	ToSelector   string  `json:"to_selector,omitempty"`
+	ToRef        string  `json:"to_ref,omitempty"`
+	ToX          float64 `json:"to_x,omitempty"`
+	ToY          float64 `json:"to_y,omitempty"`
+	tabIn
+}
+
+func drag(ctx context.Context, c *Call, a dragIn) (*Result, error) {
+	p := executor.DragParams{TabID: a.TabID, From: executor.Target{Selector: a.FromSelector, Ref: a.FromRef}, To: executor.Target{Selector: a.ToSelector, Ref: a.ToRef}}
 	ar, err := c.Executor().Drag(ctx, p)
 	return c.actionResult(ctx, ar, err)
 }

@@ -10,15 +10,13 @@ import (
 // declaration, its class, the facts the call path needs, its handler.
 
 func navigateTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "navigate", Title: "Navigate",
 		Output:      &Output{Value: pageOut{}},
 		Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
-		InputSchema: object([]string{"url"}, prop{"url", str("")}, tabIDProp()),
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
 		Changes: true, TimeoutArg: true, WaitUntilArg: true,
-		Handler: navigate,
-	}
+	}, navigate)
 }
 
 func backTool() *Tool {
@@ -37,12 +35,6 @@ func reloadTool() *Tool {
 	return historyTool("reload", "Reload", "Reload the page.", executor.Executor.Reload)
 }
 
-type navArgs struct {
-	TabID     string             `json:"tab_id"`
-	URL       string             `json:"url"`
-	WaitUntil executor.WaitUntil `json:"wait_until"`
-}
-
 func (c *Call) navResult(ctx context.Context, nr executor.NavResult) *Result {
 	out := c.pageOf(ctx, nr.PageState)
 	out.Status = nr.Status
@@ -51,11 +43,15 @@ func (c *Call) navResult(ctx context.Context, nr executor.NavResult) *Result {
 	return r
 }
 
-func navigate(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[navArgs](c)
-	if err != nil {
-		return nil, err
-	}
+// navigateIn is navigate's input.
+type navigateIn struct {
+	URL   string `json:"url"`
+	TabID string `json:"tab_id,omitempty"`
+	// WaitUntil's schema is the tool's WaitUntilArg's.
+	WaitUntil executor.WaitUntil `json:"wait_until,omitempty"`
+}
+
+func navigate(ctx context.Context, c *Call, a navigateIn) (*Result, error) {
 	nr, err := c.Executor().Navigate(ctx, executor.NavigateParams{TabID: a.TabID, URL: a.URL, WaitUntil: a.WaitUntil})
 	if err != nil {
 		return nil, err
@@ -63,24 +59,24 @@ func navigate(ctx context.Context, c *Call) (*Result, error) {
 	return c.navResult(ctx, nr), nil
 }
 
+// historyIn is the input of back, forward and reload.
+type historyIn struct {
+	TabID     string             `json:"tab_id,omitempty"`
+	WaitUntil executor.WaitUntil `json:"wait_until,omitempty"`
+}
+
 func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: name, Title: title,
 		Output:      &Output{Value: pageOut{}},
 		Description: desc,
-		InputSchema: object(nil, tabIDProp()),
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
 		TimeoutArg: true, WaitUntilArg: true,
-		Handler: func(ctx context.Context, c *Call) (*Result, error) {
-			a, err := bind[navArgs](c)
-			if err != nil {
-				return nil, err
-			}
-			nr, err := move(c.Executor(), ctx, executor.HistoryParams{TabID: a.TabID, WaitUntil: a.WaitUntil})
-			if err != nil {
-				return nil, err
-			}
-			return c.navResult(ctx, nr), nil
-		},
-	}
+	}, func(ctx context.Context, c *Call, a historyIn) (*Result, error) {
+		nr, err := move(c.Executor(), ctx, executor.HistoryParams{TabID: a.TabID, WaitUntil: a.WaitUntil})
+		if err != nil {
+			return nil, err
+		}
+		return c.navResult(ctx, nr), nil
+	})
 }

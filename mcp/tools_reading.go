@@ -8,103 +8,78 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Reading: the page's outline, text, HTML, elements, image, and waiting for content. Each tool is one constructor: its
 // declaration, its class, the facts the call path needs, its handler.
 
 func snapshotTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "snapshot", Title: "Snapshot",
 		Output:      &Output{Value: snapshotOut{}, Text: true},
 		Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed." + changesDoc,
-		InputSchema: object(nil, props(targetProps(""), []prop{
-			{"interactive_only", boolean("")},
-			{"max_chars", integer("")},
-			{"offset", integer("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets: []TargetArg{{}},
 		Use:     UseOutline, TimeoutArg: true,
-		Handler: snapshot,
-	}
+	}, snapshot)
 }
 
 func queryTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "query", Title: "Query elements",
 		Output:      &Output{Value: queryOut{}},
 		Description: "Elements matching a CSS selector: tag, role, name, text, attributes, ref.",
-		InputSchema: object([]string{"selector"}, prop{"selector", str("")},
-			prop{"limit", intRange("", 1, 500)}, tabIDProp()),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
-		Handler: query,
-	}
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
+	}, query)
 }
 
 func getTextTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "get_text", Title: "Get text",
 		Output:      &Output{Value: textOut{}, Text: true},
 		Description: "Visible text of an element, or of the whole page.",
-		InputSchema: object(nil, props(targetProps(""), []prop{tabIDProp()})...),
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		TimeoutArg: true,
-		Handler:    getText,
-	}
+	}, getText)
 }
 
 func getHTMLTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "get_html", Title: "Get HTML",
 		Output:      &Output{Value: textOut{}, Text: true},
 		Description: "HTML of an element or the document; prefer get_text for reading.",
-		InputSchema: object(nil, props(targetProps(""), []prop{{"outer", boolean("")}, tabIDProp()})...),
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		TimeoutArg: true,
-		Handler:    getHTML,
-	}
+	}, getHTML)
 }
 
 func screenshotTool() *Tool {
-	return &Tool{
+	t := newTool(Tool{
 		Name: "screenshot", Title: "Screenshot",
 		Output:      &Output{Value: markedShotOut{}, Image: true, Text: true},
 		Description: "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text.",
-		InputSchema: object(nil, props(targetProps(""), []prop{
-			{"full_page", boolean("")},
-			{"format", enum("", "png", "jpeg")},
-			{"quality", intRange("", 1, 100)},
-			{"max_height", integer("")},
-			{"mark_refs", boolean("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets: []TargetArg{{}},
 		Check:   checkShot,
 		Use:     UseShot, TimeoutArg: true,
-		Handler: marked(screenshot),
-	}
+	}, screenshot)
+	t.Handler = marked(t.Handler)
+	return t
 }
 
 func waitForTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "wait_for", Title: "Wait for",
 		Output:      &Output{Value: waitOut{}},
 		Description: "Wait until an element appears (gone: disappears) or text appears. Use before reading late content.",
-		InputSchema: object(nil, props(targetProps(""), []prop{
-			{"text", str("")}, {"gone", boolean("")}, {"visible", boolean("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		Check:      checkWait,
 		TimeoutArg: true,
-		Handler:    waitFor,
-	}
+	}, waitFor)
 }
 
 // textOut heads a get_text or get_html reply; the text follows on the next
@@ -126,33 +101,39 @@ func (c *Call) textResult(ctx context.Context, tr executor.TextResult, err error
 	}, nil
 }
 
-func getText(ctx context.Context, c *Call) (*Result, error) {
-	tr, err := c.Executor().Text(ctx, executor.TextParams{TabID: c.TabID(), Target: c.Target("")})
+// getTextIn is get_text's input: an element, or the whole page.
+type getTextIn struct {
+	targetIn
+	tabIn
+}
+
+func getText(ctx context.Context, c *Call, a getTextIn) (*Result, error) {
+	tr, err := c.Executor().Text(ctx, executor.TextParams{TabID: a.TabID, Target: a.target()})
 	return c.textResult(ctx, tr, err)
 }
 
-func getHTML(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Outer bool `json:"outer"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// getHTMLIn is get_html's input.
+type getHTMLIn struct {
+	targetIn
+	Outer bool `json:"outer,omitempty"`
+	tabIn
+}
+
+func getHTML(ctx context.Context, c *Call, a getHTMLIn) (*Result, error) {
 	tr, err := c.Executor().HTML(ctx, executor.HTMLParams{TabID: a.TabID, Target: a.target(), Outer: a.Outer})
 	return c.textResult(ctx, tr, err)
 }
 
-func snapshot(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		InteractiveOnly bool `json:"interactive_only"`
-		MaxChars        int  `json:"max_chars"`
-		Offset          int  `json:"offset"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// snapshotIn is snapshot's input: a scope, if any, and how much.
+type snapshotIn struct {
+	targetIn
+	InteractiveOnly bool `json:"interactive_only,omitempty"`
+	MaxChars        int  `json:"max_chars,omitempty"`
+	Offset          int  `json:"offset,omitempty"`
+	tabIn
+}
+
+func snapshot(ctx context.Context, c *Call, a snapshotIn) (*Result, error) {
 	sp := helpers.SnapshotParams{
 		TabID: a.TabID, Scope: a.target(), InteractiveOnly: a.InteractiveOnly, MaxChars: a.MaxChars, Offset: a.Offset,
 		DecideFrame: c.FrameDecider(),
@@ -172,15 +153,16 @@ func snapshot(ctx context.Context, c *Call) (*Result, error) {
 	return r, nil
 }
 
-func query(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID    string `json:"tab_id"`
-		Selector string `json:"selector"`
-		Limit    int    `json:"limit"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// queryIn is query's input.
+type queryIn struct {
+	Selector string `json:"selector"`
+	Limit    int    `json:"limit,omitempty"`
+	tabIn
+}
+
+func (queryIn) shape(s *jsonschema.Schema) { setRange(s, "limit", 1, 500) }
+
+func query(ctx context.Context, c *Call, a queryIn) (*Result, error) {
 	qr, err := helpers.Query(ctx, c.Executor(), helpers.QueryParams{TabID: a.TabID, Selector: a.Selector, Limit: a.Limit})
 	if err != nil {
 		return nil, err
@@ -209,17 +191,23 @@ type shotOut struct {
 	Dialogs    []dialogOut `json:"dialogs,omitempty"`
 }
 
-func screenshot(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		FullPage  bool                 `json:"full_page"`
-		Format    executor.ImageFormat `json:"format"`
-		Quality   int                  `json:"quality"`
-		MaxHeight int                  `json:"max_height"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// screenshotIn is screenshot's input. MarkRefs is marked's (marks.go).
+type screenshotIn struct {
+	targetIn
+	FullPage  bool                 `json:"full_page,omitempty"`
+	Format    executor.ImageFormat `json:"format,omitempty"`
+	Quality   int                  `json:"quality,omitempty"`
+	MaxHeight int                  `json:"max_height,omitempty"`
+	MarkRefs  bool                 `json:"mark_refs,omitempty"`
+	tabIn
+}
+
+func (screenshotIn) shape(s *jsonschema.Schema) {
+	setEnum(s, "format", "png", "jpeg")
+	setRange(s, "quality", 1, 100)
+}
+
+func screenshot(ctx context.Context, c *Call, a screenshotIn) (*Result, error) {
 	s, err := c.guardedShot(ctx, c.Executor(), a.TabID, a.FullPage, !a.target().IsZero(), a.Quality, func() (executor.Screenshot, error) {
 		return c.Executor().Screenshot(ctx, executor.ScreenshotParams{
 			TabID: a.TabID, Target: a.target(), FullPage: a.FullPage,
@@ -264,16 +252,16 @@ const waitSlice = 500 * time.Millisecond
 // out on a denied page is still told apart from one on an allowed page.
 const tabCheckTimeout = 2 * time.Second
 
-func waitFor(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		Text    string `json:"text"`
-		Gone    bool   `json:"gone"`
-		Visible bool   `json:"visible"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// waitForIn is wait_for's input: an element, or text.
+type waitForIn struct {
+	targetIn
+	Text    string `json:"text,omitempty"`
+	Gone    bool   `json:"gone,omitempty"`
+	Visible bool   `json:"visible,omitempty"`
+	tabIn
+}
+
+func waitFor(ctx context.Context, c *Call, a waitForIn) (*Result, error) {
 	p := executor.WaitParams{TabID: a.TabID, Target: a.target(), Text: a.Text, Gone: a.Gone, Visible: a.Visible}
 	ex := c.Executor()
 	start := time.Now()

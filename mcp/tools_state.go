@@ -5,64 +5,50 @@ import (
 	"unicode/utf8"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Browser state: cookies, the clipboard, downloads. Each tool is one constructor: its
 // declaration, its class, the facts the call path needs, its handler.
 
 func cookiesGetTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "cookies_get", Title: "Get cookies",
 		Output:      &Output{Value: cookiesOut{}},
 		Description: "Cookies of the session, or only those sent to urls.",
-		InputSchema: object(nil, prop{"urls", strList("", 0)}),
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
-		Handler: cookiesGet,
-	}
+	}, cookiesGet)
 }
 
 func cookiesSetTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "cookies_set", Title: "Set cookies",
 		Output:      &Output{Value: setOut{}},
 		Description: "Add cookies; each needs url, or domain and path.",
-		InputSchema: object([]string{"cookies"}, prop{"cookies", array("", object([]string{"name", "value"},
-			prop{"name", str("")}, prop{"value", str("")},
-			prop{"url", str("")}, prop{"domain", str("")}, prop{"path", str("")},
-			prop{"expires", number("")},
-			prop{"http_only", boolean("")}, prop{"secure", boolean("")},
-			prop{"same_site", enum("", "Strict", "Lax", "None")},
-		), 0)}),
-		ReadOnly: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
-		Check:   checkCookies,
-		Handler: cookiesSet,
-	}
+		ReadOnly:    no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
+		Check: checkCookies,
+	}, cookiesSet)
 }
 
 func clipboardWriteTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "clipboard_write", Title: "Write clipboard",
 		Output:      &Output{Value: writtenOut{}},
 		Description: "Put text on the clipboard (paste with press Control+V).",
-		InputSchema: object([]string{"text"}, prop{"text", str("")}, tabIDProp()),
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
-		Handler: clipboardWrite,
-	}
+	}, clipboardWrite)
 }
 
 func downloadFileTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "download_file", Title: "Download file",
 		Output:      &Output{Value: downloadOut{}},
 		Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
-		InputSchema: object(nil, props([]prop{{"url", str("")}}, targetProps(""),
-			[]prop{{"filename", str("")}, tabIDProp()})...),
-		ReadOnly: no(), Destructive: no(), Action: ActionDownload, URLArg: "url", // not Mutating: downloads have their own switch
+		ReadOnly:    no(), Destructive: no(), Action: ActionDownload, URLArg: "url", // not Mutating: downloads have their own switch
 		Targets:    []TargetArg{{}},
 		Check:      checkDownload,
 		TimeoutArg: true,
-		Handler:    download,
-	}
+	}, download)
 }
 
 // cookie is a cookie as tools see it, in and out.
@@ -78,13 +64,13 @@ type cookie struct {
 	SameSite string  `json:"same_site,omitempty"`
 }
 
-func cookiesGet(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		URLs []string `json:"urls"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// cookiesGetIn is cookies_get's input: the URLs whose cookies, or none
+// for all.
+type cookiesGetIn struct {
+	URLs []string `json:"urls,omitempty"`
+}
+
+func cookiesGet(ctx context.Context, c *Call, a cookiesGetIn) (*Result, error) {
 	cs, err := c.Executor().Cookies(ctx, executor.CookiesParams{URLs: a.URLs})
 	if err != nil {
 		return nil, err
@@ -108,13 +94,16 @@ func checkCookies(args map[string]any) error {
 	return nil
 }
 
-func cookiesSet(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		Cookies []cookie `json:"cookies"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// cookiesSetIn is cookies_set's input.
+type cookiesSetIn struct {
+	Cookies []cookie `json:"cookies"`
+}
+
+func (cookiesSetIn) shape(s *jsonschema.Schema) {
+	setEnum(propOf(s, "cookies").Items, "same_site", "Strict", "Lax", "None")
+}
+
+func cookiesSet(ctx context.Context, c *Call, a cookiesSetIn) (*Result, error) {
 	p := executor.SetCookiesParams{Cookies: make([]executor.Cookie, len(a.Cookies))}
 	for i, k := range a.Cookies {
 		p.Cookies[i] = executor.Cookie{Name: k.Name, Value: k.Value, URL: k.URL, Domain: k.Domain, Path: k.Path,
@@ -126,9 +115,15 @@ func cookiesSet(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Value: setOut{len(p.Cookies)}}, nil
 }
 
-func clipboardWrite(ctx context.Context, c *Call) (*Result, error) {
-	text := argString(c.Args, "text")
-	if err := c.Executor().ClipboardWrite(ctx, executor.ClipboardParams{TabID: c.TabID(), Text: text}); err != nil {
+// clipboardWriteIn is clipboard_write's input.
+type clipboardWriteIn struct {
+	Text string `json:"text"`
+	tabIn
+}
+
+func clipboardWrite(ctx context.Context, c *Call, a clipboardWriteIn) (*Result, error) {
+	text := a.Text
+	if err := c.Executor().ClipboardWrite(ctx, executor.ClipboardParams{TabID: a.TabID, Text: text}); err != nil {
 		return nil, err
 	}
 	return &Result{Value: writtenOut{utf8.RuneCountInString(text)}}, nil
@@ -145,15 +140,15 @@ func checkDownload(args map[string]any) error {
 	return nil
 }
 
-func download(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		URL      string `json:"url"`
-		Filename string `json:"filename"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// downloadIn is download_file's input: a URL, or a target to click.
+type downloadIn struct {
+	URL string `json:"url,omitempty"`
+	targetIn
+	Filename string `json:"filename,omitempty"`
+	tabIn
+}
+
+func download(ctx context.Context, c *Call, a downloadIn) (*Result, error) {
 	d, err := c.Executor().Download(ctx, executor.DownloadParams{TabID: a.TabID, URL: a.URL, Target: a.target(), Filename: a.Filename, Tenant: c.Principal.Tenant(),
 		DecideHop: c.decideHop()})
 	if err != nil {

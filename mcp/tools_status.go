@@ -13,22 +13,20 @@ import (
 // declaration, its class, the facts the call path needs, its handler.
 
 func chromeStatusTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "chrome_status", Title: "Status",
 		Output:      &Output{Value: map[string]any{}},
 		Description: "Server and browser state; never starts a browser. Use when calls fail.",
-		InputSchema: object(nil),
 		ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,
 		NoBrowser: true,
-		Handler:   status,
-	}
+	}, status)
 }
 
 // statusTimeout bounds the live executor's Status call: chrome_status is
 // what a user runs when things hang, so it must not hang itself.
 const statusTimeout = 2 * time.Second
 
-func status(ctx context.Context, c *Call) (*Result, error) {
+func status(ctx context.Context, c *Call, _ noArgs) (*Result, error) {
 	s := c.srv
 	out := map[string]any{
 		"version":  s.opts.Version,

@@ -11,51 +11,43 @@ import (
 // declaration, its class, the facts the call path needs, its handler.
 
 func tabsListTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "tabs_list", Title: "List tabs",
 		Output:      &Output{Value: tabsOut{}},
 		Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
-		InputSchema: object(nil),
 		ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
-		Handler: tabsList,
-	}
+	}, tabsList)
 }
 
 func tabSelectTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "tab_select", Title: "Select tab",
 		Output:      &Output{Value: tabOut{}},
 		Description: "Select a tab; calls without tab_id then act on it.",
-		InputSchema: object([]string{"tab_id"}, tabIDProp()),
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionTabs,
-		Handler: tabSelect,
-	}
+	}, tabSelect)
 }
 
 func tabNewTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "tab_new", Title: "New tab",
 		Output:      &Output{Value: tabOut{}},
 		Description: "Open a tab (at url if given) and select it.",
-		InputSchema: object(nil, prop{"url", str("")}),
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
 		URLArg: "url", ActionWithoutURL: ActionTabs, // a navigation only with a url
 		TimeoutArg: true, WaitUntilArg: true,
-		Handler: tabNew,
-	}
+	}, tabNew)
 }
 
 func tabCloseTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "tab_close", Title: "Close tab",
 		Output:      &Output{Value: tabCloseOut{}},
 		Description: "Close a tab (default: selected). Returns the tabs left.",
-		InputSchema: object(nil, tabIDProp()),
 		// Mutating: closing a tab can lose the user's unsaved work in
 		// their own Chrome.
 		ReadOnly: no(), Action: ActionTabs, Mutating: true,
-		Handler: tabClose,
-	}
+	}, tabClose)
 }
 
 type tabOut struct {
@@ -78,7 +70,7 @@ func titled(tabs ...tabOut) bool {
 	return slices.ContainsFunc(tabs, func(t tabOut) bool { return t.Title != "" })
 }
 
-func tabsList(ctx context.Context, c *Call) (*Result, error) {
+func tabsList(ctx context.Context, c *Call, _ noArgs) (*Result, error) {
 	tabs, err := c.Executor().Tabs(ctx)
 	if err != nil {
 		return nil, err
@@ -87,8 +79,13 @@ func tabsList(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Value: tabsOut{Tabs: out, Hidden: hidden, Note: hiddenNote(hidden)}, Untrusted: titled(out...)}, nil
 }
 
-func tabSelect(ctx context.Context, c *Call) (*Result, error) {
-	t, err := c.Executor().SelectTab(ctx, c.TabID())
+// tabSelectIn is tab_select's input: the tab, required.
+type tabSelectIn struct {
+	TabID string `json:"tab_id"`
+}
+
+func tabSelect(ctx context.Context, c *Call, a tabSelectIn) (*Result, error) {
+	t, err := c.Executor().SelectTab(ctx, a.TabID)
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +93,13 @@ func tabSelect(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Value: out[0], Untrusted: titled(out...)}, nil
 }
 
-func tabNew(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[navArgs](c)
-	if err != nil {
-		return nil, err
-	}
+// tabNewIn is tab_new's input: a URL to load, if any.
+type tabNewIn struct {
+	URL       string             `json:"url,omitempty"`
+	WaitUntil executor.WaitUntil `json:"wait_until,omitempty"`
+}
+
+func tabNew(ctx context.Context, c *Call, a tabNewIn) (*Result, error) {
 	t, err := c.Executor().NewTab(ctx, executor.NewTabParams{URL: a.URL, WaitUntil: a.WaitUntil})
 	if err != nil {
 		return nil, err
@@ -114,7 +113,7 @@ func tabNew(ctx context.Context, c *Call) (*Result, error) {
 	return r, nil
 }
 
-func tabClose(ctx context.Context, c *Call) (*Result, error) {
+func tabClose(ctx context.Context, c *Call, a tabIn) (*Result, error) {
 	// Read the tab first (the Gate may already have), so the reply can say
 	// which tab "the selected one" was.
 	t, err := c.Page(ctx)
