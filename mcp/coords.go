@@ -25,22 +25,23 @@ import (
 // the backend checks that document again after the pointer moved there and
 // before a button goes down (executor.Pointer).
 
-// pointProps are a target's properties that may also be a point:
-// prefix+selector, prefix+ref, then prefix+x and prefix+y. A tool whose
-// target takes them marks the TargetArg Point, and its handler atPoint.
-func pointProps(prefix string) []prop {
-	return append(targetProps(prefix), prop{prefix + "x", number("")}, prop{prefix + "y", number("")})
-}
-
 // atPoint is the handler of a tool that acts on a target or at points:
 // byTarget for a target, pointAction for a point.
-func atPoint(byTarget func(context.Context, *Call) (*Result, error)) func(context.Context, *Call) (*Result, error) {
-	return func(ctx context.Context, c *Call) (*Result, error) {
+func atPoint[In interface{ move() pointMove }](byTarget func(context.Context, *Call, In) (*Result, error)) func(context.Context, *Call, In) (*Result, error) {
+	return func(ctx context.Context, c *Call, a In) (*Result, error) {
 		if pre := pointPrefixes(c.Tool); len(pre) > 0 && hasPoint(c.Args, pre[0]) {
-			return pointAction(ctx, c)
+			return pointAction(ctx, c, a.move())
 		}
-		return byTarget(ctx, c)
+		return byTarget(ctx, c, a)
 	}
+}
+
+// pointMove is what an action at a point takes of its tool's input,
+// besides the points.
+type pointMove struct {
+	TabID         string
+	Button        string
+	Count, DX, DY int
 }
 
 // pointPrefixes are the prefixes of t's targets that may be points, in
@@ -183,17 +184,7 @@ type pointOut struct {
 	Hit []hitOut `json:"hit,omitempty"`
 }
 
-func pointAction(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID  string `json:"tab_id"`
-		Button string `json:"button"`
-		Count  int    `json:"count"`
-		DX     int    `json:"dx"`
-		DY     int    `json:"dy"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func pointAction(ctx context.Context, c *Call, a pointMove) (*Result, error) {
 	pt, ok := c.Executor().(executor.Pointer)
 	if !ok || c.Points == nil {
 		return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot act at coordinates", c.Executor().Backend()).WithHint("act by ref (snapshot)")

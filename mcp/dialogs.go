@@ -20,15 +20,7 @@ import (
 // open, and the call returns.
 const maxAutoAnswers = 20
 
-func dialogAnswer(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID      string  `json:"tab_id"`
-		Accept     bool    `json:"accept"`
-		PromptText *string `json:"prompt_text"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func dialogAnswer(ctx context.Context, c *Call, a dialogAnswerIn) (*Result, error) {
 	ps, err := c.Executor().AnswerDialog(ctx, executor.DialogParams{TabID: a.TabID, Accept: a.Accept, PromptText: a.PromptText})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"context"
 	"encoding/json"
 
@@ -22,26 +24,32 @@ import (
 // — so the default policy makes those a mutation; the rest changes only
 // how the page renders and runs.
 
-// emulateArgs are emulate's arguments; a nil field was not given.
+// emulateArgs are emulate's arguments, its input type (emulateTool);
+// a nil field was not given.
 type emulateArgs struct {
-	TabID         string   `json:"tab_id"`
-	Device        *string  `json:"device"`
-	Width         *int     `json:"width"`
-	Height        *int     `json:"height"`
-	Scale         *float64 `json:"scale"`
-	Mobile        *bool    `json:"mobile"`
-	Touch         *bool    `json:"touch"`
-	UserAgent     *string  `json:"user_agent"`
-	Latitude      *float64 `json:"latitude"`
-	Longitude     *float64 `json:"longitude"`
-	Accuracy      *float64 `json:"accuracy"`
-	Timezone      *string  `json:"timezone"`
-	Locale        *string  `json:"locale"`
-	ColorScheme   *string  `json:"color_scheme"`
-	ReducedMotion *string  `json:"reduced_motion"`
-	CPUThrottling *float64 `json:"cpu_throttling"`
-	Network       *string  `json:"network"`
-	Reset         bool     `json:"reset"`
+	Device        *string  `json:"device,omitempty"`
+	Width         *int     `json:"width,omitempty"`
+	Height        *int     `json:"height,omitempty"`
+	Scale         *float64 `json:"scale,omitempty"`
+	Mobile        *bool    `json:"mobile,omitempty"`
+	Touch         *bool    `json:"touch,omitempty"`
+	UserAgent     *string  `json:"user_agent,omitempty"`
+	Latitude      *float64 `json:"latitude,omitempty"`
+	Longitude     *float64 `json:"longitude,omitempty"`
+	Accuracy      *float64 `json:"accuracy,omitempty"`
+	Timezone      *string  `json:"timezone,omitempty"`
+	Locale        *string  `json:"locale,omitempty"`
+	ColorScheme   *string  `json:"color_scheme,omitempty"`
+	ReducedMotion *string  `json:"reduced_motion,omitempty"`
+	CPUThrottling *float64 `json:"cpu_throttling,omitempty"`
+	Network       *string  `json:"network,omitempty"`
+	Reset         bool     `json:"reset,omitempty"`
+	TabID         string   `json:"tab_id,omitempty"`
+}
+
+func (emulateArgs) shape(s *jsonschema.Schema) {
+	setEnum(s, "color_scheme", "light", "dark", "no-preference")
+	setEnum(s, "reduced_motion", "reduce", "no-preference")
 }
 
 // checkEmulate refuses, before the policy, what no backend could
@@ -146,11 +154,7 @@ func (a emulateArgs) given() bool {
 		a.ColorScheme != nil || a.ReducedMotion != nil || a.CPUThrottling != nil || a.Network != nil
 }
 
-func emulate(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[emulateArgs](c)
-	if err != nil {
-		return nil, err
-	}
+func emulate(ctx context.Context, c *Call, a emulateArgs) (*Result, error) {
 	em, ok := c.Executor().(executor.Emulator)
 	if !ok {
 		return nil, executor.Errorf(executor.CodeBadArgs, "the %s backend cannot emulate", c.Executor().Backend())

@@ -273,19 +273,7 @@ func (c *Call) denials() []egress.Denial {
 	return c.srv.opts.Egress.Since(c.Session, 0)
 }
 
-func networkRequests(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID       string   `json:"tab_id"`
-		URL         string   `json:"url"`
-		Types       []string `json:"types"`
-		Outcome     string   `json:"outcome"`
-		Navigations int      `json:"navigations"`
-		Offset      int      `json:"offset"`
-		Limit       int      `json:"limit"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func networkRequests(ctx context.Context, c *Call, a networkRequestsIn) (*Result, error) {
 	n := max(a.Navigations, 1)
 	log, err := c.Executor().Network(ctx, executor.NetworkParams{TabID: a.TabID, Navigations: min(n+1, executor.MaxNetworkNavigations)})
 	if err != nil {
@@ -315,16 +303,7 @@ func networkRequests(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Value: out, Untrusted: true, Page: &log.PageState}, nil
 }
 
-func networkRequest(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID       string `json:"tab_id"`
-		ID          string `json:"id"`
-		IncludeBody bool   `json:"include_body"`
-		MaxBytes    int    `json:"max_bytes"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func networkRequest(ctx context.Context, c *Call, a networkRequestIn) (*Result, error) {
 	if seq, ok := strings.CutPrefix(a.ID, deniedIDPrefix); ok {
 		return deniedEntry(ctx, c, seq, a.IncludeBody)
 	}

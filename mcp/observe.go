@@ -131,18 +131,7 @@ func (c *Call) screenConsole(ctx context.Context, ms []executor.ConsoleMessage, 
 	return out, withheld
 }
 
-func consoleMessages(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID       string   `json:"tab_id"`
-		Levels      []string `json:"levels"`
-		Text        string   `json:"text"`
-		Navigations int      `json:"navigations"`
-		Offset      int      `json:"offset"`
-		Limit       int      `json:"limit"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func consoleMessages(ctx context.Context, c *Call, a consoleMessagesIn) (*Result, error) {
 	log, err := c.Executor().Console(ctx, executor.ConsoleParams{TabID: a.TabID, Navigations: max(a.Navigations, 1)})
 	if err != nil {
 		return nil, err
@@ -178,20 +167,7 @@ func consoleMessages(ctx context.Context, c *Call) (*Result, error) {
 	return &Result{Value: out, Untrusted: true, Page: &log.PageState}, nil
 }
 
-func pdfHandler(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID      string  `json:"tab_id"`
-		Filename   string  `json:"filename"`
-		Format     string  `json:"format"`
-		Landscape  bool    `json:"landscape"`
-		Background bool    `json:"background"`
-		Scale      float64 `json:"scale"`
-		Ranges     string  `json:"ranges"`
-		MaxBytes   int64   `json:"max_bytes"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func pdfHandler(ctx context.Context, c *Call, a pdfIn) (*Result, error) {
 	p := executor.PDFParams{TabID: a.TabID, Filename: a.Filename, Format: a.Format, Landscape: a.Landscape,
 		Background: a.Background, Scale: a.Scale, Ranges: a.Ranges, MaxBytes: a.MaxBytes, Tenant: c.Principal.Tenant()}
 	if _, err := p.PrintParams(); err != nil {

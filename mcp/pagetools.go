@@ -157,12 +157,12 @@ func annotationWords(a executor.PageToolAnnotations) []string {
 	return out
 }
 
-func pageToolsList(ctx context.Context, c *Call) (*Result, error) {
+func pageToolsList(ctx context.Context, c *Call, a tabIn) (*Result, error) {
 	pt, err := pageTooler(c)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := pt.PageTools(ctx, c.TabID())
+	tools, err := pt.PageTools(ctx, a.TabID)
 	if err != nil {
 		return nil, err
 	}
@@ -202,12 +202,12 @@ type pageToolCallOut struct {
 	Failed  bool   `json:"failed,omitempty"`
 }
 
-func pageToolCall(ctx context.Context, c *Call) (*Result, error) {
+func pageToolCall(ctx context.Context, c *Call, a pageToolCallIn) (*Result, error) {
 	tool, err := c.PageTool(ctx)
 	if err != nil {
 		return nil, err
 	}
-	input, _ := c.Args["arguments"].(map[string]any)
+	input := a.Arguments
 	if input == nil {
 		input = map[string]any{}
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
-// Small constructors for the tool schemas. Parameter descriptions are left
-// out where the name, type and enum say it all: every character is repeated
-// in every tools/list reply.
+// Small constructors for the schemas a tool's facts add (declareArgs) and
+// for tools whose schema is not a Go type (live page tools, tests). A
+// built-in tool's schema is inferred from its input type (tools_typed.go).
+// Parameter descriptions are left out where the name, type and enum say
+// it all: every character is repeated in every tools/list reply.
 
 type prop struct {
 	name string
@@ -51,24 +53,8 @@ func boolean(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "boolean", Description: desc}
 }
 
-func boolDefault(desc string, def bool) *jsonschema.Schema {
-	s := boolean(desc)
-	s.Default = []byte(fmt.Sprint(def))
-	return s
-}
-
-func number(desc string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "number", Description: desc}
-}
-
 func integer(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "integer", Description: desc}
-}
-
-func intRange(desc string, lo, hi float64) *jsonschema.Schema {
-	s := integer(desc)
-	s.Minimum, s.Maximum = &lo, &hi
-	return s
 }
 
 func enum(desc string, vals ...string) *jsonschema.Schema {
@@ -79,33 +65,12 @@ func enum(desc string, vals ...string) *jsonschema.Schema {
 	return s
 }
 
-func array(desc string, items *jsonschema.Schema, minItems int) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "array", Description: desc, Items: items}
-	if minItems > 0 {
-		s.MinItems = &minItems
-	}
-	return s
-}
-
-func strList(desc string, minItems int) *jsonschema.Schema { return array(desc, str(""), minItems) }
-
-// The arguments most tools share. Their meaning is stated once, in the
-// server instructions.
-func tabIDProp() prop { return prop{"tab_id", str("")} }
-
 // timeout_ms states no bounds in the schema (they would cost 30 characters
 // in every tool); dispatch enforces 1..maxTimeoutMs.
 func timeoutProp() prop { return prop{"timeout_ms", integer("")} }
 func waitUntilProp() prop {
 	return prop{"wait_until", enum("", "load", "domcontentloaded", "networkidle")}
 }
-
-func targetProps(prefix string) []prop {
-	return []prop{{prefix + "selector", str("")}, {prefix + "ref", str("")}}
-}
-
-// props concatenates property lists.
-func props(groups ...[]prop) []prop { return slices.Concat(groups...) }
 
 // propNames lists a schema's properties in schema order, for error messages.
 func propNames(s *jsonschema.Schema) []string {

@@ -89,16 +89,7 @@ func (s *Server) stateStore() (*statefile.Store, error) {
 	return &statefile.Store{Dir: s.opts.StateDir}, nil
 }
 
-func stateSave(ctx context.Context, c *Call) (*Result, error) {
-	var a struct {
-		Name      string   `json:"name"`
-		Origins   []string `json:"origins"`
-		IndexedDB bool     `json:"indexed_db"`
-		Overwrite bool     `json:"overwrite"`
-	}
-	if err := c.Bind(&a); err != nil {
-		return nil, err
-	}
+func stateSave(ctx context.Context, c *Call, a stateSaveIn) (*Result, error) {
 	store, err := c.srv.stateStore()
 	if err != nil {
 		return nil, err
@@ -166,13 +157,7 @@ func (s *Server) operatorsState(path string) bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-func stateLoad(ctx context.Context, c *Call) (*Result, error) {
-	var a struct {
-		Name string `json:"name"`
-	}
-	if err := c.Bind(&a); err != nil {
-		return nil, err
-	}
+func stateLoad(ctx context.Context, c *Call, a stateLoadIn) (*Result, error) {
 	store, err := c.srv.stateStore()
 	if err != nil {
 		return nil, err
@@ -192,7 +177,7 @@ func stateLoad(ctx context.Context, c *Call) (*Result, error) {
 	return stateResult(a.Name, rep), nil
 }
 
-func stateList(_ context.Context, c *Call) (*Result, error) {
+func stateList(_ context.Context, c *Call, _ noArgs) (*Result, error) {
 	store, err := c.srv.stateStore()
 	if err != nil {
 		return nil, err

@@ -182,29 +182,6 @@ type pointIn struct {
 	Y float64 `json:"y,omitempty"`
 }
 
-// targetArgs are the arguments of a tool on a target of a tab, for the
-// handlers that bind them themselves.
-
-type targetArgs struct {
-	TabID    string `json:"tab_id"`
-	Selector string `json:"selector"`
-	Ref      string `json:"ref"`
-}
-
-func (a targetArgs) target() executor.Target {
-	return executor.Target{Selector: a.Selector, Ref: a.Ref}
-}
-
-func (a targetArgs) params() executor.TargetParams {
-	return executor.TargetParams{TabID: a.TabID, Target: a.target()}
-}
-
-func bind[T any](c *Call) (T, error) {
-	var a T
-	err := c.Bind(&a)
-	return a, err
-}
-
 // onTarget is a target of a tab, as the executor takes it.
 func onTarget(tab string, t targetIn) executor.TargetParams {
 	return executor.TargetParams{TabID: tab, Target: t.target()}

@@ -1,23 +1,27 @@
 package mcp
 
-// Dialogs: answer the JavaScript dialog a page waits on. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs; the handlers
+// Dialogs: answer the JavaScript dialog a page waits on. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs;
+// the handlers
 // live with the feature (dialogs.go).
 
 func dialogAnswerTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "dialog_answer", Title: "Answer dialog",
 		Output:      &Output{Value: pageOut{}},
 		Description: "Answer the dialog a page waits on (DIALOG_OPEN, or action \"open\"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.",
-		InputSchema: object([]string{"accept"},
-			prop{"accept", boolean("")},
-			prop{"prompt_text", str("")},
-			tabIDProp()),
 		// Mutating and destructive: accepting a confirm may delete,
 		// pay or send, and leaving a page may lose its form.
 		// prompt_text may be a password a prompt asks for.
 		ReadOnly: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"prompt_text"},
 		Changes: true, MayLoad: true, AnswersDialog: true,
-		Handler: dialogAnswer,
-	}
+	}, dialogAnswer)
+}
+
+// dialogAnswerIn is dialog_answer's input. PromptText is nil when not
+// given: a prompt then gets its default.
+type dialogAnswerIn struct {
+	Accept     bool    `json:"accept"`
+	PromptText *string `json:"prompt_text,omitempty"`
+	tabIn
 }

@@ -11,78 +11,89 @@ import (
 	"github.com/chromegate/chromegate/helpers"
 )
 
+// Helpers: the tools backed by package helpers. Each reads or acts on the
+// tab's current page only, through the executor of the gated call: none
+// navigates or reads another URL, so the one Gate decision (and the
+// landing check of a form submission) covers everything they do.
+
 func extractLinksTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "extract_links", Title: "Extract links",
 		Output:      &Output{Value: linksOut{}, Text: true},
 		Description: "Page links (or in selector/ref): absolute url, text, deduped. include/exclude: host patterns (*.example.com). limit: 200.",
-		InputSchema: object(nil, props(targetProps(""), []prop{
-			{"same_origin_only", boolean("")},
-			{"include", strList("", 0)},
-			{"exclude", strList("", 0)},
-			{"non_http", boolean("")},
-			{"limit", integer("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		TimeoutArg: true,
-		Handler:    extractLinks,
-	}
+	}, extractLinks)
+}
+
+// extractLinksIn is extract_links' input.
+type extractLinksIn struct {
+	targetIn
+	SameOriginOnly bool     `json:"same_origin_only,omitempty"`
+	Include        []string `json:"include,omitempty"`
+	Exclude        []string `json:"exclude,omitempty"`
+	NonHTTP        bool     `json:"non_http,omitempty"`
+	Limit          int      `json:"limit,omitempty"`
+	tabIn
 }
 
 func readAsMarkdownTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "read_as_markdown", Title: "Read as Markdown",
 		Output:      &Output{Value: markdownOut{}, Text: true},
 		Description: "Main content (or selector/ref) as Markdown, without menus, ads, banners. Long pages: call again with offset=next.",
-		InputSchema: object(nil, props(targetProps(""), []prop{
-			{"max_chars", integer("")},
-			{"offset", integer("")},
-			tabIDProp(),
-		})...),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		TimeoutArg: true,
-		Handler:    readAsMarkdown,
-	}
+	}, readAsMarkdown)
+}
+
+// readAsMarkdownIn is read_as_markdown's input.
+type readAsMarkdownIn struct {
+	targetIn
+	MaxChars int `json:"max_chars,omitempty"`
+	Offset   int `json:"offset,omitempty"`
+	tabIn
 }
 
 func fillFormTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "fill_form", Title: "Fill form",
 		Output: &Output{Value: formOut{}},
 		Description: "Fill many fields. value: text, option or radio value/label, true/false (checkbox), list (multi-select). " +
 			"submit: send the form. Each field: filled, not_found or rejected.",
-		InputSchema: object([]string{"fields"}, props([]prop{
-			{"fields", array("", object([]string{"value"},
-				prop{"selector", str("")}, prop{"ref", str("")}, prop{"value", &jsonschema.Schema{}},
-			), 1)},
-			{"submit", boolean("")},
-		}, targetProps("submit_"), []prop{
-			{"stop_on_error", boolean("")},
-			tabIDProp(),
-		})...),
 		ReadOnly: no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"fields"}, SecretRefs: []string{"fields[].value"},
 		Targets:    []TargetArg{{Prefix: "submit_"}},
 		Check:      checkFillForm,
 		TimeoutArg: true,
-		Handler:    fillForm,
-	}
+	}, fillForm)
 }
 
-func extractLinks(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		SameOriginOnly bool     `json:"same_origin_only"`
-		Include        []string `json:"include"`
-		Exclude        []string `json:"exclude"`
-		NonHTTP        bool     `json:"non_http"`
-		Limit          int      `json:"limit"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+// fillFormIn is fill_form's input: the fields, then how to submit.
+type fillFormIn struct {
+	Fields         []formFieldIn `json:"fields"`
+	Submit         bool          `json:"submit,omitempty"`
+	SubmitSelector string        `json:"submit_selector,omitempty"`
+	SubmitRef      string        `json:"submit_ref,omitempty"`
+	StopOnError    bool          `json:"stop_on_error,omitempty"`
+	tabIn
+}
+
+// formFieldIn is one field of fill_form: a target and the value to give
+// it, of any JSON type.
+type formFieldIn struct {
+	Selector string          `json:"selector,omitempty"`
+	Ref      string          `json:"ref,omitempty"`
+	Value    json.RawMessage `json:"value"`
+}
+
+func (fillFormIn) shape(s *jsonschema.Schema) {
+	setMinItems(s, "fields", 1)
+	propOf(s, "fields").Items.Properties["value"] = &jsonschema.Schema{}
+}
+
+func extractLinks(ctx context.Context, c *Call, a extractLinksIn) (*Result, error) {
 	lr, err := helpers.ExtractLinks(ctx, c.Executor(), helpers.LinksParams{
 		TabID: a.TabID, Scope: a.target(), SameOriginOnly: a.SameOriginOnly,
 		Include: a.Include, Exclude: a.Exclude, NonHTTP: a.NonHTTP, Limit: a.Limit,
@@ -109,15 +120,7 @@ func extractLinks(ctx context.Context, c *Call) (*Result, error) {
 
 var linkTextEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`)
 
-func readAsMarkdown(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		targetArgs
-		MaxChars int `json:"max_chars"`
-		Offset   int `json:"offset"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func readAsMarkdown(ctx context.Context, c *Call, a readAsMarkdownIn) (*Result, error) {
 	mr, err := helpers.ReadAsMarkdown(ctx, c.Executor(), helpers.MarkdownParams{
 		TabID: a.TabID, Target: a.target(), MaxChars: a.MaxChars, Offset: a.Offset,
 	})
@@ -151,29 +154,14 @@ func checkFillForm(args map[string]any) error {
 	return nil
 }
 
-func fillForm(ctx context.Context, c *Call) (*Result, error) {
-	a, err := bind[struct {
-		TabID  string `json:"tab_id"`
-		Fields []struct {
-			Selector string          `json:"selector"`
-			Ref      string          `json:"ref"`
-			Value    json.RawMessage `json:"value"`
-		} `json:"fields"`
-		Submit      bool   `json:"submit"`
-		SubmitSel   string `json:"submit_selector"`
-		SubmitRef   string `json:"submit_ref"`
-		StopOnError bool   `json:"stop_on_error"`
-	}](c)
-	if err != nil {
-		return nil, err
-	}
+func fillForm(ctx context.Context, c *Call, a fillFormIn) (*Result, error) {
 	only, err := c.secretOrigin()
 	if err != nil {
 		return nil, err
 	}
 	p := helpers.FormParams{
 		TabID: a.TabID, Submit: a.Submit, StopOnError: a.StopOnError,
-		SubmitTarget: executor.Target{Selector: a.SubmitSel, Ref: a.SubmitRef},
+		SubmitTarget: executor.Target{Selector: a.SubmitSelector, Ref: a.SubmitRef},
 		OnlyOrigin:   only,
 		Shown:        c.fieldShown,
 		Unmark:       c.unmarks(),

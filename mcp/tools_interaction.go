@@ -7,20 +7,19 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Interaction: input events on an element, or at a point of the viewport. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Interaction: input events on an element, or at a point of the viewport.
+// Each tool is one constructor: its declaration, its class, the facts the
+// call path needs, its handler.
 
 func clickTool() *Tool {
-	t := newTool(Tool{
+	return newTool(Tool{
 		Name: "click", Title: "Click",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened.",
 		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
 		Targets: []TargetArg{{Required: true, Point: true}},
 		Changes: true, MayLoad: true, TimeoutArg: true,
-	}, click)
-	t.Handler = atPoint(t.Handler)
-	return t
+	}, atPoint(click))
 }
 
 func typeTool() *Tool {
@@ -57,7 +56,7 @@ func pressTool() *Tool {
 }
 
 func hoverTool() *Tool {
-	t := newTool(Tool{
+	return newTool(Tool{
 		Name: "hover", Title: "Hover",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Hover over an element or at x,y, e.g. to open a menu.",
@@ -65,13 +64,11 @@ func hoverTool() *Tool {
 		ReadOnly: no(), Destructive: no(), Idempotent: true, Action: ActionInteract,
 		Targets: []TargetArg{{Required: true, Point: true}},
 		Changes: true, TimeoutArg: true,
-	}, hover)
-	t.Handler = atPoint(t.Handler)
-	return t
+	}, atPoint(hover))
 }
 
 func scrollTool() *Tool {
-	t := newTool(Tool{
+	return newTool(Tool{
 		Name: "scroll", Title: "Scroll",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels.",
@@ -79,9 +76,7 @@ func scrollTool() *Tool {
 		Targets: []TargetArg{{Point: true}},
 		Check:   checkScrollAt,
 		Changes: true, TimeoutArg: true,
-	}, scroll)
-	t.Handler = atPoint(t.Handler)
-	return t
+	}, atPoint(scroll))
 }
 
 func selectOptionTool() *Tool {
@@ -107,7 +102,7 @@ func setFilesTool() *Tool {
 }
 
 func dragTool() *Tool {
-	t := newTool(Tool{
+	return newTool(Tool{
 		Name: "drag", Title: "Drag and drop",
 		Output:      &Output{Value: pointOut{}},
 		Description: "Drag one element onto another, or from_x,from_y to to_x,to_y.",
@@ -115,9 +110,7 @@ func dragTool() *Tool {
 		Targets: []TargetArg{{Prefix: "from_", Required: true, Point: true}, {Prefix: "to_", Required: true, Point: true}},
 		Check:   checkDrag,
 		Changes: true, TimeoutArg: true,
-	}, drag)
-	t.Handler = atPoint(t.Handler)
-	return t
+	}, atPoint(drag))
 }
 
 type actionOut struct {
@@ -145,6 +138,8 @@ type clickIn struct {
 	Count  int    `json:"count,omitempty"`
 	tabIn
 }
+
+func (a clickIn) move() pointMove { return pointMove{TabID: a.TabID, Button: a.Button, Count: a.Count} }
 
 func (clickIn) shape(s *jsonschema.Schema) {
 	setEnum(s, "button", "left", "right", "middle")
@@ -234,6 +229,8 @@ type hoverIn struct {
 	tabIn
 }
 
+func (a hoverIn) move() pointMove { return pointMove{TabID: a.TabID} }
+
 func hover(ctx context.Context, c *Call, a hoverIn) (*Result, error) {
 	ar, err := c.Executor().Hover(ctx, onTarget(a.TabID, a.targetIn))
 	return c.actionResult(ctx, ar, err)
@@ -255,6 +252,8 @@ type scrollIn struct {
 	DY int `json:"dy,omitempty"`
 	tabIn
 }
+
+func (a scrollIn) move() pointMove { return pointMove{TabID: a.TabID, DX: a.DX, DY: a.DY} }
 
 func scroll(ctx context.Context, c *Call, a scrollIn) (*Result, error) {
 	ar, err := c.Executor().Scroll(ctx, executor.ScrollParams{TabID: a.TabID, Target: a.target(), DX: a.DX, DY: a.DY})
@@ -297,6 +296,8 @@ type dragIn struct {
 	ToY          float64 `json:"to_y,omitempty"`
 	tabIn
 }
+
+func (a dragIn) move() pointMove { return pointMove{TabID: a.TabID} }
 
 func drag(ctx context.Context, c *Call, a dragIn) (*Result, error) {
 	p := executor.DragParams{TabID: a.TabID, From: executor.Target{Selector: a.FromSelector, Ref: a.FromRef}, To: executor.Target{Selector: a.ToSelector, Ref: a.ToRef}}

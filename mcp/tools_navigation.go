@@ -6,8 +6,9 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
-// Navigation: load a URL, move in history, reload. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Navigation: load a URL, move in history, reload. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs,
+// its handler.
 
 func navigateTool() *Tool {
 	return newTool(Tool{

@@ -1,44 +1,65 @@
 package mcp
 
-import "github.com/chromegate/chromegate/executor"
+import (
+	"github.com/chromegate/chromegate/executor"
+	"github.com/google/jsonschema-go/jsonschema"
+)
 
-// Observing a page: its console, and the page as a PDF. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs; the handlers
+// Observing a page: its console, and the page as a PDF. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs;
+// the handlers
 // live with the feature (observe.go).
 
 func consoleMessagesTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "console_messages", Title: "Console messages",
 		Output:      &Output{Value: consoleOut{}},
 		Description: "A tab's console messages and uncaught errors since its last navigation, with source and stack. Use to see why a page failed. Filter by levels, text; page by offset/limit.",
-		InputSchema: object(nil,
-			prop{"levels", array("", enum("", executor.ConsoleLevels...), 0)},
-			prop{"text", str("")},
-			prop{"navigations", intRange("", 1, executor.MaxConsoleNavigations)},
-			prop{"offset", intRange("", 0, executor.MaxConsoleEntries)},
-			prop{"limit", intRange("", 1, maxConsoleLimit)},
-			tabIDProp()),
-		ReadOnly: yes(), Idempotent: true, Action: ActionRead,
+		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		CutHint: "filter by levels or text, or pass a smaller limit",
-		Handler: consoleMessages,
-	}
+	}, consoleMessages)
+}
+
+// consoleMessagesIn is console_messages' input: filters and a page of
+// the log.
+type consoleMessagesIn struct {
+	Levels      []string `json:"levels,omitempty"`
+	Text        string   `json:"text,omitempty"`
+	Navigations int      `json:"navigations,omitempty"`
+	Offset      int      `json:"offset,omitempty"`
+	Limit       int      `json:"limit,omitempty"`
+	tabIn
+}
+
+func (consoleMessagesIn) shape(s *jsonschema.Schema) {
+	setEnum(s, "levels", executor.ConsoleLevels...)
+	setRange(s, "navigations", 1, executor.MaxConsoleNavigations)
+	setRange(s, "offset", 0, executor.MaxConsoleEntries)
+	setRange(s, "limit", 1, maxConsoleLimit)
 }
 
 func pdfTool() *Tool {
-	return &Tool{
+	return newTool(Tool{
 		Name: "pdf", Title: "Save as PDF",
 		Output:      &Output{Value: pdfOut{}},
 		Description: "Save the tab's page as a PDF file on the server. Returns path, pages, size. ranges: \"1-3,5\".",
-		InputSchema: object(nil,
-			prop{"filename", str("")},
-			prop{"format", enum("", executor.PDFFormats...)},
-			prop{"landscape", boolean("")},
-			prop{"background", boolean("")},
-			prop{"scale", number("")},
-			prop{"ranges", str("")},
-			prop{"max_bytes", intRange("", 1, executor.MaxPDFBytes)},
-			tabIDProp()),
-		ReadOnly: no(), Destructive: no(), Action: ActionRead,
-		Handler: pdfHandler,
-	}
+		ReadOnly:    no(), Destructive: no(), Action: ActionRead,
+	}, pdfHandler)
+}
+
+// pdfIn is pdf's input.
+type pdfIn struct {
+	Filename   string  `json:"filename,omitempty"`
+	Format     string  `json:"format,omitempty"`
+	Landscape  bool    `json:"landscape,omitempty"`
+	Background bool    `json:"background,omitempty"`
+	Scale      float64 `json:"scale,omitempty"`
+	Ranges     string  `json:"ranges,omitempty"`
+	MaxBytes   int64   `json:"max_bytes,omitempty"`
+	tabIn
+}
+
+func (pdfIn) shape(s *jsonschema.Schema) {
+	setEnum(s, "format", executor.PDFFormats...)
+	setRange(s, "max_bytes", 1, executor.MaxPDFBytes)
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Reading: the page's outline, text, HTML, elements, image, and waiting for content. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Reading: the page's outline, text, HTML, elements, image, and waiting
+// for content. Each tool is one constructor: its declaration, its class,
+// the facts the call path needs, its handler.
 
 func snapshotTool() *Tool {
 	return newTool(Tool{

@@ -8,8 +8,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Scripts: the caller's JavaScript in a page. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Scripts: the caller's JavaScript in a page. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs,
+// its handler.
 
 func evalTool() *Tool {
 	return newTool(Tool{

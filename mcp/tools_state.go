@@ -8,8 +8,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Browser state: cookies, the clipboard, downloads. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Browser state: cookies, the clipboard, downloads. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs,
+// its handler.
 
 func cookiesGetTool() *Tool {
 	return newTool(Tool{

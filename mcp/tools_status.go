@@ -9,8 +9,9 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
-// Status: the server and its browser, never starting one. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Status: the server and its browser, never starting one. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs,
+// its handler.
 
 func chromeStatusTool() *Tool {
 	return newTool(Tool{

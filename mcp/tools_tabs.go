@@ -7,8 +7,9 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
-// Tabs: list, select, open and close the browser's tabs. Each tool is one constructor: its
-// declaration, its class, the facts the call path needs, its handler.
+// Tabs: list, select, open and close the browser's tabs. Each tool is one
+// constructor: its declaration, its class, the facts the call path needs,
+// its handler.
 
 func tabsListTool() *Tool {
 	return newTool(Tool{
