@@ -114,6 +114,11 @@ type Tool struct {
 	// refusing unknown fields).
 	Output *Output
 
+	// Group is the tool's row in the README's tool table, which is
+	// generated from Tools (go generate ./mcp). Live page tools and
+	// plugins have none.
+	Group *ToolGroup
+
 	// The facts below are what the stages of the call path read of a
 	// tool. Each tool's constructor sets them; no stage tests a tool's
 	// name.
@@ -169,6 +174,13 @@ type Tool struct {
 	// A user-fixable failure is an *executor.Error; any other error is
 	// reported as INTERNAL and logged.
 	Handler func(ctx context.Context, c *Call) (*Result, error)
+}
+
+// ToolGroup is a row of the README's tool table: a group of tools, and a
+// note in Markdown that follows their names.
+type ToolGroup struct {
+	Name string
+	Note string
 }
 
 // Use is a step of the server's own that is decided as a call of a

@@ -7,11 +7,14 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
+//go:generate go run ./internal/readmegen -readme ../README.md
+
 func yes() *bool { t := true; return &t }
 func no() *bool  { f := false; return &f }
 
-// Tools returns the tool table: every tool of the surface, grouped as in
-// DESIGN.md (tools/list itself is sorted by name). Each call returns fresh
+// Tools returns the tool table: every tool of the surface, in groups, the
+// README's tool table in that order (it is generated from Tools: see
+// Group), tools/list sorted by name. Each call returns fresh
 // values, so a caller may change what it gets without touching the
 // server's copy.
 //
@@ -43,9 +46,9 @@ func Tools() []*Tool {
 		chromeStatusTool(),
 		// dialogs
 		dialogAnswerTool(),
-		// network
+		// network log
 		networkRequestsTool(), networkRequestTool(),
-		// observing
+		// console, PDF
 		consoleMessagesTool(), pdfTool(),
 		// helpers
 		extractLinksTool(), readAsMarkdownTool(), fillFormTool(),

@@ -5,9 +5,13 @@ package mcp
 // the handlers
 // live with the feature (dialogs.go).
 
+// groupDialogs is the README row of these tools.
+var groupDialogs = &ToolGroup{Name: "dialogs"}
+
 func dialogAnswerTool() *Tool {
 	return newTool(Tool{
 		Name: "dialog_answer", Title: "Answer dialog",
+		Group:       groupDialogs,
 		Output:      &Output{Value: pageOut{}},
 		Description: "Answer the dialog a page waits on (DIALOG_OPEN, or action \"open\"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.",
 		// Mutating and destructive: accepting a confirm may delete,

@@ -16,9 +16,13 @@ import (
 // navigates or reads another URL, so the one Gate decision (and the
 // landing check of a form submission) covers everything they do.
 
+// groupHelpers is the README row of these tools.
+var groupHelpers = &ToolGroup{Name: "helpers"}
+
 func extractLinksTool() *Tool {
 	return newTool(Tool{
 		Name: "extract_links", Title: "Extract links",
+		Group:       groupHelpers,
 		Output:      &Output{Value: linksOut{}, Text: true},
 		Description: "Page links (or in selector/ref): absolute url, text, deduped. include/exclude: host patterns (*.example.com). limit: 200.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -41,6 +45,7 @@ type extractLinksIn struct {
 func readAsMarkdownTool() *Tool {
 	return newTool(Tool{
 		Name: "read_as_markdown", Title: "Read as Markdown",
+		Group:       groupHelpers,
 		Output:      &Output{Value: markdownOut{}, Text: true},
 		Description: "Main content (or selector/ref) as Markdown, without menus, ads, banners. Long pages: call again with offset=next.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -60,6 +65,7 @@ type readAsMarkdownIn struct {
 func fillFormTool() *Tool {
 	return newTool(Tool{
 		Name: "fill_form", Title: "Fill form",
+		Group:  groupHelpers,
 		Output: &Output{Value: formOut{}},
 		Description: "Fill many fields. value: text, option or radio value/label, true/false (checkbox), list (multi-select). " +
 			"submit: send the form. Each field: filled, not_found or rejected.",

@@ -11,9 +11,13 @@ import (
 // Each tool is one constructor: its declaration, its class, the facts the
 // call path needs, its handler.
 
+// groupInteraction is the README row of these tools.
+var groupInteraction = &ToolGroup{Name: "interaction", Note: "each returns [what it changed](#acting-calls-show-what-changed); `click` `hover` `scroll` `drag` also [at x,y](#coordinates-for-vision-clients)"}
+
 func clickTool() *Tool {
 	return newTool(Tool{
 		Name: "click", Title: "Click",
+		Group:       groupInteraction,
 		Output:      &Output{Value: pointOut{}},
 		Description: "Click an element or at x,y (CSS px). Returns the page and any dialogs it opened.",
 		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
@@ -25,6 +29,7 @@ func clickTool() *Tool {
 func typeTool() *Tool {
 	return newTool(Tool{
 		Name: "type", Title: "Type text",
+		Group:       groupInteraction,
 		Output:      &Output{Value: actionOut{}},
 		Description: "Type text into an element key by key (fill sets it at once). secret:NAME in angle brackets types a secret.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionInteract, Mutating: true, Secrets: []string{"text"}, SecretRefs: []string{"text"},
@@ -36,6 +41,7 @@ func typeTool() *Tool {
 func fillTool() *Tool {
 	return newTool(Tool{
 		Name: "fill", Title: "Fill input",
+		Group:       groupInteraction,
 		Output:      &Output{Value: actionOut{}},
 		Description: "Set an input's value at once, replacing it. secret:NAME in angle brackets: a secret.",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"value"}, SecretRefs: []string{"value"},
@@ -47,6 +53,7 @@ func fillTool() *Tool {
 func pressTool() *Tool {
 	return newTool(Tool{
 		Name: "press", Title: "Press key",
+		Group:       groupInteraction,
 		Output:      &Output{Value: actionOut{}},
 		Description: "Press a key (Enter, Tab, ArrowDown, a) on an element or the focused one.",
 		ReadOnly:    no(), Action: ActionInteract, Mutating: true,
@@ -58,6 +65,7 @@ func pressTool() *Tool {
 func hoverTool() *Tool {
 	return newTool(Tool{
 		Name: "hover", Title: "Hover",
+		Group:       groupInteraction,
 		Output:      &Output{Value: pointOut{}},
 		Description: "Hover over an element or at x,y, e.g. to open a menu.",
 		// Not Mutating, nor is scroll: they change nothing the user keeps.
@@ -70,6 +78,7 @@ func hoverTool() *Tool {
 func scrollTool() *Tool {
 	return newTool(Tool{
 		Name: "scroll", Title: "Scroll",
+		Group:       groupInteraction,
 		Output:      &Output{Value: pointOut{}},
 		Description: "Scroll an element into view, or the page (the scroller at x,y) by dx/dy pixels.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionInteract,
@@ -82,6 +91,7 @@ func scrollTool() *Tool {
 func selectOptionTool() *Tool {
 	return newTool(Tool{
 		Name: "select_option", Title: "Select option",
+		Group:       groupInteraction,
 		Output:      &Output{Value: actionOut{}},
 		Description: "Choose a select's options by value or label as shown (a cut one too).",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
@@ -93,6 +103,7 @@ func selectOptionTool() *Tool {
 func setFilesTool() *Tool {
 	return newTool(Tool{
 		Name: "set_files", Title: "Set files",
+		Group:       groupInteraction,
 		Output:      &Output{Value: actionOut{}},
 		Description: "Set a file input's files (paths on the server).",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true,
@@ -104,6 +115,7 @@ func setFilesTool() *Tool {
 func dragTool() *Tool {
 	return newTool(Tool{
 		Name: "drag", Title: "Drag and drop",
+		Group:       groupInteraction,
 		Output:      &Output{Value: pointOut{}},
 		Description: "Drag one element onto another, or from_x,from_y to to_x,to_y.",
 		ReadOnly:    no(), Action: ActionInteract, Mutating: true,

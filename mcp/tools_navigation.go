@@ -10,9 +10,13 @@ import (
 // constructor: its declaration, its class, the facts the call path needs,
 // its handler.
 
+// groupNavigation is the README row of these tools.
+var groupNavigation = &ToolGroup{Name: "navigation"}
+
 func navigateTool() *Tool {
 	return newTool(Tool{
 		Name: "navigate", Title: "Navigate",
+		Group:       groupNavigation,
 		Output:      &Output{Value: pageOut{}},
 		Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
@@ -69,6 +73,7 @@ type historyIn struct {
 func historyTool(name, title, desc string, move func(executor.Executor, context.Context, executor.HistoryParams) (executor.NavResult, error)) *Tool {
 	return newTool(Tool{
 		Name: name, Title: title,
+		Group:       groupNavigation,
 		Output:      &Output{Value: pageOut{}},
 		Description: desc,
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,

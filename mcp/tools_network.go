@@ -10,9 +10,13 @@ import (
 // path needs; the handlers
 // live with the feature (network.go).
 
+// groupNetwork is the README row of these tools.
+var groupNetwork = &ToolGroup{Name: "network log"}
+
 func networkRequestsTool() *Tool {
 	return newTool(Tool{
 		Name: "network_requests", Title: "Network requests",
+		Group:       groupNetwork,
 		Output:      &Output{Value: networkRequestsOut{}},
 		Description: "A tab's requests since its last navigation: id, method, url, type, status, size, duration_ms, outcome (allowed|denied|failed|pending), the policy's reason if denied. Filter by url substring, types, outcome; page by offset/limit.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -43,6 +47,7 @@ func (networkRequestsIn) shape(s *jsonschema.Schema) {
 func networkRequestTool() *Tool {
 	return newTool(Tool{
 		Name: "network_request", Title: "Network request",
+		Group:       groupNetwork,
 		Output:      &Output{Value: networkRequestOut{}, Text: true},
 		Description: "One request by id from network_requests: headers, credentials redacted; include_body adds the response text (max 64 KiB), never for denied or failed ones.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,

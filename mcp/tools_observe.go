@@ -10,9 +10,13 @@ import (
 // the handlers
 // live with the feature (observe.go).
 
+// groupObserve is the README row of these tools.
+var groupObserve = &ToolGroup{Name: "console, PDF", Note: "[see what happened](#console-and-pdf)"}
+
 func consoleMessagesTool() *Tool {
 	return newTool(Tool{
 		Name: "console_messages", Title: "Console messages",
+		Group:       groupObserve,
 		Output:      &Output{Value: consoleOut{}},
 		Description: "A tab's console messages and uncaught errors since its last navigation, with source and stack. Use to see why a page failed. Filter by levels, text; page by offset/limit.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -41,6 +45,7 @@ func (consoleMessagesIn) shape(s *jsonschema.Schema) {
 func pdfTool() *Tool {
 	return newTool(Tool{
 		Name: "pdf", Title: "Save as PDF",
+		Group:       groupObserve,
 		Output:      &Output{Value: pdfOut{}},
 		Description: "Save the tab's page as a PDF file on the server. Returns path, pages, size. ranges: \"1-3,5\".",
 		ReadOnly:    no(), Destructive: no(), Action: ActionRead,

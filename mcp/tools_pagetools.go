@@ -10,9 +10,13 @@ import (
 // call path needs; the handlers
 // live with the feature (pagetools.go).
 
+// groupPageTools is the README row of these tools.
+var groupPageTools = &ToolGroup{Name: "page tools (WebMCP)", Note: "and one live tool per page tool"}
+
 func pageToolsListTool() *Tool {
 	return newTool(Tool{
 		Name: "page_tools_list", Title: "List page tools",
+		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolsOut{}},
 		Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
@@ -25,6 +29,7 @@ func pageToolsListTool() *Tool {
 func pageToolCallTool() *Tool {
 	return newTool(Tool{
 		Name: "page_tool_call", Title: "Call page tool",
+		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolCallOut{}, Text: true},
 		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
 		// A page tool may do anything; the policy may relax this for

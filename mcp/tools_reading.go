@@ -15,9 +15,13 @@ import (
 // for content. Each tool is one constructor: its declaration, its class,
 // the facts the call path needs, its handler.
 
+// groupReading is the README row of these tools.
+var groupReading = &ToolGroup{Name: "reading", Note: "`screenshot` with `mark_refs`: the refs drawn"}
+
 func snapshotTool() *Tool {
 	return newTool(Tool{
 		Name: "snapshot", Title: "Snapshot",
+		Group:       groupReading,
 		Output:      &Output{Value: snapshotOut{}, Text: true},
 		Description: "Page outline to act on, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed." + changesDoc,
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -29,6 +33,7 @@ func snapshotTool() *Tool {
 func queryTool() *Tool {
 	return newTool(Tool{
 		Name: "query", Title: "Query elements",
+		Group:       groupReading,
 		Output:      &Output{Value: queryOut{}},
 		Description: "Elements matching a CSS selector: tag, role, name, text, attributes, ref.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -38,6 +43,7 @@ func queryTool() *Tool {
 func getTextTool() *Tool {
 	return newTool(Tool{
 		Name: "get_text", Title: "Get text",
+		Group:       groupReading,
 		Output:      &Output{Value: textOut{}, Text: true},
 		Description: "Visible text of an element, or of the whole page.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -49,6 +55,7 @@ func getTextTool() *Tool {
 func getHTMLTool() *Tool {
 	return newTool(Tool{
 		Name: "get_html", Title: "Get HTML",
+		Group:       groupReading,
 		Output:      &Output{Value: textOut{}, Text: true},
 		Description: "HTML of an element or the document; prefer get_text for reading.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -60,6 +67,7 @@ func getHTMLTool() *Tool {
 func screenshotTool() *Tool {
 	t := newTool(Tool{
 		Name: "screenshot", Title: "Screenshot",
+		Group:       groupReading,
 		Output:      &Output{Value: markedShotOut{}, Image: true, Text: true},
 		Description: "Image of the viewport, full page (cut at max_height) or an element. mark_refs: refs' boxes drawn, listed in text.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -74,6 +82,7 @@ func screenshotTool() *Tool {
 func waitForTool() *Tool {
 	return newTool(Tool{
 		Name: "wait_for", Title: "Wait for",
+		Group:       groupReading,
 		Output:      &Output{Value: waitOut{}},
 		Description: "Wait until an element appears (gone: disappears) or text appears. Use before reading late content.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,

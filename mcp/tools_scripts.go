@@ -12,9 +12,13 @@ import (
 // constructor: its declaration, its class, the facts the call path needs,
 // its handler.
 
+// groupScripts is the README row of these tools.
+var groupScripts = &ToolGroup{Name: "scripts"}
+
 func evalTool() *Tool {
 	return newTool(Tool{
 		Name: "eval", Title: "Evaluate JavaScript",
+		Group:       groupScripts,
 		Output:      &Output{Value: evalOut{}},
 		Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
 		// eval can do anything a page script can: Mutating, though it

@@ -12,9 +12,13 @@ import (
 // constructor: its declaration, its class, the facts the call path needs,
 // its handler.
 
+// groupState is the README row of these tools.
+var groupState = &ToolGroup{Name: "state"}
+
 func cookiesGetTool() *Tool {
 	return newTool(Tool{
 		Name: "cookies_get", Title: "Get cookies",
+		Group:       groupState,
 		Output:      &Output{Value: cookiesOut{}},
 		Description: "Cookies of the session, or only those sent to urls.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
@@ -24,6 +28,7 @@ func cookiesGetTool() *Tool {
 func cookiesSetTool() *Tool {
 	return newTool(Tool{
 		Name: "cookies_set", Title: "Set cookies",
+		Group:       groupState,
 		Output:      &Output{Value: setOut{}},
 		Description: "Add cookies; each needs url, or domain and path.",
 		ReadOnly:    no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
@@ -34,6 +39,7 @@ func cookiesSetTool() *Tool {
 func clipboardWriteTool() *Tool {
 	return newTool(Tool{
 		Name: "clipboard_write", Title: "Write clipboard",
+		Group:       groupState,
 		Output:      &Output{Value: writtenOut{}},
 		Description: "Put text on the clipboard (paste with press Control+V).",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
@@ -43,6 +49,7 @@ func clipboardWriteTool() *Tool {
 func downloadFileTool() *Tool {
 	return newTool(Tool{
 		Name: "download_file", Title: "Download file",
+		Group:       groupState,
 		Output:      &Output{Value: downloadOut{}},
 		Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionDownload, URLArg: "url", // not Mutating: downloads have their own switch

@@ -13,9 +13,13 @@ import (
 // constructor: its declaration, its class, the facts the call path needs,
 // its handler.
 
+// groupStatus is the README row of these tools.
+var groupStatus = &ToolGroup{Name: "status"}
+
 func chromeStatusTool() *Tool {
 	return newTool(Tool{
 		Name: "chrome_status", Title: "Status",
+		Group:       groupStatus,
 		Output:      &Output{Value: map[string]any{}},
 		Description: "Server and browser state; never starts a browser. Use when calls fail.",
 		ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,

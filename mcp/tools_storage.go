@@ -7,9 +7,13 @@ import "github.com/google/jsonschema-go/jsonschema"
 // path needs; the handlers
 // live with the feature (state.go).
 
+// groupStorage is the README row of these tools.
+var groupStorage = &ToolGroup{Name: "storage state", Note: "[log in once](#log-in-once-storage-state)"}
+
 func stateSaveTool() *Tool {
 	return newTool(Tool{
 		Name: "state_save", Title: "Save storage state",
+		Group:       groupStorage,
 		Output:      &Output{Value: stateOut{}},
 		Description: "Save the session's cookies and storage under name after logging in; state_load restores it. Returns counts, no values.",
 		ReadOnly:    no(), Destructive: yes(), Action: ActionRead, PerOrigin: true,
@@ -34,6 +38,7 @@ func (stateSaveIn) shape(s *jsonschema.Schema) {
 func stateLoadTool() *Tool {
 	return newTool(Tool{
 		Name: "state_load", Title: "Load storage state",
+		Group:       groupStorage,
 		Output:      &Output{Value: stateOut{}},
 		Description: "Restore a saved state into the session: logged in without the password.",
 		ReadOnly:    no(), Destructive: yes(), Idempotent: true, Action: ActionInteract, Mutating: true, PerOrigin: true,
@@ -50,6 +55,7 @@ type stateLoadIn struct {
 func stateListTool() *Tool {
 	return newTool(Tool{
 		Name: "state_list", Title: "List saved states",
+		Group:       groupStorage,
 		Output:      &Output{Value: stateListOut{}},
 		Description: "Names of saved states.",
 		ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionRead, PerOrigin: true,

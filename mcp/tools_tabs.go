@@ -11,9 +11,13 @@ import (
 // constructor: its declaration, its class, the facts the call path needs,
 // its handler.
 
+// groupTabs is the README row of these tools.
+var groupTabs = &ToolGroup{Name: "tabs"}
+
 func tabsListTool() *Tool {
 	return newTool(Tool{
 		Name: "tabs_list", Title: "List tabs",
+		Group:       groupTabs,
 		Output:      &Output{Value: tabsOut{}},
 		Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
@@ -23,6 +27,7 @@ func tabsListTool() *Tool {
 func tabSelectTool() *Tool {
 	return newTool(Tool{
 		Name: "tab_select", Title: "Select tab",
+		Group:       groupTabs,
 		Output:      &Output{Value: tabOut{}},
 		Description: "Select a tab; calls without tab_id then act on it.",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionTabs,
@@ -32,6 +37,7 @@ func tabSelectTool() *Tool {
 func tabNewTool() *Tool {
 	return newTool(Tool{
 		Name: "tab_new", Title: "New tab",
+		Group:       groupTabs,
 		Output:      &Output{Value: tabOut{}},
 		Description: "Open a tab (at url if given) and select it.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
@@ -43,6 +49,7 @@ func tabNewTool() *Tool {
 func tabCloseTool() *Tool {
 	return newTool(Tool{
 		Name: "tab_close", Title: "Close tab",
+		Group:       groupTabs,
 		Output:      &Output{Value: tabCloseOut{}},
 		Description: "Close a tab (default: selected). Returns the tabs left.",
 		// Mutating: closing a tab can lose the user's unsaved work in
