@@ -195,6 +195,10 @@ type Server struct {
 	started    sync.Map // executor.Executor → *sync.Once; see startState
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secretfields.go
+
+	// path runs a call through every stage of callPath; gated through
+	// gatedPath's, for a plugin step (path.go).
+	path, gated step
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.
@@ -225,6 +229,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		opts.MaxResultChars = DefaultMaxResultChars
 	}
 	s := &Server{opts: opts, log: opts.Logger, tools: make(map[string]*entry, len(tools))}
+	s.path, s.gated = s.compose(callPath), s.compose(gatedPath)
 	s.sdk = sdk.NewServer(
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{
