@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers/picture"
 	"github.com/chromegate/chromegate/mcp/record"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -336,7 +337,7 @@ func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor, 
 // server's budget (decoded): a capture over the pixel cap is not kept.
 func shrinkJPEG(ctx context.Context, data []byte, width int) []byte {
 	var out []byte
-	_ = decoded(ctx, data, func(src image.Image) error {
+	_ = picture.Decoded(ctx, data, func(src image.Image) error {
 		out = shrinkDecoded(data, src, width)
 		return nil
 	})
