@@ -258,7 +258,7 @@ func (s *Server) outside(ctx context.Context, c *Call, url string) bool {
 }
 
 // outsideErr is the error of a call that found its tab on a page outside
-// the policy; blanked says whether runCall sent the tab to about:blank (see
+// the policy; blanked says whether the gate stage sent the tab to about:blank (see
 // blankOutside). denial is the Gate's answer: its reasons name the page's
 // host, so they are fenced.
 func outsideErr(c *Call, denial error, blanked bool) error {

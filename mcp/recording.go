@@ -19,7 +19,7 @@ import (
 	"github.com/chromegate/chromegate/policy"
 )
 
-// Recording (serve --record DIR). Every call passes runCall with its
+// Recording (serve --record DIR). Every call passes recordStage with its
 // decision, so the record is kept there and nowhere else: a call of any
 // transport, a plugin and each of its steps. What is written is redacted
 // before it leaves this file: arguments as the decision log's (typed text,
@@ -97,7 +97,7 @@ func (r *Recorder) session(log *slog.Logger, p Principal, session string) *sessi
 	return s
 }
 
-// callRecord is what runCall gathers about one call for the record.
+// callRecord is what recordStage gathers about one call for the record.
 type callRecord struct {
 	s      *sessionRecord
 	start  time.Time
@@ -123,7 +123,7 @@ func (s *Server) startRecord(c *Call) *callRecord {
 	return &callRecord{s: sr, start: time.Now(), mark: s.opts.Egress.Mark(c.Session)}
 }
 
-// recordRefused records a call refused before runCall: a tool hidden from
+// recordRefused records a call refused before gatedPath: a tool hidden from
 // the caller, a rate limit, arguments that do not validate (their values
 // are not recorded: they were never checked against the tool's schema).
 func (s *Server) recordRefused(t *Tool, session string, p Principal, err error) {

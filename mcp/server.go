@@ -5,10 +5,11 @@
 // and a Front, and nothing here imports it.
 //
 // Every tools/call, whatever the transport (stdio, Streamable HTTP, REST
-// through Server.Call), goes through one dispatch function that
-// validates the arguments against the tool's schema, asks the Gate, runs the
-// handler on an executor from the Manager, and turns every outcome — an
-// error, a panic, an oversized result — into a well-formed MCP result. The
+// through Server.Call), runs one path: the ordered stages of callPath
+// (path.go), which validate the arguments against the tool's schema, ask
+// the Gate, run the handler on an executor from the Manager, and turn every
+// outcome — an error, a panic, an oversized result — into a well-formed MCP
+// result. A plugin step re-enters the same path at its gated half. The
 // Gate is required: NewServer refuses to build a server without one, so no
 // wiring can forget the policy.
 //
