@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/helpers/picture"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -227,7 +228,7 @@ func screenshot(ctx context.Context, c *Call, a screenshotIn) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkPixels(s.Data); err != nil {
+	if _, err := picture.CheckPixels(s.Data); err != nil {
 		return nil, err
 	}
 	p := pageOut{Dialogs: c.dialogsOf(ctx, s.PageState)}
