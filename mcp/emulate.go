@@ -1,10 +1,10 @@
 package mcp
 
 import (
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"context"
 	"encoding/json"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"

@@ -3,8 +3,9 @@ package mcp
 import (
 	"context"
 
-	"github.com/chromegate/chromegate/executor"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // Interaction: input events on an element, or at a point of the viewport.

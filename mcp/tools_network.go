@@ -1,8 +1,9 @@
 package mcp
 
 import (
-	"github.com/chromegate/chromegate/executor"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // Network: a tab's requests, as the egress boundary decided them. Each

@@ -1,8 +1,9 @@
 package mcp
 
 import (
-	"github.com/chromegate/chromegate/executor"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // Observing a page: its console, and the page as a PDF. Each tool is one

@@ -1,8 +1,9 @@
 package mcp
 
 import (
-	"github.com/chromegate/chromegate/executor"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // Page tools: the tools web pages register (WebMCP), listed and called.

@@ -6,10 +6,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/helpers/picture"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Reading: the page's outline, text, HTML, elements, image, and waiting

@@ -4,8 +4,9 @@ import (
 	"context"
 	"unicode/utf8"
 
-	"github.com/chromegate/chromegate/executor"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/chromegate/chromegate/executor"
 )
 
 // Browser state: cookies, the clipboard, downloads. Each tool is one
