@@ -29,8 +29,11 @@ const (
 )
 
 // Tool is one MCP tool: its definition as clients see it, its
-// classification for the policy and its handler. Tools are data; every tool
-// comes from the one table returned by Tools.
+// classification for the policy, the facts the call path reads and its
+// handler. Tools are data. A built-in tool is one constructor
+// (tools_GROUP.go, one file per group) that sets all of it, its input
+// schema inferred from its input type (newTool); Tools lists the
+// constructors.
 type Tool struct {
 	Name  string
 	Title string
@@ -40,7 +43,8 @@ type Tool struct {
 	Description string
 	// InputSchema is a JSON schema of "type": "object" with
 	// "additionalProperties": false. Dispatch validates every call against
-	// it and applies its defaults.
+	// it and applies its defaults. A built-in tool's is inferred from its
+	// input type (tools_typed.go), with the arguments its facts offer.
 	InputSchema *jsonschema.Schema
 
 	// ReadOnly is the MCP read-only hint. It is a pointer so that a test can
