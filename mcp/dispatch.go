@@ -68,9 +68,7 @@ func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Princ
 	ctx, cancel := context.WithTimeout(ctx, callTimeout(t, args))
 	defer cancel()
 
-	if b, ok := s.opts.Gate.(SessionBinder); ok {
-		b.BindSession(session, p)
-	}
+	s.bindSession(session, p)
 	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s, mark: s.opts.Egress.Mark(session)}
 	var out *Result
 	run := func(ctx context.Context, ex executor.Executor) error {
@@ -148,7 +146,7 @@ func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (
 	if err := s.secretRefs(c); err != nil {
 		return nil, err
 	}
-	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
+	if err := s.before(ctx, c); err != nil {
 		if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
 			// The tab shows a page outside the policy (it navigated
 			// itself there, or a page opened it): nothing of it is
@@ -198,7 +196,7 @@ func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (
 			s.blank(ctx, ex, r.Landed.TabID)
 			return nil, blockedErr(d)
 		}
-		if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+		if err := s.landed(ctx, c, *r.Landed); err != nil {
 			s.blank(ctx, ex, r.Landed.TabID)
 			return nil, err
 		}

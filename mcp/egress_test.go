@@ -9,6 +9,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // A page's requests are decided for the principal that drives its
@@ -16,7 +17,7 @@ import (
 func TestPolicyGateDecidesRequestsForTheSessionsPrincipal(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx := t.Context()
-	g.BindSession("s1", Principal{Name: "ci", Roles: []string{"ci"}, Transport: "http"})
+	g.Sessions.Bind("s1", policy.Principal{Name: "ci", Roles: []string{"ci"}, Transport: "http"})
 	cases := []struct {
 		name  string
 		r     egress.Request

@@ -23,6 +23,8 @@ import (
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // A transcript is a whole conversation kept as a golden file, as the MCP Go
@@ -118,14 +120,12 @@ func indented(t *testing.T, vs [][]byte) []byte {
 // denyGate denies the tools it names, as a policy would.
 type denyGate []string
 
-func (g denyGate) Before(_ context.Context, c *mcp.Call) error {
-	if slices.Contains(g, c.Tool.Name) {
-		return executor.Errorf(executor.CodePolicyDenied, "%s is not allowed here", c.Tool.Name).WithHint("ask the operator to allow it")
+func (g denyGate) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind == gate.KindCall && slices.Contains(g, q.Name) {
+		return gatetest.Deny(executor.Errorf(executor.CodePolicyDenied, "%s is not allowed here", q.Name).WithHint("ask the operator to allow it"))
 	}
-	return nil
+	return gatetest.AllowAll.Decide(ctx, q)
 }
-
-func (denyGate) Landed(context.Context, *mcp.Call, executor.PageState) error { return nil }
 
 // transcriptServer is a Server over the fake browser whose gate denies the
 // archive's deny list.
@@ -133,11 +133,11 @@ func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
 	t.Helper()
 	manager := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	t.Cleanup(func() { _ = manager.Close() })
-	var gate mcp.Gate = mcp.AllowAll
+	g := gatetest.AllowAll
 	if deny := strings.Fields(string(section(ar, "deny"))); len(deny) > 0 {
-		gate = denyGate(deny)
+		g = denyGate(deny)
 	}
-	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: gate, Version: "test"})
+	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: g, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
