@@ -285,7 +285,8 @@ func (g *Gate) tab(ctx context.Context, q Question) Decision {
 // dialog decides whether a dialog of the page at q.URL may be heard of.
 func (g *Gate) dialog(ctx context.Context, q Question) Decision {
 	if q.URL == "" || executor.OriginHidden(q.URL) {
-		return denied(executor.Errorf(executor.CodePolicyDenied, "the dialog's page is not named by a URL that carries its origin"))
+		return denied(executor.Errorf(executor.CodePolicyDenied, "the dialog's page is not named by a URL that carries its origin").
+			WithHint("the dialog is dismissed and nothing of it is shown; work on pages of allowed hosts"))
 	}
 	return g.tab(ctx, q)
 }
@@ -296,7 +297,8 @@ func (g *Gate) dialog(ctx context.Context, q Question) Decision {
 // nothing at all).
 func (g *Gate) document(ctx context.Context, q Question) Decision {
 	if d := q.Document; d.Origin == "" && (d.URL == "" || executor.OriginHidden(d.URL)) {
-		return denied(executor.Errorf(executor.CodePolicyDenied, "the document's origin is unknown"))
+		return denied(executor.Errorf(executor.CodePolicyDenied, "the document's origin is unknown").
+			WithHint("what that document produced is withheld; work on pages of allowed hosts"))
 	}
 	return g.frame(ctx, q)
 }
@@ -319,14 +321,12 @@ func (g *Gate) request(ctx context.Context, q Question) Decision {
 	in, err := policy.NewRequestInput(q.Request, g.Sessions.Principal(q.Request.Session))
 	if err != nil {
 		const why = "the request's URL could not be checked"
-		return Decision{Reason: why, Err: executor.Errorf(executor.CodePolicyDenied, why).Wrap(err)}
+		return Decision{Reason: why, Err: executor.Errorf(executor.CodePolicyDenied, why).
+			WithHint("the request failed as a network error in the page").Wrap(err)}
 	}
 	d, _ := g.Engine.DecideRequest(ctx, in)
 	g.noteError(q, d)
-	if d.Allow {
-		return Decision{Allow: true}
-	}
-	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "%s", firstReason(d))}
+	return decided(d, in)
 }
 
 // where names a URL's place for a fenced note: its host, or its scheme.
