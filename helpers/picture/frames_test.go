@@ -1,4 +1,4 @@
-package mcp
+package picture
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
-// TestPaintFrames: a hidden frame's box, in CSS pixels of the viewport,
+// TestPaint: a hidden frame's box, in CSS pixels of the viewport,
 // lands on the capture's device pixels — scaled for a 2x capture, moved
 // by the scroll for a full page — and nothing outside it changes.
-func TestPaintFrames(t *testing.T) {
+func TestPaint(t *testing.T) {
 	t.Parallel()
 	page := color.RGBA{250, 240, 10, 255}
 	frame := executor.Box{X: 10, Y: 20, Width: 30, Height: 40}
@@ -21,12 +21,12 @@ func TestPaintFrames(t *testing.T) {
 		name    string
 		w, h    int // the capture, device pixels
 		full    bool
-		pf      pageFrames
+		pf      Layer
 		in, out image.Point // a pixel inside the painted box, one outside
 	}{
-		{"viewport", 100, 80, false, pageFrames{Width: 100, Height: 80, DPR: 1}, image.Pt(39, 59), image.Pt(40, 60)},
-		{"scale 2", 200, 160, false, pageFrames{Width: 100, Height: 80, DPR: 2}, image.Pt(79, 119), image.Pt(80, 120)},
-		{"full page scrolled", 100, 300, true, pageFrames{ScrollY: 100, Width: 100, Height: 80, DPR: 1}, image.Pt(11, 121), image.Pt(11, 119)},
+		{"viewport", 100, 80, false, Layer{Width: 100, DPR: 1}, image.Pt(39, 59), image.Pt(40, 60)},
+		{"scale 2", 200, 160, false, Layer{Width: 100, DPR: 2}, image.Pt(79, 119), image.Pt(80, 120)},
+		{"full page scrolled", 100, 300, true, Layer{ScrollY: 100, Width: 100, DPR: 1}, image.Pt(11, 121), image.Pt(11, 119)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			img := image.NewRGBA(image.Rect(0, 0, tt.w, tt.h))
@@ -39,8 +39,8 @@ func TestPaintFrames(t *testing.T) {
 			if err := png.Encode(&src, img); err != nil {
 				t.Fatal(err)
 			}
-			tt.pf.Hidden = []hiddenFrame{{frame, "other.test: not allowed"}}
-			out, err := paintFrames(t.Context(), src.Bytes(), "image/png", 0, tt.full, tt.pf)
+			tt.pf.Hidden = []Hidden{{frame, "other.test: not allowed"}}
+			out, err := Paint(t.Context(), src.Bytes(), "image/png", 0, tt.full, tt.pf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,18 +55,5 @@ func TestPaintFrames(t *testing.T) {
 				t.Errorf("%v outside the frame's box is %v, not the page's", tt.out, c)
 			}
 		})
-	}
-}
-
-// TestClipBox: a frame inside an allowed frame is cut to that frame's
-// viewport.
-func TestClipBox(t *testing.T) {
-	t.Parallel()
-	got := clipBox(executor.Box{X: 0, Y: 0, Width: 100, Height: 100}, &executor.Box{X: 50, Y: 60, Width: 100, Height: 10})
-	if want := (executor.Box{X: 50, Y: 60, Width: 50, Height: 10}); got != want {
-		t.Errorf("clipBox = %+v, want %+v", got, want)
-	}
-	if got := clipBox(executor.Box{X: 0, Y: 0, Width: 10, Height: 10}, &executor.Box{X: 50, Y: 50, Width: 10, Height: 10}); got.Width != 0 || got.Height != 0 {
-		t.Errorf("disjoint boxes clip to %+v, want empty", got)
 	}
 }
