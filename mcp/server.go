@@ -492,8 +492,9 @@ func (s *Server) identify(ctx context.Context, extra *sdk.RequestExtra) Principa
 	return s.opts.Identify(ctx, extra)
 }
 
-// filterList hides from tools/list what opts.List says the principal may
-// not see. Dispatch asks again at call time.
+// filterList hides from tools/list what the key's tool ACL and the gate
+// (its list phase) say the principal may not see. Dispatch asks again at
+// call time.
 func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
