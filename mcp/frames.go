@@ -9,10 +9,10 @@ import (
 )
 
 // Frames of other origins are decided like pages: before a frame's
-// document is outlined (helpers.Snapshot's DecideFrame) and before a call
-// by ref touches an element of one (the call's gate.KindCall question),
-// on the URL and
-// security origin the frame's document itself reports, as the page of
+// document is outlined (helpers.Snapshot's DecideFrame: a gate.KindFrame
+// question) and before a call by ref touches an element of one (the
+// call's gate.KindCall question reads the frames of its refs), on the URL
+// and security origin the frame's document itself reports, as the page of
 // the call's own decision. What goes wrong on the way denies.
 
 // FrameDecider is the helpers.FrameDecider of c: each frame is a
