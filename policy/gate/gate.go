@@ -185,11 +185,7 @@ func New(eng *policy.Engine, log *slog.Logger) *Gate {
 // Decide answers q. It never panics and never allows what it could not
 // decide.
 func (g *Gate) Decide(ctx context.Context, q Question) (d Decision) {
-	defer func() {
-		if r := recover(); r != nil {
-			d = g.failed(q, "the decision failed", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-	}()
+	defer g.recovered(&d, q.Kind, q.Tool, sessionOf(q))
 	if g == nil || g.Engine == nil {
 		return g.failed(q, "no policy is loaded")
 	}
@@ -232,6 +228,15 @@ func (g *Gate) DecideRequest(ctx context.Context, r *egress.Request) egress.Verd
 // Status reports the policy in force, for chrome_status.
 func (g *Gate) Status(context.Context) map[string]any {
 	return map[string]any{"policy": g.Engine.Status()}
+}
+
+// recovered turns a panic on the way to a decision into a denial, logged
+// with the stack. It is Decide's deferred call, so the question itself is
+// not kept for it (a request's question stays on the stack).
+func (g *Gate) recovered(d *Decision, kind Kind, tool, session string) {
+	if r := recover(); r != nil {
+		*d = g.failed(Question{Kind: kind, Tool: tool, Session: session}, "the decision failed", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
 }
 
 // missing names a field q's kind needs that it lacks, "" when none is.
