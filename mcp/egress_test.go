@@ -14,7 +14,7 @@ import (
 
 // A page's requests are decided for the principal that drives its
 // session: a policy keyed on roles sees the caller's roles.
-func TestPolicyGateDecidesRequestsForTheSessionsPrincipal(t *testing.T) {
+func TestGateDecidesRequestsForTheSessionsPrincipal(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx := t.Context()
 	g.Sessions.Bind("s1", policy.Principal{Name: "ci", Roles: []string{"ci"}, Transport: "http"})

@@ -34,7 +34,7 @@ func (f *refDocFake) RefDocument(_ context.Context, p executor.FrameParams) (exe
 // frame of a denied host is refused (its host fenced, never in the
 // message), a gone one is what the backend says, and a main document's
 // ref is decided on the page alone.
-func TestPolicyGateDecidesFrameRefs(t *testing.T) {
+func TestGateDecidesFrameRefs(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test", "pay.test"}, "enable_mutations": true})
 	on := func(args map[string]any, f *refDocFake) *Call {
 		c := callFor(t, "click", args, "https://allowed.test/")

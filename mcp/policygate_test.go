@@ -160,7 +160,7 @@ func callFor(t *testing.T, name string, args map[string]any, pageURL string) *Ca
 	return nil
 }
 
-func TestPolicyGateDefaultDenies(t *testing.T) {
+func TestGateDefaultDenies(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx := t.Context()
 	allowed := []*Call{
@@ -208,7 +208,7 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 // page of a denied host wrote into is that host's document, an opaque one
 // a page opened is never read, and a fresh tab's about:blank stays
 // readable.
-func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
+func TestGateDecidesOnTheDocument(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}, "enable_mutations": true})
 	on := func(tool string, args map[string]any, tab executor.Tab) *Call {
 		c := callFor(t, tool, args, "")
@@ -242,7 +242,7 @@ func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
 
 // A call whose deadline passed before the decision does not run, and says
 // TIMEOUT: a "policy error" would send the model to the policy.
-func TestPolicyGateExpiredDeadlineIsTimeout(t *testing.T) {
+func TestGateExpiredDeadlineIsTimeout(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Nanosecond)
 	defer cancel()
@@ -253,7 +253,7 @@ func TestPolicyGateExpiredDeadlineIsTimeout(t *testing.T) {
 	}
 }
 
-func TestPolicyGateListFilter(t *testing.T) {
+func TestGateListFilter(t *testing.T) {
 	ctx := t.Context()
 	visible := func(g *gate.Gate) map[string]bool {
 		out := map[string]bool{}
