@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
@@ -73,25 +72,6 @@ func (c *Call) expectURL() string {
 // Executor returns the executor the call runs on: set for the Gate and the
 // handler inside Manager.Do; for a NoBrowser tool, the live executor or nil.
 func (c *Call) Executor() executor.Executor { return c.ex }
-
-// decideHop is the executor.HopFunc of a fetch the server makes for the
-// call: each hop is the Gate's (HopGate) to decide, and a Gate that cannot
-// decide hops leaves them to the egress boundary. Whatever goes wrong
-// deciding a hop refuses it.
-func (c *Call) decideHop() executor.HopFunc {
-	g, ok := c.srv.opts.Gate.(HopGate)
-	if !ok {
-		return nil
-	}
-	return func(ctx context.Context, rawURL string) error {
-		err := c.srv.gateErr(c.Tool, g.Hop(ctx, c, rawURL))
-		if e := executor.AsError(err); e != nil && e.Code != executor.CodePolicyDenied {
-			return &executor.Error{Code: executor.CodePolicyDenied, Message: fmt.Sprintf("%s: a redirect could not be decided (%s); it was not followed", c.Tool.Name, e.Message),
-				Hint: "the call was denied; tell the operator to check the server log", Err: err}
-		}
-		return err
-	}
-}
 
 // Bind decodes the validated arguments into v, a pointer to a struct whose
 // json tags are the schema's property names. It goes from Args, never from

@@ -468,11 +468,11 @@ func (s *Server) readAllowed(ctx context.Context, c *Call, ex executor.Executor,
 	}
 	rc := &Call{Tool: e.tool, Args: args, Session: c.Session, Principal: c.Principal, Plugin: c.Plugin, srv: s, ex: ex, mark: c.mark}
 	rc.Page = rc.pageFunc(ex)
-	if err := s.gateErr(e.tool, s.opts.Gate.Before(ctx, rc)); err != nil {
+	if err := s.before(ctx, rc); err != nil {
 		return "", nil, err
 	}
-	// The Gate read the page it decided on; one that did not (AllowAll)
-	// is asked here, so the read can be held to it.
+	// The gate read the page it decided on; one that did not (a test
+	// double) is asked here, so the read can be held to it.
 	t, err := rc.Page(ctx)
 	if err != nil {
 		return "", nil, err

@@ -12,6 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 func TestViewsBounds(t *testing.T) {
@@ -110,14 +112,12 @@ func TestChangesOn(t *testing.T) {
 // deny is set: a policy that lets the caller act on a page but not read it.
 type readGate struct{ deny atomic.Bool }
 
-func (g *readGate) Before(_ context.Context, c *Call) error {
-	if c.Tool.Name == "snapshot" && g.deny.Load() {
-		return executor.Errorf(executor.CodePolicyDenied, "reading is off")
+func (g *readGate) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind == gate.KindCall && q.Name == "snapshot" && g.deny.Load() {
+		return gatetest.Deny(executor.Errorf(executor.CodePolicyDenied, "reading is off"))
 	}
-	return nil
+	return gatetest.AllowAll.Decide(ctx, q)
 }
-
-func (g *readGate) Landed(context.Context, *Call, executor.PageState) error { return nil }
 
 // Through dispatch, on a fake page whose outline the test sets: what the
 // caller saw is its last snapshot or change; a denied read, a page that

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/chromegate/chromegate/policy"
 )
 
 // Coordinates: click, hover, scroll and drag also take a point of the
@@ -142,27 +141,6 @@ func (c *Call) pointsFunc(ex executor.Executor) func(context.Context) ([]executo
 		})
 		return hits, err
 	}
-}
-
-// decidePoints decides a call at points once per point, on the document
-// under it: in is the call's input as decided on the tab's page.
-func (g *PolicyGate) decidePoints(ctx context.Context, c *Call, in policy.Input) error {
-	if c.Points == nil {
-		return nil
-	}
-	hits, err := c.Points(ctx)
-	if err != nil {
-		return err
-	}
-	for _, h := range hits {
-		pin := in
-		pin.Page = policy.NewDocumentPage(h.URL, h.Origin)
-		pin.Point = &policy.Point{X: h.X, Y: h.Y}
-		if err := decided(g.Engine.Decide(ctx, pin), pin); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // hitOut is what was under a point: the element (its role, name and ref,

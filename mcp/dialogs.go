@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // JavaScript dialogs are decided, never defaulted: the backends leave a
@@ -131,10 +132,10 @@ func (s *Server) dismissOutside(ctx context.Context, c *Call, ex executor.Execut
 // about:blank document a page wrote, which its page may not be decided
 // on while the dialog blocks it): told by a note, and dismissed.
 func (s *Server) dialogOutside(ctx context.Context, c *Call, url string) bool {
-	if _, ok := s.opts.Gate.(TabFilter); !ok {
-		return false // no page is outside a Gate that filters none
-	}
-	return url == "" || executor.OriginHidden(url) || s.outside(ctx, c, url)
+	q := toolQuestion(gate.KindDialog, c.Tool, nil, c.Principal)
+	q.URL = url
+	c.screened(&q)
+	return !s.ask(ctx, q).Allow
 }
 
 // dialogDenied says whether dialog d is one the caller may not hear of:

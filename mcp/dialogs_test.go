@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 const deleteAll = "Delete all 1,204 records? This cannot be undone."
@@ -175,8 +176,8 @@ func TestNoDialogAnsweredByDefault(t *testing.T) {
 func TestBlankLeavesDialogs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{landed: func(_ context.Context, c *Call, p executor.PageState) error {
-			if strings.Contains(p.URL, "evil") {
+		o.Gate = gateFunc{landed: func(_ context.Context, q gate.Question) error {
+			if strings.Contains(q.URL, "evil") {
 				return deny("landed on evil")
 			}
 			return nil
@@ -202,13 +203,13 @@ func TestPolicyInputNamesTheDialog(t *testing.T) {
 	c.Page = func(context.Context) (executor.Tab, error) {
 		return executor.Tab{URL: "https://a.test/", Dialog: &executor.Dialog{Type: "confirm", Message: deleteAll, Action: "open"}}, nil
 	}
-	if err := eng.Before(t.Context(), c); executor.CodeOf(err) != executor.CodePolicyDenied {
+	if err := gateBefore(t.Context(), eng, c); executor.CodeOf(err) != executor.CodePolicyDenied {
 		t.Errorf("the refused words did not reach the policy: %v", err)
 	}
 	c.Page = func(context.Context) (executor.Tab, error) {
 		return executor.Tab{URL: "https://a.test/", Dialog: &executor.Dialog{Type: "confirm", Message: "Save?", Action: "open"}}, nil
 	}
-	if err := eng.Before(t.Context(), c); err != nil {
+	if err := gateBefore(t.Context(), eng, c); err != nil {
 		t.Errorf("an accept of other words: %v", err)
 	}
 }

@@ -86,9 +86,7 @@ func (s *Server) deadlineStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		ctx, cancel := context.WithTimeout(ctx, callTimeout(c.Tool, c.Args))
 		defer cancel()
-		if b, ok := s.opts.Gate.(SessionBinder); ok {
-			b.BindSession(c.Session, c.Principal)
-		}
+		s.bindSession(c.Session, c.Principal)
 		return next(ctx, c)
 	}
 }
@@ -165,7 +163,7 @@ func (s *Server) resolveStage(next step) step {
 // not described, and is sent away from it.
 func (s *Server) gateStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
-		if err := s.gateErr(c.Tool, s.opts.Gate.Before(ctx, c)); err != nil {
+		if err := s.before(ctx, c); err != nil {
 			if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
 				return nil, outsideErr(c, err, s.blankOutside(ctx, c, c.ex, c.before.ID))
 			}
@@ -205,7 +203,7 @@ func (s *Server) landedStage(next step) step {
 				s.blank(ctx, c.ex, r.Landed.TabID)
 				return nil, blockedErr(d)
 			}
-			if err := s.gateErr(c.Tool, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+			if err := s.landed(ctx, c, *r.Landed); err != nil {
 				s.blank(ctx, c.ex, r.Landed.TabID)
 				return nil, err
 			}

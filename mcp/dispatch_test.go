@@ -15,26 +15,31 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
-// gateFunc is a Gate made of functions; a nil function allows.
+// gateFunc is a gate made of functions: before decides calls, landed
+// where they landed (q.URL); a nil function allows, and every other
+// question is gatetest.AllowAll's.
 type gateFunc struct {
-	before func(context.Context, *Call) error
-	landed func(context.Context, *Call, executor.PageState) error
+	before func(context.Context, gate.Question) error
+	landed func(context.Context, gate.Question) error
 }
 
-func (g gateFunc) Before(ctx context.Context, c *Call) error {
-	if g.before == nil {
-		return nil
+func (g gateFunc) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	var err error
+	switch {
+	case q.Kind == gate.KindCall && g.before != nil:
+		err = g.before(ctx, q)
+	case q.Kind == gate.KindLanded && g.landed != nil:
+		err = g.landed(ctx, q)
 	}
-	return g.before(ctx, c)
-}
-
-func (g gateFunc) Landed(ctx context.Context, c *Call, p executor.PageState) error {
-	if g.landed == nil {
-		return nil
+	if err != nil {
+		return gatetest.Deny(err)
 	}
-	return g.landed(ctx, c, p)
+	return gatetest.AllowAll.Decide(ctx, q)
 }
 
 func deny(format string, args ...any) error {
@@ -237,7 +242,7 @@ func TestPanicIsInternalAndTheServerGoesOn(t *testing.T) {
 func TestGatePanicDenies(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(context.Context, *Call) error { panic("policy bug") }}
+		o.Gate = gateFunc{before: func(context.Context, gate.Question) error { panic("policy bug") }}
 	})
 	f := h.fake()
 	res := h.call("click", map[string]any{"selector": "a"})
@@ -292,12 +297,12 @@ func TestMaxResultCharsOption(t *testing.T) {
 // reads why.
 func TestGateDenies(t *testing.T) {
 	t.Parallel()
-	var seen *Call
+	var seen *gate.Question
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(ctx context.Context, c *Call) error {
-			seen = c
-			if c.Tool.Name == "click" {
-				return deny("clicking on %s is not allowed", c.Args["selector"])
+		o.Gate = gateFunc{before: func(ctx context.Context, q gate.Question) error {
+			seen = &q
+			if q.Name == "click" {
+				return deny("clicking on %s is not allowed", q.Args["selector"])
 			}
 			return nil
 		}}
@@ -311,7 +316,7 @@ func TestGateDenies(t *testing.T) {
 	if m := f.Methods(); len(m) != 0 {
 		t.Errorf("executor called despite the denial: %v", m)
 	}
-	if seen.Principal.Name != "local" || seen.Principal.Transport != "stdio" || seen.Session != DefaultSession || seen.Tool.Action != ActionInteract || !seen.Tool.Mutating {
+	if seen.Principal.Name != "local" || seen.Principal.Transport != "stdio" || seen.Session != DefaultSession || seen.Class.Action != policy.ActionInteract || !seen.Class.Mutating {
 		t.Errorf("gate saw %+v", seen)
 	}
 }
@@ -320,7 +325,7 @@ func TestGateDenies(t *testing.T) {
 func TestGateErrorsFailClosed(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(context.Context, *Call) error { return errors.New("rego: undefined decision") }}
+		o.Gate = gateFunc{before: func(context.Context, gate.Question) error { return errors.New("rego: undefined decision") }}
 	})
 	f := h.fake()
 	res := h.call("get_text", nil)
@@ -336,18 +341,18 @@ func TestGateErrorsFailClosed(t *testing.T) {
 func TestGateReadsThePage(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(ctx context.Context, c *Call) error {
-			if c.Tool.Action != ActionRead {
+		o.Gate = gateFunc{before: func(ctx context.Context, q gate.Question) error {
+			if q.Class.Action != policy.ActionRead {
 				return nil
 			}
-			p, err := c.Page(ctx)
+			p, err := q.Page(ctx)
 			if err != nil {
 				return err
 			}
 			if strings.Contains(p.URL, "secret") {
 				return deny("reading %s is not allowed", p.URL)
 			}
-			if c.Executor() == nil {
+			if q.Backend == "" {
 				return errors.New("no executor")
 			}
 			return nil
@@ -385,9 +390,9 @@ func TestLandedDenial(t *testing.T) {
 	t.Parallel()
 	var landed []string
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{landed: func(_ context.Context, c *Call, p executor.PageState) error {
-			landed = append(landed, c.Tool.Name+" "+p.URL)
-			if strings.Contains(p.URL, "evil") {
+		o.Gate = gateFunc{landed: func(_ context.Context, q gate.Question) error {
+			landed = append(landed, q.Name+" "+q.URL)
+			if strings.Contains(q.URL, "evil") {
 				return deny("the page landed on a host outside policy")
 			}
 			return nil
@@ -440,15 +445,20 @@ func TestLandedDenial(t *testing.T) {
 	}
 }
 
+// hideTools is a gate that hides the tools it names from the local
+// principal (the list phase) and allows the rest.
 type hideTools map[string]bool
 
-func (h hideTools) Visible(_ context.Context, t *Tool, p Principal) bool {
-	return !h[t.Name] || p.Name != "local"
+func (h hideTools) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind == gate.KindList && h[q.Tool] && q.Principal.Name == "local" {
+		return gatetest.Deny(deny("hidden"))
+	}
+	return gatetest.AllowAll.Decide(ctx, q)
 }
 
 func TestListFilter(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(o *Options) { o.List = hideTools{"eval": true, "cookies_get": true} })
+	h := newHarness(t, func(o *Options) { o.Gate = hideTools{"eval": true, "cookies_get": true} })
 	res, err := h.client.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -479,7 +489,7 @@ func TestNewServerRequiresManagerAndGate(t *testing.T) {
 	if _, err := NewServer(Options{Manager: h.manager}); err == nil || !strings.Contains(err.Error(), "Gate is required") {
 		t.Errorf("no gate: %v", err)
 	}
-	if _, err := NewServer(Options{Gate: AllowAll}); err == nil || !strings.Contains(err.Error(), "Manager is required") {
+	if _, err := NewServer(Options{Gate: gatetest.AllowAll}); err == nil || !strings.Contains(err.Error(), "Manager is required") {
 		t.Errorf("no manager: %v", err)
 	}
 }
@@ -487,7 +497,7 @@ func TestNewServerRequiresManagerAndGate(t *testing.T) {
 func TestNewServerRejectsBadTools(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
-	opts := Options{Manager: h.manager, Gate: AllowAll}
+	opts := Options{Manager: h.manager, Gate: gatetest.AllowAll}
 	noop := func(context.Context, *Call) (*Result, error) { return &Result{}, nil }
 	tests := map[string]*Tool{
 		"ReadOnly":             {Name: "x", InputSchema: object(nil), Handler: noop},
@@ -512,7 +522,10 @@ func TestServerCall(t *testing.T) {
 	t.Parallel()
 	var principal Principal
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(_ context.Context, c *Call) error { principal = c.Principal; return nil }}
+		o.Gate = gateFunc{before: func(_ context.Context, q gate.Question) error {
+			principal = Principal{Name: q.Principal.Name, Roles: q.Principal.Roles, Transport: q.Principal.Transport}
+			return nil
+		}}
 	})
 	p := Principal{Name: "ci", Roles: []string{"ci"}, Transport: "rest"}
 	res, err := h.server.Call(context.Background(), "", p, "navigate", json.RawMessage(`{"url":"https://a.test/"}`))
@@ -539,7 +552,7 @@ func TestConcurrentCalls(t *testing.T) {
 	t.Parallel()
 	var before atomic.Int64
 	h := newHarness(t, func(o *Options) {
-		o.Gate = gateFunc{before: func(context.Context, *Call) error { before.Add(1); return nil }}
+		o.Gate = gateFunc{before: func(context.Context, gate.Question) error { before.Add(1); return nil }}
 	})
 	var wg sync.WaitGroup
 	for i := range 40 {
@@ -627,9 +640,9 @@ func TestReadOfAPageThatMovedIsALanding(t *testing.T) {
 	for _, tool := range []string{"get_text", "get_html", "eval"} {
 		h := newHarness(t, func(o *Options) {
 			o.Gate = gateFunc{
-				before: func(ctx context.Context, c *Call) error { _, err := c.Page(ctx); return err },
-				landed: func(_ context.Context, c *Call, p executor.PageState) error {
-					if strings.Contains(p.URL, "evil") {
+				before: func(ctx context.Context, q gate.Question) error { _, err := q.Page(ctx); return err },
+				landed: func(_ context.Context, q gate.Question) error {
+					if strings.Contains(q.URL, "evil") {
 						return deny("the tab is on evil.test")
 					}
 					return nil

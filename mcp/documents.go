@@ -4,14 +4,16 @@ import (
 	"context"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // Every surface is decided on the document that produced what it shows:
 // a network-log entry and its body, a console message, a dialog. The
 // backend names that document (executor.Source) by the browser's own
 // identifiers; here it is decided like a read of that document with the
-// same decision that outlines a denied frame as a placeholder
-// (FrameGate, via Call.FrameDecider), and what a denied document produced
+// same decision that outlines a denied frame as a placeholder (a
+// gate.KindDocument question: the gate.KindFrame decision, failing closed
+// on a document of unknown origin), and what a denied document produced
 // is withheld and counted, its words never shown. A record whose
 // document the backend could not name is withheld too.
 
@@ -21,13 +23,9 @@ import (
 // A URL that does not carry its origin (about:srcdoc, about:blank,
 // data:, blob:) with no origin from the browser is denied.
 func (c *Call) DocumentDenied(ctx context.Context, rawURL, origin string) bool {
-	if c.srv.opts.Gate == AllowAll {
-		return false
-	}
-	if origin == "" && (rawURL == "" || executor.OriginHidden(rawURL)) {
-		return true
-	}
-	return c.FrameDecider()(ctx, rawURL, origin) != nil
+	q := c.question(gate.KindDocument)
+	q.Document = &gate.Document{URL: rawURL, Origin: origin}
+	return !c.srv.ask(ctx, q).Allow
 }
 
 // sourceScreen decides, for one call, the documents its records came
@@ -43,11 +41,9 @@ func (c *Call) sourceScreen() *sourceScreen {
 
 // denied reports whether the record of src is to be withheld.
 func (s *sourceScreen) denied(ctx context.Context, src *executor.Source) bool {
-	if s.c.srv.opts.Gate == AllowAll {
-		return false
-	}
 	if !src.Known() {
-		return true
+		// Named by nothing: denied by the gate's rule, asked all the same.
+		return s.c.DocumentDenied(ctx, "", "")
 	}
 	v, ok := s.seen[*src]
 	if !ok {

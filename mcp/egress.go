@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
@@ -12,50 +11,9 @@ import (
 	"github.com/chromegate/chromegate/policy"
 )
 
-// SessionBinder learns which principal drives a session, so that the
-// requests its pages make are decided for that principal. Dispatch calls
-// it on every call. Implementations must be safe for concurrent use.
-type SessionBinder interface {
-	BindSession(session string, p Principal)
-	ForgetSession(session string)
-}
-
-// TabFilter decides whether a tab's URL may be shown to the caller: a tab
-// that shows a page outside the policy (a popup the page opened, a tab
-// that navigated itself away) is not listed, so nothing of it — path,
-// query, title — reaches the model.
-type TabFilter interface {
-	TabVisible(ctx context.Context, c *Call, url string) bool
-}
-
-var (
-	_ SessionBinder  = (*PolicyGate)(nil)
-	_ TabFilter      = (*PolicyGate)(nil)
-	_ egress.Decider = (*PolicyGate)(nil)
-)
-
-// BindSession records who drives session.
-func (g *PolicyGate) BindSession(session string, p Principal) {
-	pp := policy.Principal{Name: p.Name, Roles: p.Roles, Transport: p.Transport}
-	if pp.Roles == nil {
-		pp.Roles = []string{}
-	}
-	if cur, ok := g.principals.Load(session); ok {
-		if c := cur.(policy.Principal); c.Name == pp.Name && c.Transport == pp.Transport && slices.Equal(c.Roles, pp.Roles) {
-			return
-		}
-	}
-	g.principals.Store(session, pp)
-}
-
-// ForgetSession drops what BindSession learnt of a session that ended.
-func (g *PolicyGate) ForgetSession(session string) { g.principals.Delete(session) }
-
 // forgetSession drops a closed session's principal and request denials.
 func (s *Server) forgetSession(session string) {
-	if b, ok := s.opts.Gate.(SessionBinder); ok {
-		b.ForgetSession(session)
-	}
+	s.opts.Sessions.Forget(session)
 	s.opts.Egress.Forget(session)
 	s.drivenTabs.Range(func(k, _ any) bool {
 		if strings.HasPrefix(k.(string), session+"\x00") {
@@ -65,66 +23,16 @@ func (s *Server) forgetSession(session string) {
 	})
 }
 
-// DecideRequest decides a request a page made, with the policy's request
-// phase, for the principal that drives its session (no principal — a
-// session no call has bound — decides as an anonymous one, which the
-// default policy treats like any other; a policy keyed on roles denies).
-// It fails closed.
-func (g *PolicyGate) DecideRequest(ctx context.Context, r *egress.Request) egress.Verdict {
-	var p policy.Principal
-	if v, ok := g.principals.Load(r.Session); ok {
-		p = v.(policy.Principal)
-	}
-	in, err := policy.NewRequestInput(policy.RequestInput{
-		Request: policy.Request{
-			URL: r.URL, Method: r.Method, ResourceType: r.ResourceType,
-			Navigation: r.Navigation, TopLevel: r.TopLevel,
-			FrameOrigin: r.FrameOrigin, PageOrigin: r.PageOrigin, Via: r.Via,
-		},
-		Addr: r.Addr, Principal: p, Session: r.Session, Backend: r.Backend,
-	})
-	if err != nil {
-		return egress.Verdict{Reason: "the request's URL could not be checked"}
-	}
-	d, _ := g.Engine.DecideRequest(ctx, in)
-	if d.Allow {
-		return egress.Verdict{Allow: true}
-	}
-	reason := "denied by policy"
-	if len(d.Reasons) > 0 {
-		reason = d.Reasons[0]
-	}
-	return egress.Verdict{Reason: reason}
-}
-
-// TabVisible decides a tab's URL as a navigation of the caller's: a tab is
-// shown when the caller could have navigated it there.
-func (g *PolicyGate) TabVisible(ctx context.Context, c *Call, url string) bool {
-	in, err := g.input(policy.PhaseCall, c.Tool, nil, c.Principal)
-	if err != nil {
-		return false
-	}
-	if in, err = in.Landed(url); err != nil {
-		return false
-	}
-	if c.Executor() != nil {
-		in.Backend = c.Executor().Backend()
-	}
-	in.Session = c.Session
-	return g.Engine.Screen(ctx, in).Allow
-}
-
 // visibleTabs lists tabs as the caller may see them: a tab that shows a
 // page outside the policy keeps its id (so it can be selected away from
 // or closed) but not its URL or title, and says why. It also returns how
 // many were redacted.
 func (c *Call) visibleTabs(ctx context.Context, tabs []executor.Tab) ([]tabOut, int) {
-	f, _ := c.srv.opts.Gate.(TabFilter)
 	out := make([]tabOut, len(tabs))
 	n := 0
 	for i, t := range tabs {
 		out[i] = tabOf(t)
-		if f != nil && !f.TabVisible(ctx, c, c.tabDocument(ctx, t)) {
+		if c.pageOutside(ctx, func(ctx context.Context) (string, error) { return c.tabDocument(ctx, t), nil }) {
 			out[i] = tabOut{TabID: t.ID, Selected: t.Selected, Note: outsideNote}
 			n++
 		}
@@ -253,8 +161,7 @@ func blockedErr(d *egress.Denial) error {
 // outside says whether url is a page outside the policy for c's caller:
 // one it could not have navigated to.
 func (s *Server) outside(ctx context.Context, c *Call, url string) bool {
-	f, ok := s.opts.Gate.(TabFilter)
-	return ok && !f.TabVisible(ctx, c, url)
+	return !c.tabVisible(ctx, url)
 }
 
 // outsideErr is the error of a call that found its tab on a page outside

@@ -9,14 +9,15 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // A page's requests are decided for the principal that drives its
 // session: a policy keyed on roles sees the caller's roles.
-func TestPolicyGateDecidesRequestsForTheSessionsPrincipal(t *testing.T) {
+func TestGateDecidesRequestsForTheSessionsPrincipal(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx := t.Context()
-	g.BindSession("s1", Principal{Name: "ci", Roles: []string{"ci"}, Transport: "http"})
+	g.Sessions.Bind("s1", policy.Principal{Name: "ci", Roles: []string{"ci"}, Transport: "http"})
 	cases := []struct {
 		name  string
 		r     egress.Request

@@ -10,6 +10,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // A server over a (fake) browser, called by an MCP client. A real server
@@ -19,7 +20,7 @@ func Example() {
 	ctx := context.Background()
 	manager := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	defer manager.Close()
-	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: mcp.AllowAll, Version: "example"})
+	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: gatetest.AllowAll, Version: "example"})
 	if err != nil {
 		log.Fatal(err)
 	}

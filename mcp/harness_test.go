@@ -14,6 +14,7 @@ import (
 	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // harness is a Server over a fake backend, connected to a real SDK client
@@ -31,7 +32,7 @@ func newHarness(t testing.TB, configure func(*Options)) *harness {
 	t.Helper()
 	h := &harness{t: t, backend: executortest.NewBackend("fake")}
 	h.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{h.backend}})
-	opts := Options{Manager: h.manager, Gate: AllowAll, Version: "test", StateDir: t.TempDir()}
+	opts := Options{Manager: h.manager, Gate: gatetest.AllowAll, Version: "test", StateDir: t.TempDir()}
 	if configure != nil {
 		configure(&opts)
 	}

@@ -319,7 +319,7 @@ func pageToolText(r executor.PageToolResult) string {
 // followed and everything bridged from it), and resMu serialises the
 // resource syncs of page events. It reaches the server only through
 // core; it asks core's list decision while holding mu (an item is decided
-// as it is bridged), so the Gate and ListFilter must not call back into
+// as it is bridged), so the gate must not call back into
 // the server's tool lookups.
 type pageBridge struct {
 	core           bridgeCore

@@ -185,7 +185,7 @@ func TestLivePageTools(t *testing.T) {
 func TestPageToolPolicy(t *testing.T) {
 	t.Parallel()
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"a.test"}})
-	h := newHarness(t, func(o *Options) { o.Gate, o.List = g, g })
+	h := newHarness(t, func(o *Options) { o.Gate = g })
 	f := h.fake()
 	tab := f.TabID(0)
 	if _, err := f.Navigate(t.Context(), executor.NavigateParams{URL: "https://a.test/"}); err != nil {

@@ -73,13 +73,6 @@ type PluginStep struct {
 	Tools  []string // the tools of all the plugin's steps, in order
 }
 
-// StepFilter is an optional capability of a ListFilter: deciding whether
-// a principal may use a tool as a step of a plugin (the list phase, told
-// which plugin asks). A ListFilter without it is asked Visible.
-type StepFilter interface {
-	VisibleStep(ctx context.Context, t *Tool, p Principal, step *PluginStep) bool
-}
-
 // Plugin is a plugin tool loaded from a file.
 type Plugin struct {
 	// File is the path the plugin was read from.
@@ -663,25 +656,6 @@ func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep,
 	s.log.Debug("plugin step", "plugin", step.Plugin, "step", step.Step, "tool", st.Tool,
 		"ms", time.Since(start).Milliseconds(), "ok", err == nil)
 	return r, err
-}
-
-// visibleStep is visible for a plugin step: a StepFilter is told which
-// plugin asks (a policy may allow a tool only inside a plugin).
-func (s *Server) visibleStep(ctx context.Context, t *Tool, p Principal, step *PluginStep) (ok bool) {
-	if !p.Tools.Allows(t.Name) { // the key's tool ACL holds at every step
-		return false
-	}
-	sf, isStep := s.opts.List.(StepFilter)
-	if !isStep {
-		return s.visible(ctx, t, p)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("step filter panicked; denying the step", "tool", t.Name, "panic", r)
-			ok = false
-		}
-	}()
-	return sf.VisibleStep(ctx, t, p, step)
 }
 
 // pluginExamples are the example plugins shipped in the binary; see

@@ -17,8 +17,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/e2e/testkit"
-	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // readPlugin is a small valid plugin: it opens a page and reads it. The
@@ -152,21 +153,24 @@ type gateLog struct {
 	deny  string // a tool to deny
 }
 
-func (g *gateLog) Before(_ context.Context, c *Call) error {
+// Decide logs and decides calls; every other question is
+// gatetest.AllowAll's.
+func (g *gateLog) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind != gate.KindCall {
+		return gatetest.AllowAll.Decide(ctx, q)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	entry := c.Tool.Name
-	if c.Plugin != nil {
-		entry = c.Plugin.Plugin + "/" + c.Plugin.Step + ":" + c.Tool.Name
+	entry := q.Name
+	if q.Plugin != nil {
+		entry = q.Plugin.Name + "/" + q.Plugin.Step + ":" + q.Name
 	}
 	g.calls = append(g.calls, entry)
-	if c.Tool.Name == g.deny {
-		return deny("%s is not allowed here", c.Tool.Name)
+	if q.Name == g.deny {
+		return gatetest.Deny(deny("%s is not allowed here", q.Name))
 	}
-	return nil
+	return gatetest.AllowAll.Decide(ctx, q)
 }
-
-func (g *gateLog) Landed(context.Context, *Call, executor.PageState) error { return nil }
 
 func (g *gateLog) log() []string {
 	g.mu.Lock()
@@ -380,7 +384,7 @@ func TestPluginPolicy(t *testing.T) {
 	run := func(data map[string]any) (*harness, *sdk.CallToolResult) {
 		g := newPolicyGate(t, data)
 		h := newHarness(t, func(o *Options) {
-			o.Gate, o.List = g, g
+			o.Gate = g
 			o.Plugins = loadPlugins(t, map[string]string{"buy.json": click})
 		})
 		return h, h.call("press_buy", nil)
@@ -454,8 +458,8 @@ func BenchmarkPluginStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := &PolicyGate{Engine: eng}
-	h := newHarness(b, func(o *Options) { o.Gate, o.List, o.Plugins = g, g, ps })
+	g := gate.New(eng, nil)
+	h := newHarness(b, func(o *Options) { o.Gate, o.Plugins = g, ps })
 	ctx := b.Context()
 	if res, _ := h.server.Call(ctx, "", LocalPrincipal, "navigate", json.RawMessage(`{"url":"https://a.test/"}`)); res.IsError {
 		b.Fatal(textOf(res))
@@ -499,10 +503,9 @@ func TestPluginOutputAndResult(t *testing.T) {
 func TestPluginArgsRedactedForThePolicy(t *testing.T) {
 	t.Parallel()
 	ps := loadPlugins(t, map[string]string{"read.json": readPlugin})
-	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"example.test"}})
 	h := newHarness(t, func(o *Options) { o.Plugins = ps })
 	tool, _ := h.server.Tool("read_page")
-	in, err := g.input(policy.PhaseCall, tool, map[string]any{"url": "https://example.test/secret?token=abc", "selector": "#pw"}, LocalPrincipal)
+	in, err := policyInput(policy.PhaseCall, tool, map[string]any{"url": "https://example.test/secret?token=abc", "selector": "#pw"}, LocalPrincipal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policies"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // A tool's class is declared with the tool and nowhere else; this checks
@@ -137,13 +139,13 @@ func TestPoliciesREADMEListsEachActionsTools(t *testing.T) {
 	}
 }
 
-func newPolicyGate(t *testing.T, data map[string]any) *PolicyGate {
+func newPolicyGate(t *testing.T, data map[string]any) *gate.Gate {
 	t.Helper()
 	eng, err := policy.New(t.Context(), policy.WithData(data), policy.WithTimeout(10*time.Second)) // a loaded test machine is not a slow policy
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &PolicyGate{Engine: eng}
+	return gate.New(eng, nil)
 }
 
 func callFor(t *testing.T, name string, args map[string]any, pageURL string) *Call {
@@ -158,7 +160,7 @@ func callFor(t *testing.T, name string, args map[string]any, pageURL string) *Ca
 	return nil
 }
 
-func TestPolicyGateDefaultDenies(t *testing.T) {
+func TestGateDefaultDenies(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx := t.Context()
 	allowed := []*Call{
@@ -167,7 +169,7 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 		callFor(t, "tabs_list", map[string]any{}, ""),
 	}
 	for _, c := range allowed {
-		if err := g.Before(ctx, c); err != nil {
+		if err := gateBefore(ctx, g, c); err != nil {
 			t.Errorf("%s %v: %v", c.Tool.Name, c.Args, err)
 		}
 	}
@@ -182,22 +184,22 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 		{callFor(t, "eval", map[string]any{"expression": "1"}, "https://allowed.test/"), "--unsafe-enable-eval"},
 	}
 	for _, d := range denied {
-		err := g.Before(ctx, d.c)
+		err := gateBefore(ctx, g, d.c)
 		if executor.CodeOf(err) != executor.CodePolicyDenied || !strings.Contains(err.Error(), d.want) {
 			t.Errorf("%s %v: %v, want POLICY_DENIED mentioning %q", d.c.Tool.Name, d.c.Args, err, d.want)
 		}
 	}
-	if err := g.Before(ctx, callFor(t, "navigate", map[string]any{"url": "not a url"}, "about:blank")); executor.CodeOf(err) != executor.CodeBadArgs {
+	if err := gateBefore(ctx, g, callFor(t, "navigate", map[string]any{"url": "not a url"}, "about:blank")); executor.CodeOf(err) != executor.CodeBadArgs {
 		t.Errorf("a URL that does not parse: %v, want BAD_ARGS", err)
 	}
 	c := callFor(t, "navigate", map[string]any{"url": "https://allowed.test/redirect"}, "about:blank")
 	// Where a redirect led is the page's choice: its host is told fenced
 	// (Page), never in the message or the hint.
-	if err := executor.AsError(g.Landed(ctx, c, executor.PageState{URL: "https://other.test/landed"})); err == nil || err.Code != executor.CodePolicyDenied ||
+	if err := executor.AsError(gateLanded(ctx, g, c, executor.PageState{URL: "https://other.test/landed"})); err == nil || err.Code != executor.CodePolicyDenied ||
 		!strings.Contains(err.Page, "other.test") || strings.Contains(err.Message+err.Hint, "other.test") || strings.Contains(err.Page, "/landed") {
 		t.Errorf("landing on a denied host: %#v", err)
 	}
-	if err := g.Landed(ctx, c, executor.PageState{URL: "https://allowed.test/landed"}); err != nil {
+	if err := gateLanded(ctx, g, c, executor.PageState{URL: "https://allowed.test/landed"}); err != nil {
 		t.Errorf("landing on an allowed host: %v", err)
 	}
 }
@@ -206,7 +208,7 @@ func TestPolicyGateDefaultDenies(t *testing.T) {
 // page of a denied host wrote into is that host's document, an opaque one
 // a page opened is never read, and a fresh tab's about:blank stays
 // readable.
-func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
+func TestGateDecidesOnTheDocument(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}, "enable_mutations": true})
 	on := func(tool string, args map[string]any, tab executor.Tab) *Call {
 		c := callFor(t, tool, args, "")
@@ -224,7 +226,7 @@ func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
 		{executor.Tab{URL: "about:blank", Origin: executor.OpaqueOrigin}, "opaque origin"},
 		{executor.Tab{URL: "data:text/html,hi", Origin: "https://allowed.test"}, ""},
 	} {
-		err := g.Before(t.Context(), on("get_text", map[string]any{}, c.tab))
+		err := gateBefore(t.Context(), g, on("get_text", map[string]any{}, c.tab))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("get_text on %+v: %v", c.tab, err)
@@ -233,30 +235,30 @@ func TestPolicyGateDecidesOnTheDocument(t *testing.T) {
 		}
 	}
 	// Written by an allowed page, it is that page: interactions too.
-	if err := g.Before(t.Context(), on("click", map[string]any{"selector": "p"}, executor.Tab{URL: "about:blank", Origin: "https://allowed.test"})); err != nil {
+	if err := gateBefore(t.Context(), g, on("click", map[string]any{"selector": "p"}, executor.Tab{URL: "about:blank", Origin: "https://allowed.test"})); err != nil {
 		t.Errorf("click on allowed.test's about:blank: %v", err)
 	}
 }
 
 // A call whose deadline passed before the decision does not run, and says
 // TIMEOUT: a "policy error" would send the model to the policy.
-func TestPolicyGateExpiredDeadlineIsTimeout(t *testing.T) {
+func TestGateExpiredDeadlineIsTimeout(t *testing.T) {
 	g := newPolicyGate(t, map[string]any{"allow_domains": []string{"allowed.test"}})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()
-	err := g.Before(ctx, callFor(t, "navigate", map[string]any{"url": "https://allowed.test/a"}, "about:blank"))
+	err := gateBefore(ctx, g, callFor(t, "navigate", map[string]any{"url": "https://allowed.test/a"}, "about:blank"))
 	if executor.CodeOf(err) != executor.CodeTimeout {
 		t.Fatalf("Before with an expired deadline: %v, want TIMEOUT", err)
 	}
 }
 
-func TestPolicyGateListFilter(t *testing.T) {
+func TestGateListFilter(t *testing.T) {
 	ctx := t.Context()
-	visible := func(g *PolicyGate) map[string]bool {
+	visible := func(g *gate.Gate) map[string]bool {
 		out := map[string]bool{}
 		for _, tool := range Tools() {
-			out[tool.Name] = g.Visible(ctx, tool, LocalPrincipal)
+			out[tool.Name] = serverOn(g).visible(ctx, tool, LocalPrincipal)
 		}
 		return out
 	}
@@ -296,9 +298,40 @@ decision := {"allow": false, "reasons": ["not the landing input"]} if {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &PolicyGate{Engine: eng}
+	g := gate.New(eng, nil)
 	c := callFor(t, "get_text", map[string]any{}, "https://start.test/")
-	if err := g.Landed(t.Context(), c, executor.PageState{URL: "https://landed.test/x"}); err != nil {
+	if err := gateLanded(t.Context(), g, c, executor.PageState{URL: "https://landed.test/x"}); err != nil {
 		t.Fatalf("the landing of a read was not decided as Input.Landed builds it: %v", err)
 	}
+}
+
+// serverOn is a server whose only part is the gate g: enough to ask it
+// the questions dispatch asks.
+func serverOn(g gate.Decider) *Server {
+	return &Server{opts: Options{Gate: g}, log: slog.New(slog.DiscardHandler)}
+}
+
+// gateBefore asks g about c before it runs, as dispatch does.
+func gateBefore(ctx context.Context, g gate.Decider, c *Call) error {
+	s := serverOn(g)
+	c.srv = s
+	return s.before(ctx, c)
+}
+
+// gateLanded asks g where c's tab landed, as dispatch does.
+func gateLanded(ctx context.Context, g gate.Decider, c *Call, page executor.PageState) error {
+	s := serverOn(g)
+	c.srv = s
+	return s.landed(ctx, c, page)
+}
+
+// policyInput is the policy input the gate builds for a call (or a
+// listing, in phase list) of tool with args by p, before it reads the
+// page.
+func policyInput(phase string, tool *Tool, args map[string]any, p Principal) (policy.Input, error) {
+	kind := gate.KindCall
+	if phase == policy.PhaseList {
+		kind = gate.KindList
+	}
+	return gate.Input(toolQuestion(kind, tool, args, p), phase)
 }

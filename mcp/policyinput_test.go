@@ -48,11 +48,10 @@ func sampleArgs(s *jsonschema.Schema) map[string]any {
 // by a policy that gives none.
 func policyInputCases(t *testing.T) map[string]any {
 	t.Helper()
-	g := &PolicyGate{}
 	p := Principal{Name: "alice", Roles: []string{"reader"}, Transport: "http"}
 	out := map[string]any{}
 	record := func(key string, tool *Tool, phase string, args map[string]any) {
-		in, err := g.input(phase, tool, args, p)
+		in, err := policyInput(phase, tool, args, p)
 		if err != nil {
 			out[key] = map[string]any{"error": err.Error(), "code": executor.CodeOf(err)}
 			return

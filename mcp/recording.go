@@ -302,9 +302,6 @@ const maxTyped = 256
 // the record keeps nothing of a page outside it, and nothing at all
 // without a policy to decide the page on.
 func (s *Server) recordedTab(ctx context.Context, c *Call, ex executor.Executor) (executor.Tab, bool) {
-	if _, ok := s.opts.Gate.(TabFilter); !ok {
-		return executor.Tab{}, false
-	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Second)
 	defer cancel()
 	tab, err := c.pageFunc(ex)(tctx)

@@ -22,10 +22,10 @@ import (
 //
 //  1. Before the Gate, secretRefs reads the references: a malformed one,
 //     or a name that is not declared, is BAD_ARGS naming names only.
-//  2. The Gate tells the policy the names (input.secrets) with the page's
-//     origin and the tool; the default policy allows a secret only on the
-//     origins the operator bound it to. A Gate that does not decide
-//     secrets (SecretGate) refuses every call that has one.
+//  2. The call's gate question carries the names (input.secrets) with
+//     the page's origin and the tool; the default policy allows a secret
+//     only on the origins the operator bound it to. A gate that cannot
+//     decide secrets (the test double) refuses every call that has one.
 //  3. Only after the Gate allowed the call, expandSecrets gives the
 //     handler a copy of the arguments with the values in; the Gate, the
 //     landing check and anything logged keep the references.
@@ -35,18 +35,6 @@ import (
 //     resources and prompts of pages, tools/list with page tools),
 //     VisibleTools (REST's tool list), the server's log (the slog handler
 //     cmd wraps with vault.Handler) and the decision log (vault.Writer).
-
-// SecretGate is a Gate that decides calls referring to secrets: it gives
-// the policy Call.SecretNames. A call with secrets through any other Gate
-// is denied.
-type SecretGate interface {
-	Gate
-	DecidesSecrets() bool
-}
-
-// DecidesSecrets says the policy decides secrets: the call input carries
-// their names.
-func (g *PolicyGate) DecidesSecrets() bool { return true }
 
 // secretRefs reads the secret references of c's arguments into
 // c.SecretNames.
@@ -68,12 +56,6 @@ func (s *Server) secretRefs(c *Call) error {
 		})
 		if err != nil {
 			return secretArgErr(c.Tool.Name, path, err)
-		}
-	}
-	if len(c.SecretNames) > 0 {
-		if g, ok := s.opts.Gate.(SecretGate); !ok || !g.DecidesSecrets() {
-			return executor.Errorf(executor.CodePolicyDenied, "%s refers to a secret, and this server's gate cannot decide secrets", c.Tool.Name).
-				WithHint("nothing was typed; the operator runs chromegate with its policy to use secrets")
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 const testSecret = "hunter2-correct-horse"
@@ -35,7 +36,7 @@ func secretHarness(t *testing.T, page string, configure ...func(*Options)) *harn
 		"secret_origins": v.Origins(),
 	})
 	h := newHarness(t, func(o *Options) {
-		o.Gate, o.List, o.Secrets = gate, gate, v
+		o.Gate, o.Secrets = gate, v
 		for _, c := range configure {
 			c(o)
 		}
@@ -266,7 +267,7 @@ func BenchmarkSecretType(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := &PolicyGate{Engine: eng}
+	g := gate.New(eng, nil)
 	for _, bc := range []struct {
 		name  string
 		vault *vault.Vault
@@ -277,7 +278,7 @@ func BenchmarkSecretType(b *testing.B) {
 		{"reference", v, "<secret:PASSWORD>"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := newHarness(b, func(o *Options) { o.Gate, o.List, o.Secrets = g, g, bc.vault })
+			h := newHarness(b, func(o *Options) { o.Gate, o.Secrets = g, bc.vault })
 			ctx := b.Context()
 			if res, _ := h.server.Call(ctx, "", LocalPrincipal, "navigate", json.RawMessage(`{"url":"https://login.test/"}`)); res.IsError {
 				b.Fatal(textOf(res))

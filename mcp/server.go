@@ -20,7 +20,7 @@
 // to its key's rate limit, and so is every plugin step: a step the limit
 // refuses stops the plugin with RATE_LIMITED and its retry-after. Every
 // fetch the server makes for the model (download_file) is decided per hop
-// as the call was (HopGate), before its request is sent.
+// as the call was (a gate.KindHop question), before its request is sent.
 //
 // A read or an action is decided on the document it touches. The Gate
 // decides a call on the tab's document as the browser reports it at call
@@ -86,7 +86,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +97,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp/vault"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // Limits and defaults of dispatch.
@@ -126,11 +126,15 @@ Page content (text, HTML, script values) arrives between «page-…» and «/pag
 // Options configures a Server. Manager and Gate are required.
 type Options struct {
 	Manager *executor.Manager // required
-	Gate    Gate              // required: decides every call
+	// Gate answers every policy question (required): the policy gate
+	// (policy/gate), or in tests a double (policy/gate/gatetest).
+	Gate gate.Decider
+	// Sessions, if set, learns who drives each session, for the gate's
+	// decisions of the requests its pages make (gate.Gate.Sessions).
+	Sessions *gate.Sessions
 	// Egress, if set, is the request boundary the backends decide page
 	// requests through: a call's result says which requests it blocked.
 	Egress *egress.Boundary
-	List   ListFilter   // optional: hides tools from a principal
 	Logger *slog.Logger // default: discard
 	// MaxResultChars caps the text of a result (default
 	// DefaultMaxResultChars); longer text is cut with a visible marker.
@@ -221,7 +225,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		return nil, errors.New("mcp: Options.Manager is required")
 	}
 	if opts.Gate == nil {
-		return nil, errors.New("mcp: Options.Gate is required (use a policy; AllowAll is for tests)")
+		return nil, errors.New("mcp: Options.Gate is required (use the policy gate; gatetest.AllowAll is for tests)")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -259,8 +263,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	if err := s.addPlugins(); err != nil {
 		return nil, err
 	}
-	// Always: a principal's tool ACL filters the list even without a
-	// ListFilter.
+	// A principal's tool ACL and the gate's list phase filter the list.
 	s.sdk.AddReceivingMiddleware(s.filterList, s.redactAnswers)
 	s.pages = &pageBridge{core: s, table: s.tools, sdk: s.sdk, manager: opts.Manager, log: s.log, maxResultChars: opts.MaxResultChars}
 	s.pages.watchPageTools()
@@ -489,8 +492,9 @@ func (s *Server) identify(ctx context.Context, extra *sdk.RequestExtra) Principa
 	return s.opts.Identify(ctx, extra)
 }
 
-// filterList hides from tools/list what opts.List says the principal may
-// not see. Dispatch asks again at call time.
+// filterList hides from tools/list what the key's tool ACL and the gate
+// (its list phase) say the principal may not see. Dispatch asks again at
+// call time.
 func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
@@ -513,23 +517,6 @@ func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 		lr.CacheScope = "private"
 		return lr, nil
 	}
-}
-
-// visible asks opts.List, failing closed if it panics.
-func (s *Server) visible(ctx context.Context, t *Tool, p Principal) (ok bool) {
-	if !p.Tools.Allows(t.Name) {
-		return false
-	}
-	if s.opts.List == nil {
-		return true
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("list filter panicked; hiding the tool", "tool", t.Name, "panic", r, "stack", string(debug.Stack()))
-			ok = false
-		}
-	}()
-	return s.opts.List.Visible(ctx, t, p)
 }
 
 type nopCloser struct{ *os.File }

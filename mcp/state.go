@@ -12,12 +12,13 @@ import (
 	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/mcp/statefile"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // Storage state: a context's cookies and storage saved to a named file of
 // the caller's (state_save), restored from one (state_load), and the
 // operator's file restored into every new context (serve --storage-state,
-// Options.StorageState). Every origin is decided on its own (OriginGate):
+// Options.StorageState). Every origin is decided on its own (originDecider):
 // saved like a read of it, restored like a navigation to it. No result,
 // log line or error carries a cookie's or a storage entry's value.
 //
@@ -32,42 +33,14 @@ import (
 // read or written one origin at a time in a page of Playwright's.
 const stateTimeout = 60 * time.Second
 
-// OriginGate is an optional capability of a Gate: deciding one origin of a
-// storage-state call (policy.Input.ForStateOrigin). op is policy.StateSave
-// or policy.StateLoad, source policy.StateTool or policy.StateServe. It
-// returns nil to allow, else an *executor.Error with CodePolicyDenied.
-type OriginGate interface {
-	StateOrigin(ctx context.Context, c *Call, op, source, origin string) error
-}
-
-var _ OriginGate = (*PolicyGate)(nil)
-
-// StateOrigin decides one origin of a storage-state call: the call's input
-// with input.state naming the origin and input.target its URL.
-func (g *PolicyGate) StateOrigin(ctx context.Context, c *Call, op, source, origin string) error {
-	in, err := g.callInput(c)
-	if err != nil {
-		return err
-	}
-	if in, err = in.ForStateOrigin(op, source, origin); err != nil {
-		return executor.Errorf(executor.CodePolicyDenied, "not an origin the policy can decide").Wrap(err)
-	}
-	return decided(g.Engine.Decide(ctx, in), in)
-}
-
-// originDecider decides the origins of c's state, through the Gate. A
-// Gate that cannot decide origins allows them only if it allows
-// everything (AllowAll, for tests); any other denies them all.
+// originDecider decides the origins of c's state: each a gate.KindOrigin
+// question (policy.Input.ForStateOrigin), op policy.StateSave or
+// policy.StateLoad, source policy.StateTool or policy.StateServe.
 func (c *Call) originDecider(op, source string) helpers.OriginDecider {
-	g, ok := c.srv.opts.Gate.(OriginGate)
 	return func(ctx context.Context, origin string) error {
-		if !ok {
-			if c.srv.opts.Gate == AllowAll {
-				return nil
-			}
-			return executor.Errorf(executor.CodePolicyDenied, "the policy cannot decide origins")
-		}
-		return c.srv.gateErr(c.Tool, g.StateOrigin(ctx, c, op, source, origin))
+		q := c.question(gate.KindOrigin)
+		q.State = &policy.StateOrigin{Op: op, Source: source, Origin: origin}
+		return c.srv.gateErr(c.Tool, c.srv.allowed(ctx, q))
 	}
 }
 

@@ -23,7 +23,7 @@ func TestStateOriginDecisions(t *testing.T) {
 	srv := &Server{opts: Options{Gate: g}}
 	c := &Call{Tool: load, Args: map[string]any{"name": "x"}, Principal: LocalPrincipal, srv: srv}
 	ctx := context.Background()
-	if err := g.Before(ctx, c); err != nil {
+	if err := gateBefore(ctx, g, c); err != nil {
 		t.Fatalf("the call itself: %v", err)
 	}
 	decide := c.originDecider(policy.StateLoad, policy.StateTool)

@@ -98,7 +98,7 @@ type Tool struct {
 	NoBrowser bool
 	// PerOrigin marks a tool that touches no one page but every origin
 	// of a context (the storage-state tools): its call is decided without
-	// a page, then each origin on its own (OriginGate).
+	// a page, then each origin on its own (a gate.KindOrigin question).
 	PerOrigin bool
 	// PeekPage marks a tool whose handler checks, in the page, that the
 	// document is still at the URL the call was decided on before it acts

@@ -307,16 +307,14 @@ func waitFor(ctx context.Context, c *Call, a waitForIn) (*Result, error) {
 // outsideNow reads where the call's tab is and says whether that is a page
 // outside the policy.
 func (c *Call) outsideNow(ctx context.Context) (executor.Tab, bool) {
-	if _, ok := c.srv.opts.Gate.(TabFilter); !ok {
-		return executor.Tab{}, false // no page is outside a Gate that filters none
-	}
 	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tabCheckTimeout)
 	defer cancel()
-	tab, err := c.Executor().TabInfo(tctx, c.TabID())
-	if err != nil {
-		return tab, false
-	}
-	return tab, c.srv.outside(tctx, c, documentURL(tab))
+	var tab executor.Tab
+	outside := c.pageOutside(tctx, func(ctx context.Context) (url string, err error) {
+		tab, err = c.Executor().TabInfo(ctx, c.TabID())
+		return documentURL(tab), err
+	})
+	return tab, outside
 }
 
 func deadlineOf(ctx context.Context) time.Time {

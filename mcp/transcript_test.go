@@ -25,6 +25,8 @@ import (
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // A transcript is a whole conversation kept as a golden file, as the MCP Go
@@ -125,14 +127,12 @@ func indented(t *testing.T, vs [][]byte) []byte {
 // denyGate denies the tools it names, as a policy would.
 type denyGate []string
 
-func (g denyGate) Before(_ context.Context, c *mcp.Call) error {
-	if slices.Contains(g, c.Tool.Name) {
-		return executor.Errorf(executor.CodePolicyDenied, "%s is not allowed here", c.Tool.Name).WithHint("ask the operator to allow it")
+func (g denyGate) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind == gate.KindCall && slices.Contains(g, q.Name) {
+		return gatetest.Deny(executor.Errorf(executor.CodePolicyDenied, "%s is not allowed here", q.Name).WithHint("ask the operator to allow it"))
 	}
-	return nil
+	return gatetest.AllowAll.Decide(ctx, q)
 }
-
-func (denyGate) Landed(context.Context, *mcp.Call, executor.PageState) error { return nil }
 
 // transcriptOptions are the switches an archive's options section may turn
 // on: the state tools' directory, the record, changes on acting calls, a
@@ -165,7 +165,7 @@ func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
 		}
 	}
 	backend := executortest.NewBackend("fake")
-	opts := mcp.Options{Gate: mcp.AllowAll, Version: "test", Changes: o.Changes, MaxResultChars: o.MaxResultChars}
+	opts := mcp.Options{Gate: gatetest.AllowAll, Version: "test", Changes: o.Changes, MaxResultChars: o.MaxResultChars}
 	if o.StateDir {
 		opts.StateDir = t.TempDir()
 	}

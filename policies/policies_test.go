@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policies"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -151,7 +152,7 @@ func TestREADMEPolicyAndTestRun(t *testing.T) {
 	}
 	// Its pages load from the wiki, and from nowhere else.
 	for u, want := range map[string]bool{"https://static.wiki.example.com/app.js": true, "https://cdn.example.net/lib.js": false} {
-		req, err := policy.NewRequestInput(policy.RequestInput{Request: policy.Request{URL: u, Method: "GET", ResourceType: "script", Via: "route"}})
+		req, err := policy.NewRequestInput(&egress.Request{URL: u, Method: "GET", ResourceType: "script", Via: "route"}, policy.Principal{})
 		if err != nil {
 			t.Fatal(err)
 		}

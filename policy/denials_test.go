@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // TestRotatingLog: the log rotates before a line would take it past the
@@ -81,8 +83,8 @@ func TestRotatingLog(t *testing.T) {
 
 // denialInput is a request the policy denies: host is its target.
 func denialInput(session, host string) Input {
-	in, err := NewRequestInput(RequestInput{Request: Request{URL: "http://" + host + "/x", Method: "GET", ResourceType: "fetch", Via: "route"},
-		Principal: Principal{Name: "local"}, Session: session})
+	in, err := NewRequestInput(&egress.Request{URL: "http://" + host + "/x", Method: "GET", ResourceType: "fetch", Via: "route", Session: session},
+		Principal{Name: "local"})
 	if err != nil {
 		panic(err)
 	}

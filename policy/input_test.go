@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policies"
 )
 
@@ -202,7 +203,7 @@ func TestInputMatchesSchema(t *testing.T) {
 		"request":   sampleRequest(t),
 	}
 	for name, u := range map[string]string{"tunnel": "https://cdn.example.com:443/", "data request": "data:text/javascript,1", "websocket": "ws://[::1]:8080/live"} {
-		in, err := NewRequestInput(RequestInput{Request: Request{URL: u, Method: "CONNECT", ResourceType: "unknown", Via: "proxy"}, Session: "mcp-1"})
+		in, err := NewRequestInput(&egress.Request{URL: u, Method: "CONNECT", ResourceType: "unknown", Via: "proxy", Session: "mcp-1"}, Principal{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,13 +247,10 @@ func TestInputMatchesSchema(t *testing.T) {
 // name it resolved to a public address.
 func sampleRequest(t testing.TB) Input {
 	t.Helper()
-	in, err := NewRequestInput(RequestInput{
-		Request: Request{URL: "https://cdn.example.com/lib.js?v=2", Method: "GET", ResourceType: "script",
-			FrameOrigin: "https://example.com", PageOrigin: "https://example.com", Via: "proxy"},
-		Addr:      netip.MustParseAddr("93.184.216.34"),
-		Principal: Principal{Name: "local", Transport: "stdio"},
-		Backend:   "cdp",
-	})
+	in, err := NewRequestInput(&egress.Request{URL: "https://cdn.example.com/lib.js?v=2", Method: "GET", ResourceType: "script",
+		FrameOrigin: "https://example.com", PageOrigin: "https://example.com", Via: "proxy",
+		Addr: netip.MustParseAddr("93.184.216.34"), Backend: "cdp"},
+		Principal{Name: "local", Transport: "stdio"})
 	if err != nil {
 		t.Fatal(err)
 	}

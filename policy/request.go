@@ -3,7 +3,6 @@ package policy
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,10 +10,14 @@ import (
 	"time"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // Request is input.request: one request a page, frame or worker makes,
-// decided in phase PhaseRequest before it leaves the browser.
+// decided in phase PhaseRequest before it leaves the browser. It is the
+// policy's document of an egress.Request (NewRequestInput), not a second
+// description of it: the URL normalised, the address as text.
 type Request struct {
 	// URL is the whole normalised URL requested. It is the only field of
 	// a request input that holds a path or a query; a policy that reads
@@ -45,30 +48,25 @@ type Request struct {
 	Via string `json:"via"`
 }
 
-// RequestInput describes a request for NewRequestInput.
-type RequestInput struct {
-	Request
-	// Addr is the resolved address, when known: it sets Address and the
-	// target's ip_class.
-	Addr      netip.Addr
-	Principal Principal
-	Session   string
-	Backend   string
-}
-
-// NewRequestInput builds the input of a request decision: phase and action
-// "request", read_only true, empty args, input.request as given, and
-// input.target the request's origin (url "scheme://host[:port]/", scheme,
-// host, port) with ip_class the class of the resolved address when there
-// is one, else of the URL's host. The request's path and query are only
-// in input.request.url. An unparsable URL is an error (deny it).
-func NewRequestInput(r RequestInput) (Input, error) {
+// NewRequestInput builds the input of a request decision from the request
+// a hook saw (egress.Request, the one description of a request from the
+// wire to here) and the principal that drives its session: phase and
+// action "request", read_only true, empty args, input.request as r
+// describes it, and input.target the request's origin (url
+// "scheme://host[:port]/", scheme, host, port) with ip_class the class of
+// the resolved address when there is one, else of the URL's host. The
+// request's path and query are only in input.request.url. An unparsable
+// URL is an error (deny it).
+func NewRequestInput(r *egress.Request, p Principal) (Input, error) {
 	t, err := ParseTarget(r.URL)
 	if err != nil {
 		return Input{}, fmt.Errorf("request url: %w", err)
 	}
-	req := r.Request
-	req.URL = t.URL
+	req := Request{
+		URL: t.URL, Method: r.Method, ResourceType: r.ResourceType,
+		Navigation: r.Navigation, TopLevel: r.TopLevel,
+		FrameOrigin: r.FrameOrigin, PageOrigin: r.PageOrigin, Via: r.Via,
+	}
 	if r.Addr.IsValid() {
 		req.Address = r.Addr.Unmap().String()
 		if t.IPClass != IPClassNone {
@@ -76,12 +74,9 @@ func NewRequestInput(r RequestInput) (Input, error) {
 		}
 	}
 	t.URL = originURL(t)
-	roles := r.Principal.Roles
-	if roles == nil {
-		roles = []string{}
+	if p.Roles == nil {
+		p.Roles = []string{}
 	}
-	p := r.Principal
-	p.Roles = roles
 	return Input{
 		Version:   InputVersion,
 		Phase:     PhaseRequest,

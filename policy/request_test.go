@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policies"
 )
 
@@ -24,16 +25,11 @@ import (
 // reports it; addr, when valid, is the address the proxy resolved.
 func requestIn(t testing.TB, url string, addr netip.Addr) Input {
 	t.Helper()
-	in, err := NewRequestInput(RequestInput{
-		Request: Request{
-			URL: url, Method: "GET", ResourceType: "script",
-			FrameOrigin: "https://example.com", PageOrigin: "https://example.com", Via: "proxy",
-		},
-		Addr:      addr,
-		Principal: Principal{Name: "test", Transport: "stdio"},
-		Session:   "s1",
-		Backend:   "cdp",
-	})
+	in, err := NewRequestInput(&egress.Request{
+		URL: url, Method: "GET", ResourceType: "script",
+		FrameOrigin: "https://example.com", PageOrigin: "https://example.com", Via: "proxy",
+		Addr: addr, Session: "s1", Backend: "cdp",
+	}, Principal{Name: "test", Transport: "stdio"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policy"
 )
 
@@ -116,7 +117,7 @@ func TestStrictEgressFlagsDecideRequests(t *testing.T) {
 		"https://a.cdn.test/lib.js":       true,
 		"https://tracker.example.net/p":   false,
 	} {
-		in, err := policy.NewRequestInput(policy.RequestInput{Request: policy.Request{URL: u, Method: "GET", ResourceType: "script", Via: "proxy"}})
+		in, err := policy.NewRequestInput(&egress.Request{URL: u, Method: "GET", ResourceType: "script", Via: "proxy"}, policy.Principal{})
 		if err != nil {
 			t.Fatal(err)
 		}

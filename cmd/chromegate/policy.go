@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // policyFlags only feed the policy's data (or replace the policy): no flag
@@ -84,9 +84,10 @@ func (p *policyFlags) data() map[string]any {
 	return d
 }
 
-// gate loads the policy and returns the gate every call passes. The engine
+// gate loads the policy and returns the gate every decision passes: the
+// server's calls and the egress boundary's requests alike. The engine
 // reloads a policy directory or data file when it changes, until ctx ends.
-func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGate, func(), error) {
+func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*gate.Gate, func(), error) {
 	opts := []policy.Option{policy.WithLogger(log), policy.WithData(p.data()), policy.WithTimeout(p.timeout)}
 	if p.dir != "" {
 		opts = append(opts, policy.WithDir(p.dir))
@@ -120,7 +121,7 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*mcp.PolicyGa
 	if p.dir != "" || p.dataFile != "" {
 		go eng.Watch(wctx, 2*time.Second)
 	}
-	return &mcp.PolicyGate{Engine: eng}, func() {
+	return gate.New(eng, log), func() {
 		stop()
 		eng.Close()
 		if dlog != nil {

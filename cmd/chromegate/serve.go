@@ -240,7 +240,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:          mgr,
 		Gate:             gate,
-		List:             gate,
+		Sessions:         gate.Sessions,
 		Egress:           boundary,
 		Logger:           log,
 		MaxResultChars:   cfg.maxResultChars,

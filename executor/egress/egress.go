@@ -1,6 +1,6 @@
 // Package egress is chromegate's request boundary: every request a driven
 // page, frame or worker makes is described as a Request and decided by a
-// Decider (the Rego policy, through the mcp package) before it leaves.
+// Decider (the policy gate, policy/gate) before it leaves.
 //
 // Backends hook requests where they can see them and ask the same
 // Boundary:
@@ -23,7 +23,10 @@
 //     chrome.debugger. Neither sees the resolved address; the README's
 //     guarantees table says what each enforces.
 //
-// This package imports nothing of the policy: a Decider is handed in. The
+// This package imports nothing of the policy: a Decider is handed in
+// (cmd wires the policy gate, which implements it, so a request goes
+// egress → gate → policy without passing through the MCP server). The
+// backends import this package, and so never import the policy. The
 // Boundary it wraps keeps, per session, the recent denials, so that the
 // call that loaded a page can say what was blocked, and the network log can
 // say why.
@@ -37,35 +40,41 @@ import (
 	"time"
 )
 
-// Request is one request as a backend sees it before it leaves.
+// Request is one request as a backend sees it before it leaves, and the
+// one description of it all the way to the policy: the extension's decide
+// frame decodes into it (wire.Frame.Request, by the JSON names below), the
+// Boundary hands it to the Decider (the policy gate), and the policy
+// builds its input document from it (policy.NewRequestInput). Session,
+// Addr, Via and Backend are the server's to set, never a frame's: they
+// have no JSON name.
 type Request struct {
 	// Session is the executor session whose browser context made it.
-	Session string
+	Session string `json:"-"`
 	// URL is the absolute URL requested. Through a proxy tunnel (https,
 	// wss) only the origin is known: "https://host:port/".
-	URL string
+	URL string `json:"url"`
 	// Method is the HTTP method, "CONNECT" for a proxy tunnel.
-	Method string
+	Method string `json:"method,omitempty"`
 	// ResourceType is Playwright's name for what is fetched (document,
 	// stylesheet, image, media, font, script, xhr, fetch, eventsource,
 	// websocket, ping, manifest, other), or "unknown" where the hook cannot
 	// tell (a proxy tunnel).
-	ResourceType string
+	ResourceType string `json:"resourceType,omitempty"`
 	// Navigation is true for a document load in any frame (a tab, a popup,
 	// an iframe); TopLevel for one in a tab's top frame.
-	Navigation bool
-	TopLevel   bool
+	Navigation bool `json:"navigation,omitempty"`
+	TopLevel   bool `json:"topLevel,omitempty"`
 	// FrameOrigin and PageOrigin are the origins of the frame that made the
 	// request and of its tab's top page, "" when the hook cannot tell.
-	FrameOrigin string
-	PageOrigin  string
+	FrameOrigin string `json:"frameOrigin,omitempty"`
+	PageOrigin  string `json:"pageOrigin,omitempty"`
 	// Addr is the address the connection will be made to, when the hook
 	// resolves names itself (the proxy); invalid otherwise.
-	Addr netip.Addr
+	Addr netip.Addr `json:"-"`
 	// Via names the hook: "proxy", "route" or "extension".
-	Via string
+	Via string `json:"-"`
 	// Backend is the executor backend ("cdp", "ext").
-	Backend string
+	Backend string `json:"-"`
 }
 
 // The hooks, for Request.Via.

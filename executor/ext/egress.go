@@ -7,7 +7,6 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/ext/bridge"
-	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
 // Bounds of a decide frame's fields; a request over them is denied.
@@ -25,7 +24,7 @@ type decider struct {
 var _ bridge.Decider = decider{}
 
 // Decide checks a decide frame's request and asks the boundary.
-func (d decider) Decide(ctx context.Context, w *wire.Request) (bool, string) {
+func (d decider) Decide(ctx context.Context, w *egress.Request) (bool, string) {
 	r, why := requestOf(w)
 	if why != "" {
 		return false, why
@@ -34,10 +33,12 @@ func (d decider) Decide(ctx context.Context, w *wire.Request) (bool, string) {
 	return v.Allow, v.Reason
 }
 
-// requestOf checks a decide frame's request and builds the egress request
-// of the extension's session. Addr stays invalid: the extension cannot
-// see the address a request will be sent to.
-func requestOf(w *wire.Request) (*egress.Request, string) {
+// requestOf checks a decide frame's request and completes it as a request
+// of the extension's session: the frame's fields, normalised, and the
+// server's own (session, hook, backend), which a frame cannot set. Addr
+// stays invalid: the extension cannot see the address a request will be
+// sent to.
+func requestOf(w *egress.Request) (*egress.Request, string) {
 	switch {
 	case w == nil || w.URL == "":
 		return nil, "the request has no URL"

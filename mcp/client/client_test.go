@@ -16,6 +16,7 @@ import (
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/client"
 	"github.com/chromegate/chromegate/policy"
+	"github.com/chromegate/chromegate/policy/gate"
 )
 
 // connect serves a real chromegate mcp.Server (the default policy with
@@ -26,9 +27,8 @@ func connect(t *testing.T, data map[string]any, plugins *mcp.Plugins) *client.Cl
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := &mcp.PolicyGate{Engine: eng}
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
-	srv, err := mcp.NewServer(mcp.Options{Manager: mgr, Gate: gate, List: gate, Plugins: plugins})
+	srv, err := mcp.NewServer(mcp.Options{Manager: mgr, Gate: gate.New(eng, nil), Plugins: plugins})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // An MCP server over HTTP: Streamable HTTP MCP at /mcp and REST at
@@ -24,7 +25,7 @@ func ExampleNew() {
 	ctx, stop := context.WithCancel(context.Background())
 	manager := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	defer manager.Close()
-	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: mcp.AllowAll, Version: "example"})
+	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: gatetest.AllowAll, Version: "example"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // httpEnv is a mcp.Server over a fake backend behind the HTTP handler, serving
@@ -51,7 +52,7 @@ func newHTTPEnvWith(t *testing.T, server func(*mcp.Options), configure func(*Opt
 	log, buf := bufLogger()
 	e.log = buf
 	e.manager = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{e.backend}})
-	so := mcp.Options{Manager: e.manager, Gate: mcp.AllowAll, Version: "test", Logger: log}
+	so := mcp.Options{Manager: e.manager, Gate: gatetest.AllowAll, Version: "test", Logger: log}
 	if server != nil {
 		server(&so)
 	}
@@ -397,21 +398,11 @@ func TestHTTPToolACL(t *testing.T) {
 	}
 }
 
-// allowSteps is a mcp.ListFilter and StepFilter that shows every tool and step,
-// so that only a key's ACL can hide one.
-type allowSteps struct{}
-
-func (allowSteps) Visible(context.Context, *mcp.Tool, mcp.Principal) bool { return true }
-func (allowSteps) VisibleStep(context.Context, *mcp.Tool, mcp.Principal, *mcp.PluginStep) bool {
-	return true
-}
-
 // TestHTTPToolACLPluginSteps: a key's ACL holds at every plugin step: a
 // key allowed read_page and navigate, but not get_text, is stopped at the
 // step that reads.
 func TestHTTPToolACLPluginSteps(t *testing.T) {
 	e := newHTTPEnvWith(t, func(o *mcp.Options) {
-		o.List = allowSteps{}
 		o.Plugins = loadPlugins(t, map[string]string{"read.json": readPlugin})
 	}, nil)
 	k := e.key(NewKey{Name: "k", AllowTools: []string{"read_page", "navigate"}})
@@ -527,7 +518,6 @@ const eightReads = `{
 // and REST alike.
 func TestHTTPRateLimitPluginSteps(t *testing.T) {
 	e := newHTTPEnvWith(t, func(o *mcp.Options) {
-		o.List = allowSteps{}
 		o.Plugins = loadPlugins(t, map[string]string{"eight.json": eightReads})
 	}, nil)
 	k := e.key(NewKey{Name: "five", Rate: "5/min"})

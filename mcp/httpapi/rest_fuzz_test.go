@@ -12,6 +12,8 @@ import (
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/policy/gate"
+	"github.com/chromegate/chromegate/policy/gate/gatetest"
 )
 
 // FuzzRESTCommand: POST /api/v1/command with any body never panics and
@@ -77,14 +79,12 @@ func FuzzRESTCommand(f *testing.F) {
 // the fuzzer spends its time on the decoder, not on waits in a fake page.
 type cheapOnly struct{}
 
-func (cheapOnly) Before(_ context.Context, c *mcp.Call) error {
-	if c.Tool.Name == "tabs_list" || c.Tool.Name == "chrome_status" {
-		return nil
+func (cheapOnly) Decide(ctx context.Context, q gate.Question) gate.Decision {
+	if q.Kind != gate.KindCall || q.Name == "tabs_list" || q.Name == "chrome_status" {
+		return gatetest.AllowAll.Decide(ctx, q)
 	}
-	return executor.Errorf(executor.CodePolicyDenied, "%s is not run by the fuzzer", c.Tool.Name)
+	return gatetest.Deny(executor.Errorf(executor.CodePolicyDenied, "%s is not run by the fuzzer", q.Name))
 }
-
-func (cheapOnly) Landed(context.Context, *mcp.Call, executor.PageState) error { return nil }
 
 func short(s string) string {
 	if len(s) > 200 {

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/ext/wire"
 )
 
@@ -17,7 +18,7 @@ const DefaultMaxDecisions = 256
 // connection; ctx ends when the connection closes. reason explains a
 // denial.
 type Decider interface {
-	Decide(ctx context.Context, r *wire.Request) (allow bool, reason string)
+	Decide(ctx context.Context, r *egress.Request) (allow bool, reason string)
 }
 
 // SetDecider makes d decide the requests of the tabs the extension drives.
@@ -43,7 +44,7 @@ func (c *Conn) decide(f wire.Frame) {
 	}()
 }
 
-func (c *Conn) verdict(r *wire.Request) (allow bool, reason string) {
+func (c *Conn) verdict(r *egress.Request) (allow bool, reason string) {
 	d := c.b.decider.Load()
 	if d == nil || *d == nil {
 		return false, "the server has no request boundary for the extension"

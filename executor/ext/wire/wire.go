@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // Version is the protocol version every frame carries ("v").
@@ -85,20 +87,11 @@ type Frame struct {
 
 	// decide (the request) and decision (allow; the reason of a denial is
 	// in Reason)
-	Request *Request `json:"request,omitempty"`
-	Allow   bool     `json:"allow,omitempty"`
-}
-
-// Request is a decide frame's request: what the extension sees of a
-// paused request before it leaves (see egress.Request).
-type Request struct {
-	URL          string `json:"url"`
-	Method       string `json:"method,omitempty"`
-	ResourceType string `json:"resourceType,omitempty"`
-	Navigation   bool   `json:"navigation,omitempty"`
-	TopLevel     bool   `json:"topLevel,omitempty"`
-	FrameOrigin  string `json:"frameOrigin,omitempty"`
-	PageOrigin   string `json:"pageOrigin,omitempty"`
+	// decide frames carry egress.Request, the one request type from
+	// here to the policy; only its JSON-named fields come from the
+	// extension.
+	Request *egress.Request `json:"request,omitempty"`
+	Allow   bool            `json:"allow,omitempty"`
 }
 
 // ExtInfo is what the extension says about itself in hello.

@@ -81,3 +81,19 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// A decide frame's request is the extension's word only for what it sees
+// of a request: the session, the hook, the backend and the address are
+// the server's, and no spelling of them in a frame sets them.
+func TestDecideRequestCannotSetTheServersFields(t *testing.T) {
+	t.Parallel()
+	f, err := Decode([]byte(`{"v":1,"type":"decide","id":"d1","request":{"url":"https://a.test/","method":"GET",` +
+		`"session":"other","Session":"other","via":"proxy","Via":"proxy","backend":"cdp","Backend":"cdp","Addr":"10.0.0.1","addr":"10.0.0.1"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.Request
+	if r.URL != "https://a.test/" || r.Method != "GET" || r.Session != "" || r.Via != "" || r.Backend != "" || r.Addr.IsValid() {
+		t.Errorf("decoded request: %+v", r)
+	}
+}
