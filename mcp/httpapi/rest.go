@@ -210,12 +210,10 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 	default:
-		d := mcp.ResultData(res)
-		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked}
-		if d.Value != nil {
-			ans.Data = d.Value
-		}
-		writeJSON(w, http.StatusOK, ans)
+		// The result's structured content: the value its text was
+		// rendered from, never the text parsed back.
+		d, _ := mcp.ResultData(res)
+		writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: d.Value, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked})
 	}
 }
 
