@@ -1,13 +1,17 @@
 package mcp_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"golang.org/x/tools/txtar"
+
+	"github.com/chromegate/chromegate/mcp"
 )
 
 // TestStructuredContentMatchesOutputSchema replays the every-tool
@@ -71,6 +75,10 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 				}
 			}
 			valid := map[string]bool{}
+			outputs := map[string]*mcp.Output{}
+			for _, tool := range mcp.Tools() {
+				outputs[tool.Name] = tool.Output
+			}
 			for _, m := range answers {
 				tool := calls[m.ID]
 				if tool == "" || m.Result.IsError {
@@ -89,6 +97,20 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 					continue
 				}
 				valid[tool] = true
+				// And data decodes into the tool's Output type, refusing
+				// fields the type does not have (the schema lets a result
+				// grow; the table must not forget one).
+				var sc struct {
+					Data json.RawMessage `json:"data"`
+				}
+				_ = json.Unmarshal(m.Result.StructuredContent, &sc)
+				if out := outputs[tool]; out != nil && out.Value != nil && sc.Data != nil {
+					dec := json.NewDecoder(bytes.NewReader(sc.Data))
+					dec.DisallowUnknownFields()
+					if err := dec.Decode(reflect.New(reflect.TypeOf(out.Value)).Interface()); err != nil {
+						t.Errorf("%s (id %d): data %s does not decode into %T: %v", tool, m.ID, sc.Data, out.Value, err)
+					}
+				}
 			}
 			if name != "every_tool" {
 				return
