@@ -597,12 +597,14 @@ func (s *Server) sawOf(c *Call, r *Result) {
 
 // changesStage adds to a successful call's result what it changed in the
 // page, and keeps the outline the result shows as what the caller last saw.
-func (s *Server) changesStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	began := time.Now()
-	r, err := next(ctx, c)
-	if err == nil {
-		s.addChanges(ctx, c, c.ex, r, began)
-		s.sawOf(c, r)
+func (s *Server) changesStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		began := time.Now()
+		r, err := next(ctx, c)
+		if err == nil {
+			s.addChanges(ctx, c, c.ex, r, began)
+			s.sawOf(c, r)
+		}
+		return r, err
 	}
-	return r, err
 }

@@ -23,83 +23,95 @@ import (
 const blankTimeout = 5 * time.Second
 
 // recoverStage turns a panic anywhere after it into an INTERNAL reply.
-func (s *Server) recoverStage(ctx context.Context, c *Call, next step) (r *Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			r, err, c.reply = nil, nil, s.recovered(c.Tool.Name, p)
-		}
-	}()
-	return next(ctx, c)
+func (s *Server) recoverStage(next step) step {
+	return func(ctx context.Context, c *Call) (r *Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				r, err, c.reply = nil, nil, s.recovered(c.Tool.Name, p)
+			}
+		}()
+		return next(ctx, c)
+	}
 }
 
 // aclStage refuses a tool the principal may not see before its arguments
 // are looked at, so its error messages cannot describe its schema.
-func (s *Server) aclStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	if !s.visible(ctx, c.Tool, c.Principal) {
-		err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", c.Tool.Name, c.Principal.Name).
-			WithHint("use the tools that tools/list shows")
-		s.recordRefused(c.Tool, c.Session, c.Principal, err)
-		return nil, err
+func (s *Server) aclStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if !s.visible(ctx, c.Tool, c.Principal) {
+			err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", c.Tool.Name, c.Principal.Name).
+				WithHint("use the tools that tools/list shows")
+			s.recordRefused(c.Tool, c.Session, c.Principal, err)
+			return nil, err
+		}
+		return next(ctx, c)
 	}
-	return next(ctx, c)
 }
 
 // rateStage charges the call to the key's rate limit. A plugin is charged
 // per step (pluginStep), not per call: what it costs is what it runs.
-func (s *Server) rateStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	if p := c.Principal; p.Rate != nil && c.Tool.Action != ActionPlugin {
-		if wait, ok := p.Rate.Take(time.Now()); !ok {
-			err := rateLimited(p, wait)
-			s.recordRefused(c.Tool, c.Session, p, err)
-			return nil, err
+func (s *Server) rateStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if p := c.Principal; p.Rate != nil && c.Tool.Action != ActionPlugin {
+			if wait, ok := p.Rate.Take(time.Now()); !ok {
+				err := rateLimited(p, wait)
+				s.recordRefused(c.Tool, c.Session, p, err)
+				return nil, err
+			}
 		}
+		return next(ctx, c)
 	}
-	return next(ctx, c)
 }
 
 // decodeStage sets Call.Args from the raw arguments: decoded, validated,
 // defaults applied.
-func (s *Server) decodeStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	args, rpcErr, err := decodeArgs(c.entry, c.raw)
-	if rpcErr != nil {
-		return nil, rpcErr
+func (s *Server) decodeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		args, rpcErr, err := decodeArgs(c.entry, c.raw)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		if err != nil {
+			s.recordRefused(c.Tool, c.Session, c.Principal, err)
+			return nil, err
+		}
+		c.Args = args
+		return next(ctx, c)
 	}
-	if err != nil {
-		s.recordRefused(c.Tool, c.Session, c.Principal, err)
-		return nil, err
-	}
-	c.Args = args
-	return next(ctx, c)
 }
 
 // deadlineStage bounds the rest of the call by its timeout, and tells a
 // gate that keeps per-session state whose the session is.
-func (s *Server) deadlineStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout(c.Tool, c.Args))
-	defer cancel()
-	if b, ok := s.opts.Gate.(SessionBinder); ok {
-		b.BindSession(c.Session, c.Principal)
+func (s *Server) deadlineStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout(c.Tool, c.Args))
+		defer cancel()
+		if b, ok := s.opts.Gate.(SessionBinder); ok {
+			b.BindSession(c.Session, c.Principal)
+		}
+		return next(ctx, c)
 	}
-	return next(ctx, c)
 }
 
 // browserStage runs the rest of the call inside Manager.Do, on the
 // session's executor (started on first use); a NoBrowser tool runs on the
 // live executor, or none, and never starts one.
-func (s *Server) browserStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	if c.Tool.NoBrowser {
-		c.ex, _ = s.opts.Manager.Current(c.Session)
-		return next(ctx, c)
+func (s *Server) browserStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if c.Tool.NoBrowser {
+			c.ex, _ = s.opts.Manager.Current(c.Session)
+			return next(ctx, c)
+		}
+		var out *Result
+		err := s.opts.Manager.Do(ctx, c.Session, func(ctx context.Context, ex executor.Executor) error {
+			c.ex = ex
+			s.startState(ctx, c.Session, c.Principal, ex)
+			var err error
+			out, err = next(ctx, c)
+			return err
+		})
+		return out, err
 	}
-	var out *Result
-	err := s.opts.Manager.Do(ctx, c.Session, func(ctx context.Context, ex executor.Executor) error {
-		c.ex = ex
-		s.startState(ctx, c.Session, c.Principal, ex)
-		var err error
-		out, err = next(ctx, c)
-		return err
-	})
-	return out, err
 }
 
 // callTimeout is a call's deadline: its timeout_ms argument, else the
@@ -117,47 +129,53 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 // pageMovedStage decides again, once, a call decided on the URL the
 // backend last heard of (Tool.PeekPage) when the page was elsewhere and
 // nothing ran: on the URL read from the browser.
-func (s *Server) pageMovedStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	r, err := next(ctx, c)
-	if errors.Is(err, executor.ErrPageMoved) {
-		c.noPeek, c.peeked, c.before = true, false, nil
-		r, err = next(ctx, c)
+func (s *Server) pageMovedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if errors.Is(err, executor.ErrPageMoved) {
+			c.noPeek, c.peeked, c.before = true, false, nil
+			r, err = next(ctx, c)
+		}
+		return r, err
 	}
-	return r, err
 }
 
 // resolveStage gives the call its lazy readers of the page, the points and
 // the page tool it is about: each reads the browser once, when first asked
 // (by the gate or the handler).
-func (s *Server) resolveStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	t, ex := c.Tool, c.ex
-	c.Page = c.pageFunc(ex)
-	if len(points(c)) > 0 && ex != nil {
-		c.Points = c.pointsFunc(ex)
+func (s *Server) resolveStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		t, ex := c.Tool, c.ex
+		c.Page = c.pageFunc(ex)
+		if len(points(c)) > 0 && ex != nil {
+			c.Points = c.pointsFunc(ex)
+		}
+		switch {
+		case t.PageItem:
+			c.PageTool = c.pageItemFunc()
+		case t.Action == ActionPageTool && t.Name != "page_tools_list":
+			c.PageTool = c.pageToolFunc(ex)
+		}
+		return next(ctx, c)
 	}
-	switch {
-	case t.PageItem:
-		c.PageTool = c.pageItemFunc()
-	case t.Action == ActionPageTool && t.Name != "page_tools_list":
-		c.PageTool = c.pageToolFunc(ex)
-	}
-	return next(ctx, c)
 }
 
 // gateStage asks the policy about the call. A tab that shows a page
 // outside the policy (it navigated itself there, or a page opened it) is
 // not described, and is sent away from it.
-func (s *Server) gateStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	if err := s.gateErr(c.Tool, s.opts.Gate.Before(ctx, c)); err != nil {
-		if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
-			return nil, outsideErr(c, err, s.blankOutside(ctx, c, c.ex, c.before.ID))
+func (s *Server) gateStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if err := s.gateErr(c.Tool, s.opts.Gate.Before(ctx, c)); err != nil {
+			if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
+				return nil, outsideErr(c, err, s.blankOutside(ctx, c, c.ex, c.before.ID))
+			}
+			return nil, err
 		}
-		return nil, err
+		if c.before != nil {
+			s.drove(c.Session, c.before.ID)
+		}
+		return next(ctx, c)
 	}
-	if c.before != nil {
-		s.drove(c.Session, c.before.ID)
-	}
-	return next(ctx, c)
 }
 
 // landedStage decides where a successful call left the tab: a page that
@@ -165,65 +183,75 @@ func (s *Server) gateStage(ctx context.Context, c *Call, next step) (*Result, er
 // interaction) is decided again, and a tab that landed outside the policy,
 // or on a load the egress boundary refused, is blanked and nothing of it
 // returned.
-func (s *Server) landedStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	r, err := next(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	if r == nil {
-		return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", c.Tool.Name)
-	}
-	if r.Page != nil {
-		s.drove(c.Session, r.Page.TabID)
-	}
-	if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
-		r.Landed = r.Page // the interaction navigated the tab
-	}
-	if r.Landed != nil {
-		if d := s.blockedLoad(c, r.Landed.URL); d != nil {
-			// The tab shows Chromium's error page for a load the policy
-			// blocked: say which, rather than "chrome-error:".
-			s.blank(ctx, c.ex, r.Landed.TabID)
-			return nil, blockedErr(d)
-		}
-		if err := s.gateErr(c.Tool, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
-			s.blank(ctx, c.ex, r.Landed.TabID)
+func (s *Server) landedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if err != nil {
 			return nil, err
 		}
+		if r == nil {
+			return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", c.Tool.Name)
+		}
+		if r.Page != nil {
+			s.drove(c.Session, r.Page.TabID)
+		}
+		if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
+			r.Landed = r.Page // the interaction navigated the tab
+		}
+		if r.Landed != nil {
+			if d := s.blockedLoad(c, r.Landed.URL); d != nil {
+				// The tab shows Chromium's error page for a load the policy
+				// blocked: say which, rather than "chrome-error:".
+				s.blank(ctx, c.ex, r.Landed.TabID)
+				return nil, blockedErr(d)
+			}
+			if err := s.gateErr(c.Tool, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+				s.blank(ctx, c.ex, r.Landed.TabID)
+				return nil, err
+			}
+		}
+		return r, nil
 	}
-	return r, nil
 }
 
 // blockedStage says which load the egress boundary refused when a call
 // failed on one, and blanks the tab's error page.
-func (s *Server) blockedStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	r, err := next(ctx, c)
-	if err == nil {
-		return r, nil
+func (s *Server) blockedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if err == nil {
+			return r, nil
+		}
+		if d := s.blockedLoad(c, err.Error()); d != nil {
+			s.blank(ctx, c.ex, c.TabID())
+			return nil, blockedErr(d)
+		}
+		return nil, err
 	}
-	if d := s.blockedLoad(c, err.Error()); d != nil {
-		s.blank(ctx, c.ex, c.TabID())
-		return nil, blockedErr(d)
-	}
-	return nil, err
 }
 
 // describeStage describes the call's target elements for the record.
-func (s *Server) describeStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	s.describeTargets(ctx, c, c.ex)
-	return next(ctx, c)
+func (s *Server) describeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		s.describeTargets(ctx, c, c.ex)
+		return next(ctx, c)
+	}
 }
 
 // watchStage watches, from before the call acts, for the navigations it
 // starts (landing.go).
-func (s *Server) watchStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	s.armLanding(ctx, c, c.ex)
-	return next(ctx, c)
+func (s *Server) watchStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		s.armLanding(ctx, c, c.ex)
+		return next(ctx, c)
+	}
 }
 
 // runStage runs the tool's handler: the end of the path.
-func (s *Server) runStage(ctx context.Context, c *Call, _ step) (*Result, error) {
-	return s.handle(ctx, c)
+func (s *Server) runStage(_ step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		return s.handle(ctx, c)
+	}
 }
 
 // handle runs the tool's handler, with the values of the secrets the Gate

@@ -309,9 +309,11 @@ func (s *Server) driven(session, tabID string) bool {
 
 // egressNoteStage notes the requests of the session's pages the egress
 // boundary refused while the call ran (Call.note, which the envelope adds).
-func (s *Server) egressNoteStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	c.mark = s.opts.Egress.Mark(c.Session)
-	r, err := next(ctx, c)
-	c.note = blockedNote(egress.Summarize(s.opts.Egress.Since(c.Session, c.mark)))
-	return r, err
+func (s *Server) egressNoteStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.mark = s.opts.Egress.Mark(c.Session)
+		r, err := next(ctx, c)
+		c.note = blockedNote(egress.Summarize(s.opts.Egress.Since(c.Session, c.mark)))
+		return r, err
+	}
 }

@@ -363,18 +363,20 @@ func ResultData(res *sdk.CallToolResult) (Data, bool) {
 // and logs it; the egress note, if any, follows the result as a content of
 // its own, so the result's JSON and its fence stay as they are. Arguments
 // that are not a JSON object are the protocol's error, not a reply.
-func (s *Server) envelopeStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	start := time.Now()
-	r, err := next(ctx, c)
-	if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
-		return nil, err
-	}
-	c.reply = s.finish(c.Tool, c.Session, start, r, err)
-	if c.note != "" {
-		c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
-		if d, ok := c.reply.StructuredContent.(*Data); ok {
-			d.Blocked = c.note
+func (s *Server) envelopeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		start := time.Now()
+		r, err := next(ctx, c)
+		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
+			return nil, err
 		}
+		c.reply = s.finish(c.Tool, c.Session, start, r, err)
+		if c.note != "" {
+			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
+			if d, ok := c.reply.StructuredContent.(*Data); ok {
+				d.Blocked = c.note
+			}
+		}
+		return r, err
 	}
-	return r, err
 }

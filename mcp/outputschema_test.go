@@ -3,8 +3,8 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 

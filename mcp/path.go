@@ -13,8 +13,8 @@ import (
 // HTTP, REST), runs the stages of callPath in this order; every step of a
 // plugin tool re-enters at gatedPath, its second half. A stage does its work,
 // calls next for the stages after it, and may look at or change what they
-// returned, as the go-sdk's middleware does: the stages listed first see the
-// call first and its outcome last.
+// returned, as the go-sdk's middleware and caddy's handlers do: the stages
+// listed first see the call first and its outcome last.
 //
 // Read the two lists to know the whole path. Each stage's function sits with
 // the state it owns (the record in recording.go, the secrets in secrets.go,
@@ -53,10 +53,11 @@ var gatedPath = []stage{
 // A step runs the rest of the path for a call.
 type step func(ctx context.Context, c *Call) (*Result, error)
 
-// A stage is one named step of the path; next runs the stages after it.
+// A stage is one named step of the path: given next, the stages after it,
+// it returns the step that does its work around them.
 type stage struct {
 	name string
-	run  func(s *Server, ctx context.Context, c *Call, next step) (*Result, error)
+	wrap func(s *Server, next step) step
 }
 
 // compose builds the path of stages, once, when the server is built.
@@ -65,8 +66,7 @@ func (s *Server) compose(stages []stage) step {
 		return nil, errors.New("the call path ended without running the tool")
 	}
 	for i := len(stages) - 1; i >= 0; i-- {
-		st, after := stages[i], next
-		next = func(ctx context.Context, c *Call) (*Result, error) { return st.run(s, ctx, c, after) }
+		next = stages[i].wrap(s, next)
 	}
 	return next
 }

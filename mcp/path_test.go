@@ -13,16 +13,20 @@ func TestPathComposesInOrder(t *testing.T) {
 	t.Parallel()
 	var trace []string
 	mark := func(name string) stage {
-		return stage{name, func(s *Server, ctx context.Context, c *Call, next step) (*Result, error) {
-			trace = append(trace, "in "+name)
-			r, err := next(ctx, c)
-			trace = append(trace, "out "+name)
-			return r, err
+		return stage{name, func(s *Server, next step) step {
+			return func(ctx context.Context, c *Call) (*Result, error) {
+				trace = append(trace, "in "+name)
+				r, err := next(ctx, c)
+				trace = append(trace, "out "+name)
+				return r, err
+			}
 		}}
 	}
-	end := stage{"end", func(*Server, context.Context, *Call, step) (*Result, error) {
-		trace = append(trace, "end")
-		return &Result{Value: "done"}, nil
+	end := stage{"end", func(*Server, step) step {
+		return func(context.Context, *Call) (*Result, error) {
+			trace = append(trace, "end")
+			return &Result{Value: "done"}, nil
+		}
 	}}
 	never := mark("never")
 	run := (&Server{}).compose([]stage{mark("a"), mark("b"), end, never})

@@ -449,11 +449,13 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // recordStage writes the call's line of the session record (serve
 // --record), with its outcome, once every later stage has run.
-func (s *Server) recordStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	c.rec = s.startRecord(c)
-	r, err := next(ctx, c)
-	if c.rec != nil {
-		s.endRecord(ctx, c, c.ex, r, err)
+func (s *Server) recordStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.rec = s.startRecord(c)
+		r, err := next(ctx, c)
+		if c.rec != nil {
+			s.endRecord(ctx, c, c.ex, r, err)
+		}
+		return r, err
 	}
-	return r, err
 }

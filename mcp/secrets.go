@@ -264,17 +264,21 @@ func (c *Call) secretOrigin() (string, error) {
 
 // secretsOutStage takes every secret's value out of the call's reply, on
 // every way out.
-func (s *Server) secretsOutStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	r, err := next(ctx, c)
-	s.redactResult(c.reply)
-	return r, err
+func (s *Server) secretsOutStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		s.redactResult(c.reply)
+		return r, err
+	}
 }
 
 // secretsInStage reads which operator secrets the call's arguments name,
 // for the gate to decide with the page's origin.
-func (s *Server) secretsInStage(ctx context.Context, c *Call, next step) (*Result, error) {
-	if err := s.secretRefs(c); err != nil {
-		return nil, err
+func (s *Server) secretsInStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if err := s.secretRefs(c); err != nil {
+			return nil, err
+		}
+		return next(ctx, c)
 	}
-	return next(ctx, c)
 }

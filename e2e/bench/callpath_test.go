@@ -9,6 +9,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -99,6 +101,133 @@ func TestCallPath(t *testing.T) {
 	}
 	t.Logf("click by ref: %d files (%d lines), %d of them at mcp's top level; %d functions; %d statements run",
 		len(names), lines, mcpFiles, len(funcs), stmts)
+	stack(t, root)
+}
+
+// stack prints the call stack of a click by ref at the moment it waits for
+// the browser: the page's mousedown handler holds its renderer for two
+// seconds, and the server's goroutines are read meanwhile through its
+// debug endpoint (--debug-addr). The frames of this module, from the SDK's
+// call of the tool to the Playwright call, are the hops; each change of
+// file between two of them is counted.
+func stack(t *testing.T, root string) {
+	bin := filepath.Join(t.TempDir(), "chromegate")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/chromegate")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<!doctype html><title>Path</title><main><h1>Path</h1>
+<button id="b" onmousedown="const t=Date.now(); while (Date.now()-t < 2000) {}">Press</button></main>`)
+	}))
+	defer site.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--data-dir="+dir, "--isolated", "--allow-domain=127.0.0.1", "--enable-mutations", "--debug-addr="+addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "callpath", Version: "1"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(name string, args map[string]any) string {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Errorf("%s: %v %v", name, err, res)
+			return ""
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	call("navigate", map[string]any{"url": site.URL})
+	ref := regexp.MustCompile(`\b(\w+) button Press`).FindStringSubmatch(call("snapshot", nil))
+	if ref == nil {
+		t.Fatal("no ref for the button")
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); call("click", map[string]any{"ref": ref[1]}) }()
+	time.Sleep(time.Second)
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	<-done
+	// Goroutines by id, each with its frames of this module (innermost
+	// first) and the goroutine that started it.
+	type gr struct {
+		frames []string
+		parent string
+	}
+	grs := map[string]gr{}
+	leaf := ""
+	for _, g := range strings.Split(string(dump), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		if len(lines) < 3 || !strings.HasPrefix(lines[0], "goroutine ") {
+			continue
+		}
+		id := strings.Fields(lines[0])[1]
+		var cur gr
+		for i := 1; i+1 < len(lines); i += 2 {
+			fn, at := strings.TrimSpace(lines[i]), strings.TrimSpace(lines[i+1])
+			if strings.HasPrefix(fn, "created by ") {
+				if k := strings.LastIndex(fn, " in goroutine "); k >= 0 {
+					cur.parent = fn[k+len(" in goroutine "):]
+				}
+				break
+			}
+			if !strings.Contains(at, root+"/") {
+				continue
+			}
+			file := strings.TrimPrefix(strings.Fields(at)[0], root+"/")
+			if k := strings.LastIndexByte(fn, '('); k > 0 {
+				fn = fn[:k]
+			}
+			cur.frames = append(cur.frames, file+" "+fn[strings.LastIndexByte(fn, '/')+1:])
+		}
+		grs[id] = cur
+		if strings.Contains(g, "playwright-go.(*mouseImpl).Click") {
+			leaf = id
+		}
+	}
+	if leaf == "" {
+		t.Fatalf("no goroutine waited in Playwright's click:\n%s", dump)
+	}
+	var frames []string
+	for id := leaf; id != ""; id = grs[id].parent {
+		g, ok := grs[id]
+		if !ok {
+			break
+		}
+		frames = append(frames, g.frames...) // innermost first: each parent's after its child's
+	}
+	slices.Reverse(frames) // from the SDK's call of the tool to Playwright's
+	files, hops, last := map[string]bool{}, 0, ""
+	for _, f := range frames {
+		file := strings.SplitN(f, ":", 2)[0]
+		files[file] = true
+		if last != "" && file != last {
+			hops++
+		}
+		last = file
+		t.Logf("  %s", f)
+	}
+	t.Logf("click by ref on the stack: %d frames of this module in %d files, %d hops between files", len(frames), len(files), hops)
 }
 
 // session runs navigate and snapshot, and the click by ref when click is
