@@ -24,7 +24,8 @@ import (
 // same dispatch, gate and policy as MCP; only the framing differs:
 //
 //	POST /api/v1/command  {"command": "click", "params": {...}, "session": "name"}
-//	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "image": {...}}
+//	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "blocked": "...", "image": {...}}
+//	        (the MCP result's structured content, mcp.Data, with the image's bytes)
 //	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "...", "page": "..."}}
 //	            (the error is executor.Error's JSON: retry_after_ms too when set, and Retry-After)
 //	GET  /api/v1/status   → {"ok": true, "data": {...}}
