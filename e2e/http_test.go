@@ -22,7 +22,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/e2e/testkit"
-	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -441,14 +440,15 @@ func TestHTTPRESTMatchesMCP(t *testing.T) {
 				t.Errorf("%s: MCP %q, REST %d %s", c.tool, mcpText, status, rb)
 			}
 		} else {
-			var ans struct {
-				OK bool `json:"ok"`
-				mcp.Data
-			}
-			if err := json.Unmarshal([]byte(rb), &ans); err != nil || status != 200 || !ans.OK {
+			// REST's answer is the MCP result's structured content.
+			var restData, mcpData map[string]any
+			if err := json.Unmarshal([]byte(rb), &restData); err != nil || status != 200 || restData["ok"] != true {
 				t.Fatalf("REST %s: %d %s", c.tool, status, rb)
 			}
-			if diff := gocmp.Diff(mcp.ResultData(mustOK(t, c.tool, res)), ans.Data); diff != "" {
+			delete(restData, "ok")
+			b, _ := json.Marshal(mustOK(t, c.tool, res).StructuredContent)
+			_ = json.Unmarshal(b, &mcpData)
+			if diff := gocmp.Diff(mcpData, restData); diff != "" || mcpData["data"] == nil {
 				t.Errorf("%s: REST and MCP results differ (-mcp +rest):\n%s", c.tool, diff)
 			}
 		}

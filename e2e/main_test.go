@@ -247,6 +247,9 @@ func (s *server) try(tool string, args map[string]any) *sdk.CallToolResult {
 	if err != nil {
 		s.t.Fatalf("%s %v: protocol error: %v", tool, args, err)
 	}
+	if !res.IsError {
+		checkStructured(s.t, s.session, tool, res) // structured_test.go
+	}
 	return res
 }
 

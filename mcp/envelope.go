@@ -95,7 +95,9 @@ func fence(content string) string {
 
 // Unfence returns the page content of a result text made by fence, and the
 // text after the block (a truncation note); ok is false when text is not
-// fenced. It is for clients and tests that want the page's words back.
+// fenced. It is for tests that check what a model reads: clients, REST and
+// the server read a result's structured content (Data, ErrorContent), and
+// nothing outside tests calls it.
 func Unfence(text string) (content, after string, ok bool) {
 	note, rest, found := strings.Cut(text, "\n")
 	if !found || !strings.HasPrefix(note, pageNotePrefix) {
@@ -118,9 +120,11 @@ func Unfence(text string) (content, after string, ok bool) {
 
 // envelope turns a handler's Result into the MCP result: compact JSON, then
 // page text on the next line, capped in size, fenced when it is page
-// content, then the image if any.
+// content, then the image if any; and the same result as structured
+// content (Data, see outputs.go), cut where the text is cut.
 func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 	var b strings.Builder
+	head := ""
 	if r.Value != nil {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -128,7 +132,8 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 		if err := enc.Encode(r.Value); err != nil {
 			return nil, err
 		}
-		b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+		head = string(bytes.TrimRight(buf.Bytes(), "\n"))
+		b.WriteString(head)
 	}
 	if r.Text != "" {
 		if b.Len() > 0 {
@@ -148,17 +153,43 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 		// Cut before it got here: the note gives the whole's length.
 		cut = fmt.Sprintf("…[truncated: showed %d of about %d characters; %s]", min(utf8.RuneCountInString(text), s.opts.MaxResultChars), r.TotalChars, truncationHint(t))
 	}
+	d := s.structured(r, head, text, cut)
 	if r.Untrusted {
 		text = fence(text)
 	}
 	if cut != "" {
 		text += "\n" + cut // the server's note, outside the page's block
 	}
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: r.IsError}
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: r.IsError, StructuredContent: d}
 	if r.Image != nil {
 		res.Content = append(res.Content, &sdk.ImageContent{Data: r.Image.Data, MIMEType: r.Image.MIMEType})
 	}
 	return res, nil
+}
+
+// structured is the structured content of r, whose text shows (before its
+// fence) shown: the value whose JSON head the text starts with, and the
+// page text that follows it, as far as the text shows them. A value the
+// cap cut into is left out (the text shows its start, truncated says so).
+func (s *Server) structured(r *Result, head, shown, cut string) *Data {
+	d := &Data{Untrusted: r.Untrusted, Truncated: cut}
+	if r.Image != nil {
+		d.Image = &ImageData{MIMEType: r.Image.MIMEType}
+	}
+	if r.Value == nil {
+		d.Text = shown
+		return d
+	}
+	head = s.opts.Secrets.Redact(head)
+	rest, whole := strings.CutPrefix(shown, head)
+	if !whole || rest != "" && rest[0] != '\n' {
+		return d
+	}
+	d.Value = r.Value
+	if r.Text != "" {
+		d.Text = strings.TrimPrefix(rest, "\n")
+	}
+	return d
 }
 
 func truncationHint(t *Tool) string {
@@ -191,25 +222,37 @@ const maxErrorPage = 500
 
 // ErrorContent is the structured content of an isError result dispatch
 // made: the error its text tells the model, as the value it was rendered
-// from ({"error": {"code", "message", "hint", "retry_after_ms", "page"}}),
-// with page fenced as in the text.
-// REST and the Go client read it; nobody reads the text back.
+// from ({"error": {"code", "message", "hint", "retry_after_ms", "page"}}).
+// Error.Page holds the page's words; on the wire (MarshalJSON) they are
+// fenced as in the text: a client may show structured content to the
+// model instead of the text. REST and the Go client read it; nobody reads
+// the text back.
 type ErrorContent struct {
 	Error *executor.Error `json:"error"`
 }
 
+// MarshalJSON writes the error with its page's words fenced.
+func (c *ErrorContent) MarshalJSON() ([]byte, error) {
+	e := c.Error
+	if e != nil && e.Page != "" {
+		fenced := *e
+		fenced.Page = fence(e.Page)
+		e = &fenced
+	}
+	return json.Marshal(struct {
+		Error *executor.Error `json:"error"`
+	}{e})
+}
+
 // ResultError returns the error of an isError result dispatch made, or nil
 // for any other result (a success, or a page tool's own failure, which is
-// a result the page gave).
+// a result the page gave). Its Page is the page's words, unfenced.
 func ResultError(res *sdk.CallToolResult) *executor.Error {
 	if res == nil || !res.IsError {
 		return nil
 	}
 	if c, ok := res.StructuredContent.(*ErrorContent); ok && c.Error != nil {
 		e := *c.Error
-		if page, _, ok := Unfence(e.Page); ok {
-			e.Page = page // REST names the field; the fence is for models
-		}
 		return &e
 	}
 	return nil
@@ -233,78 +276,78 @@ func (s *Server) errorResult(e *executor.Error) *sdk.CallToolResult {
 		text += "\n" + fence(shown.Page)
 	}
 	// The structured message is bounded like the text (whose note says
-	// the whole length). The page's words are fenced there too: a client
-	// may show structured content to the model instead of the text.
+	// the whole length). The page's words are fenced there too, as it is
+	// sent (ErrorContent.MarshalJSON).
 	shown.Message, _ = capText(shown.Message, s.opts.MaxResultChars, "")
-	if shown.Page != "" {
-		shown.Page = fence(shown.Page)
-	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: &ErrorContent{Error: &shown}}
 }
 
-// Data is a tool result as REST returns it: the very MCP result of the same
-// call, with the framing for a model taken off. Value ("data" in the
-// answer) is the JSON the result's text starts with — the tool's structured
-// result; every tool returns one. Text is the page text that follows it
-// (get_text, snapshot, …); Untrusted says the result was fenced as page
-// content; Truncated is the server's note when the result was cut to
-// --max-result-chars; Image is a screenshot.
+// Data is the structured content of a successful tool result (see
+// outputs.go for the shape and its rules), and REST's answer to a command
+// besides "ok". Value is the tool's value ("data"), Text the page text that
+// followed it, Untrusted says a page wrote some of it, Truncated is the
+// server's note when the result was cut to --max-result-chars, Blocked
+// the note on the page's requests the policy refused, Image the image
+// that follows as content of its own (its bytes only in REST's answer).
 type Data struct {
-	Value     json.RawMessage `json:"data,omitempty"`
-	Text      string          `json:"text,omitempty"`
-	Untrusted bool            `json:"untrusted,omitempty"`
-	Truncated string          `json:"truncated,omitempty"`
-	Image     *ImageData      `json:"image,omitempty"`
-	// Blocked is the server's note on the requests of the page that the
-	// policy blocked while the call ran, if any.
-	Blocked string `json:"blocked,omitempty"`
+	Value     any        `json:"data,omitempty"`
+	Text      string     `json:"text,omitempty"`
+	Untrusted bool       `json:"untrusted,omitempty"`
+	Truncated string     `json:"truncated,omitempty"`
+	Image     *ImageData `json:"image,omitempty"`
+	Blocked   string     `json:"blocked,omitempty"`
 }
 
-// ImageData is the image of a result; Data is base64 in JSON.
+// ImageData is the image of a result; Data is base64 in JSON, and only in
+// REST's answer (over MCP the bytes are the image content's).
 type ImageData struct {
-	Data     []byte `json:"data"`
+	Data     []byte `json:"data,omitempty"`
 	MIMEType string `json:"mime_type"`
 }
 
-// ResultData turns a successful MCP tool result into REST's Data. REST
-// builds its answers with it from the result dispatch returned, so REST and
-// MCP carry the same data by construction.
-func ResultData(res *sdk.CallToolResult) Data {
+// ResultData returns the structured content of a successful MCP tool
+// result dispatch made (ok false for any other): the value the result's
+// text was rendered from, with the image's bytes from its image content.
+// REST answers with it, so REST and MCP carry the same data by
+// construction.
+func ResultData(res *sdk.CallToolResult) (Data, bool) {
+	if res == nil || res.IsError {
+		return Data{}, false
+	}
 	var d Data
-	var text strings.Builder
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			if strings.HasPrefix(c.Text, BlockedNotePrefix) {
-				d.Blocked = c.Text
-				continue
-			}
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.Text)
-		case *sdk.ImageContent:
-			if d.Image == nil {
-				d.Image = &ImageData{MIMEType: c.MIMEType, Data: c.Data}
-			}
+	switch c := res.StructuredContent.(type) {
+	case *Data:
+		d = *c
+	case nil:
+		return Data{}, false
+	default:
+		// Redacted (secrets.go): the same fields, as JSON; the value
+		// stays JSON, in its order.
+		var w struct {
+			Data
+			Value json.RawMessage `json:"data,omitempty"`
+		}
+		b, err := json.Marshal(c)
+		if err != nil || json.Unmarshal(b, &w) != nil {
+			return Data{}, false
+		}
+		d = w.Data
+		if w.Value != nil {
+			d.Value = w.Value
 		}
 	}
-	content := text.String()
-	if inner, after, ok := Unfence(content); ok {
-		content, d.Truncated, d.Untrusted = inner, after, true
-	} else if i := strings.LastIndex(content, "\n…[truncated: "); i >= 0 {
-		content, d.Truncated = content[:i], content[i+1:]
-	}
-	if strings.HasPrefix(content, "{") || strings.HasPrefix(content, "[") {
-		line, rest, _ := strings.Cut(content, "\n")
-		if json.Valid([]byte(line)) {
-			d.Value = json.RawMessage(line)
-			content = rest
+	if d.Image != nil {
+		img := *d.Image
+		for _, c := range res.Content {
+			if c, ok := c.(*sdk.ImageContent); ok {
+				img.Data = c.Data
+				break
+			}
 		}
+		d.Image = &img
 	}
-	d.Text = content
-	return d
+	return d, true
 }
 
 // envelopeStage renders the call's outcome as its MCP reply (Call.reply)
@@ -321,6 +364,9 @@ func (s *Server) envelopeStage(next step) step {
 		c.reply = s.finish(c.Tool, c.Session, start, r, err)
 		if c.note != "" {
 			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
+			if d, ok := c.reply.StructuredContent.(*Data); ok {
+				d.Blocked = c.note
+			}
 		}
 		return r, err
 	}

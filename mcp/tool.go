@@ -256,9 +256,10 @@ func (t *Tool) Definition() *sdk.Tool {
 	wire := *t.InputSchema
 	wire.AdditionalProperties = nil
 	return &sdk.Tool{
-		Name:        t.Name,
-		Description: t.Description,
-		InputSchema: &wire,
-		Annotations: ann,
+		Name:         t.Name,
+		Description:  t.Description,
+		InputSchema:  &wire,
+		OutputSchema: outputSchema(t.Output), // the structured result: see outputs.go
+		Annotations:  ann,
 	}
 }

@@ -153,8 +153,12 @@ type transcriptOptions struct {
 }
 
 // transcriptServer is a Server over the fake browser whose gate denies the
-// archive's deny list, with the switches of its options section.
-func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
+// archive's deny list, with the switches of its options section. settle,
+// run before each call, waits until the page tools of an open browser are
+// bridged as live tools: the bridge hears of them on a goroutine of its
+// own, and a transcript's calls must find them (page_tools_list names its
+// live tool, which a later call calls) however the goroutines ran.
+func transcriptServer(t *testing.T, ar *txtar.Archive) (s *mcp.Server, settle func()) {
 	t.Helper()
 	var o transcriptOptions
 	if b := section(ar, "options"); len(bytes.TrimSpace(b)) > 0 {
@@ -207,7 +211,21 @@ func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	settle = func() {}
+	if o.Page {
+		settle = func() {
+			if backend.Last() == nil {
+				return // no browser yet
+			}
+			for !slices.ContainsFunc(s.VisibleTools(t.Context(), mcp.LocalPrincipal), func(d *sdk.Tool) bool { return d.Name == liveTool }) {
+				if t.Context().Err() != nil {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	return s, settle
 }
 
 // replayMCP sends the client's messages over in-memory transports and
@@ -216,7 +234,7 @@ func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
 func replayMCP(t *testing.T, ar *txtar.Archive) *txtar.Archive {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	s := transcriptServer(t, ar)
+	s, settle := transcriptServer(t, ar)
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := s.SDK().Connect(ctx, st, nil)
 	if err != nil {
@@ -231,6 +249,9 @@ func replayMCP(t *testing.T, ar *txtar.Archive) *txtar.Archive {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
 			t.Fatalf("client message %s: %v", raw, err)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" {
+			settle()
 		}
 		if err := conn.Write(ctx, msg); err != nil {
 			t.Fatal(err)
@@ -303,7 +324,7 @@ func masked(b []byte) []byte {
 // port, with a key made from its key section, and returns the archive with
 // the answers.
 func replayREST(t *testing.T, ar *txtar.Archive) *txtar.Archive {
-	s := transcriptServer(t, ar)
+	s, _ := transcriptServer(t, ar)
 	keys, err := httpapi.OpenKeyStore(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,9 @@ import (
 	"github.com/chromegate/chromegate/mcp"
 )
 
+// liveTool is the name the page tool of transcriptPage is bridged under.
+const liveTool = "page_null_add_to_cart"
+
 // transcriptPage scripts the fake browser f as a small shop page, so that
 // every tool has something to show (options "page"):
 //

@@ -11,8 +11,6 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/chromegate/chromegate/mcp"
 )
 
 // trace prints every call and its result to stderr
@@ -23,6 +21,8 @@ var trace = os.Getenv("CHROMEGATE_REALAPPS_TRACE") == "1"
 type counter struct {
 	cs    *sdk.ClientSession
 	stats Stats
+	// last is the result of the last call.
+	last *sdk.CallToolResult
 	// Timeout bounds each call.
 	timeout time.Duration
 }
@@ -44,6 +44,7 @@ func (c *counter) call(ctx context.Context, tool string, args map[string]any) (s
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", tool, err)
 	}
+	c.last = res
 	var b strings.Builder
 	for _, ct := range res.Content {
 		if t, ok := ct.(*sdk.TextContent); ok {
@@ -96,42 +97,44 @@ func (g *Chromegate) act(ctx context.Context, tool string, args map[string]any) 
 			return fmt.Errorf("%s: %q is not a ref", tool, v)
 		}
 	}
-	txt, err := g.c.call(ctx, tool, args)
-	if err != nil {
+	if _, err := g.c.call(ctx, tool, args); err != nil {
 		return err
 	}
-	g.absorb(txt)
+	g.absorb(g.c.last)
 	return nil
 }
 
+// structured is a chromegate result's structured content: its value and
+// the page text that followed it (see mcp.Data).
+func structured(res *sdk.CallToolResult) (head map[string]any, text string) {
+	var d struct {
+		Data map[string]any `json:"data"`
+		Text string         `json:"text"`
+	}
+	if b, err := json.Marshal(res.StructuredContent); err == nil {
+		_ = json.Unmarshal(b, &d)
+	}
+	return d.Data, d.Text
+}
+
 // absorb reads the outline or its change from an acting result.
-func (g *Chromegate) absorb(txt string) {
+func (g *Chromegate) absorb(res *sdk.CallToolResult) {
 	g.fresh = false
 	if !g.Deltas {
 		return
 	}
-	if content, _, ok := mcp.Unfence(txt); ok {
-		txt = content
-	}
-	first, _, _ := strings.Cut(txt, "\n")
-	var head map[string]any
-	if json.Unmarshal([]byte(first), &head) != nil && json.Unmarshal([]byte(txt), &head) != nil {
+	head, _ := structured(res)
+	if head == nil {
 		return
-	}
-	unfence := func(s string) string {
-		if c, _, ok := mcp.Unfence(s); ok {
-			return c
-		}
-		return s
 	}
 	switch {
 	case head["outline"] != nil:
-		g.view.Set(unfence(fmt.Sprint(head["outline"])))
+		g.view.Set(fmt.Sprint(head["outline"]))
 		g.fresh, g.sends = true, true
 	case head["changes"] != nil:
 		g.sends = true
 		if g.view.lines != nil {
-			g.view.Apply(unfence(fmt.Sprint(head["changes"])))
+			g.view.Apply(fmt.Sprint(head["changes"]))
 			g.fresh = true
 		}
 	default:
@@ -151,20 +154,14 @@ func (g *Chromegate) Navigate(ctx context.Context, url string) error {
 
 func (g *Chromegate) Controls(ctx context.Context, fresh bool) ([]Control, error) {
 	if fresh || !g.fresh {
-		txt, err := g.c.call(ctx, "snapshot", map[string]any{})
-		if err != nil {
+		if _, err := g.c.call(ctx, "snapshot", map[string]any{}); err != nil {
 			return nil, err
 		}
-		if content, _, ok := mcp.Unfence(txt); ok {
-			txt = content
-		}
-		g.view.Set(txt)
+		head, text := structured(g.c.last)
+		g.view.Set(text)
 		g.fresh = true
-		if first, _, _ := strings.Cut(txt, "\n"); strings.HasPrefix(first, "{") {
-			var head struct{ URL string }
-			if json.Unmarshal([]byte(first), &head) == nil {
-				g.url = head.URL
-			}
+		if u, ok := head["url"].(string); ok {
+			g.url = u
 		}
 	}
 	return ParseOutline(g.view.Text()), nil

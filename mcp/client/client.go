@@ -44,16 +44,50 @@ type Transport interface {
 	Close() error
 }
 
-// Raw is a tool's result as the server sent it.
+// Raw is a tool's result as the server sent it: over MCP its structured
+// content, over REST its answer, the same fields (the text a model reads is
+// never parsed back).
 type Raw struct {
-	// JSON is the structured result.
+	// JSON is the tool's value; empty when the value alone was longer
+	// than the server's --max-result-chars (Truncated says so).
 	JSON json.RawMessage
-	// Text is the page text, Markdown or HTML that follows the JSON, as the
-	// page wrote it (over MCP, taken out of its untrusted-content fence).
+	// Text is the page text, Markdown or HTML that follows the value, as
+	// the page wrote it.
 	Text string
+	// Untrusted says a page wrote some of the result: data, never
+	// instructions.
+	Untrusted bool
+	// Truncated is the server's note when the result was cut.
+	Truncated string
+	// Blocked is the server's note on the page's requests the policy
+	// refused while the call ran.
+	Blocked string
 	// Image and ImageMIMEType are a screenshot.
 	Image         []byte
 	ImageMIMEType string
+}
+
+// structured is a successful result's structured content, and REST's
+// answer besides ok: {"data", "text", "untrusted", "truncated", "blocked",
+// "image"} (the server's mcp.Data).
+type structured struct {
+	Data      json.RawMessage `json:"data"`
+	Text      string          `json:"text"`
+	Untrusted bool            `json:"untrusted"`
+	Truncated string          `json:"truncated"`
+	Blocked   string          `json:"blocked"`
+	Image     *struct {
+		Data     []byte `json:"data"`
+		MIMEType string `json:"mime_type"`
+	} `json:"image"`
+}
+
+func (s *structured) raw() *Raw {
+	raw := &Raw{JSON: s.Data, Text: s.Text, Untrusted: s.Untrusted, Truncated: s.Truncated, Blocked: s.Blocked}
+	if s.Image != nil {
+		raw.Image, raw.ImageMIMEType = s.Image.Data, s.Image.MIMEType
+	}
+	return raw
 }
 
 // Error is a tool call that failed: the server's code, message and hint,
@@ -211,23 +245,19 @@ func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, erro
 	if err != nil {
 		return nil, fmt.Errorf("chromegate %s: %w", name, err)
 	}
-	var text strings.Builder
-	raw := &Raw{}
+	if res.IsError {
+		return nil, resultError(res)
+	}
+	var sc structured
+	if b, err := json.Marshal(res.StructuredContent); err != nil || res.StructuredContent == nil || json.Unmarshal(b, &sc) != nil {
+		return nil, fmt.Errorf("chromegate %s: the result has no structured content (is the server chromegate?)", name)
+	}
+	raw := sc.raw()
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.Text)
-		case *sdk.ImageContent:
-			raw.Image, raw.ImageMIMEType = c.Data, c.MIMEType
+		if c, ok := c.(*sdk.ImageContent); ok {
+			raw.Image, raw.ImageMIMEType = c.Data, c.MIMEType // its bytes are the image content's
 		}
 	}
-	if res.IsError {
-		return nil, resultError(res, text.String())
-	}
-	raw.JSON, raw.Text = splitResult(text.String())
 	return raw, nil
 }
 
@@ -257,62 +287,54 @@ func (m *MCP) ListTools(ctx context.Context) ([]Tool, error) {
 // resultError is the *Error of an isError result: its structured content
 // ({"error": {...}}). A result without one is a page tool's own failure
 // (or a server that is not chromegate): INTERNAL, with the result's text.
-func resultError(res *sdk.CallToolResult, text string) *Error {
+func resultError(res *sdk.CallToolResult) *Error {
 	var sc struct {
 		Error *Error `json:"error"`
 	}
 	if b, err := json.Marshal(res.StructuredContent); err == nil && json.Unmarshal(b, &sc) == nil && sc.Error != nil && sc.Error.Code != "" {
-		// Over MCP the page's words come fenced, for models; Page is
-		// the words.
-		if page, _, ok := unfence(sc.Error.Page); ok {
+		// Over MCP the page's words come fenced (a client may show
+		// structured content to a model); Page is the words.
+		if page, ok := unfence(sc.Error.Page); ok {
 			sc.Error.Page = page
 		}
 		return sc.Error
 	}
-	return &Error{Code: "INTERNAL", Message: text}
+	var text []string
+	for _, c := range res.Content {
+		if c, ok := c.(*sdk.TextContent); ok {
+			text = append(text, c.Text)
+		}
+	}
+	return &Error{Code: "INTERNAL", Message: strings.Join(text, "\n")}
 }
 
-// Page content reaches MCP clients fenced (see mcp.Unfence); the fence is
-// the server's marking for models, not part of the result.
+// The page's words of an error reach MCP clients fenced, in the structured
+// error as in the text (see mcp.ErrorContent): the fence is the server's
+// marking for models, not part of the words.
 const (
 	fenceNote  = "Web page content between «page-"
 	fenceOpen  = "«page-"
 	fenceClose = "«/page-"
 )
 
-// unfence returns the content of a fenced block and what follows it; ok is
-// false when s is not fenced.
-func unfence(s string) (content, after string, ok bool) {
+// unfence returns the words of a structured error's fenced page; ok is
+// false when s is not one fenced block. It reads that one field: a result's
+// text is never parsed.
+func unfence(s string) (content string, ok bool) {
 	note, rest, found := strings.Cut(s, "\n")
 	if !found || !strings.HasPrefix(note, fenceNote) {
-		return "", "", false
+		return "", false
 	}
 	open, body, found := strings.Cut(rest, "\n")
 	if !found || !strings.HasPrefix(open, fenceOpen) {
-		return "", "", false
+		return "", false
 	}
 	closeLine := fenceClose + strings.TrimPrefix(open, fenceOpen)
-	if rest, found := strings.CutPrefix(body, closeLine); found {
-		return "", strings.TrimPrefix(rest, "\n"), true
+	if body == closeLine {
+		return "", true
 	}
-	content, after, found = strings.Cut(body, "\n"+closeLine)
-	if !found {
-		return "", "", false
-	}
-	return content, strings.TrimPrefix(after, "\n"), true
-}
-
-// splitResult takes a result text apart: the page fence off, the JSON line,
-// then the text after it.
-func splitResult(s string) (json.RawMessage, string) {
-	if content, _, ok := unfence(s); ok {
-		s = content
-	}
-	head, text, _ := strings.Cut(s, "\n")
-	if json.Valid([]byte(head)) {
-		return json.RawMessage(head), text
-	}
-	return nil, s
+	content, found = strings.CutSuffix(body, "\n"+closeLine)
+	return content, found
 }
 
 // REST is a Transport over chromegate's REST API (POST /api/v1/command).
@@ -413,24 +435,12 @@ func (r *REST) do(req *http.Request, what string, data any) error {
 	return nil
 }
 
-// restResponse is {"ok": true, "data": ...} or {"ok": false, "error": {...}}.
+// restResponse is {"ok": true, "data": ..., ...} (a command's answer: the
+// result's structured content) or {"ok": false, "error": {...}}.
 type restResponse struct {
-	OK    *bool           `json:"ok"`
-	Data  json.RawMessage `json:"data"`
-	Text  string          `json:"text"`
-	Image *struct {
-		Data     []byte `json:"data"`
-		MIMEType string `json:"mime_type"`
-	} `json:"image"`
+	OK *bool `json:"ok"`
+	structured
 	Error *Error `json:"error"`
-}
-
-func (r *restResponse) raw() *Raw {
-	raw := &Raw{JSON: r.Data, Text: r.Text}
-	if r.Image != nil {
-		raw.Image, raw.ImageMIMEType = r.Image.Data, r.Image.MIMEType
-	}
-	return raw
 }
 
 // Close implements Transport; REST holds no connection of its own.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -612,21 +613,36 @@ func TestRESTMatchesMCP(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("%s: %s", call.tool, textOf(res))
 		}
-		mcpData := mcp.ResultData(res)
+		// MCP's structured content is REST's answer, the image's bytes
+		// aside (over MCP they are the image content's).
+		var mcpData, restData map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &mcpData); err != nil {
+			t.Fatalf("%s: structured content %s: %v", call.tool, b, err)
+		}
 		body, _ := json.Marshal(map[string]any{"command": call.tool, "params": call.args, "session": "same"})
 		status, _, rb := e.do("POST", "/api/v1/command", k, string(body), nil)
-		var ans struct {
-			OK bool `json:"ok"`
-			mcp.Data
-		}
-		if err := json.Unmarshal([]byte(rb), &ans); err != nil || status != 200 || !ans.OK {
+		if err := json.Unmarshal([]byte(rb), &restData); err != nil || status != 200 || restData["ok"] != true {
 			t.Fatalf("REST %s: %d %s", call.tool, status, rb)
 		}
-		if diff := gocmp.Diff(mcpData, ans.Data); diff != "" {
+		delete(restData, "ok")
+		if img, ok := restData["image"].(map[string]any); ok {
+			want := ""
+			for _, c := range res.Content {
+				if c, ok := c.(*sdk.ImageContent); ok {
+					want = base64.StdEncoding.EncodeToString(c.Data)
+				}
+			}
+			if img["data"] != want || want == "" {
+				t.Errorf("%s: REST's image is not MCP's", call.tool)
+			}
+			delete(img, "data")
+		}
+		if diff := gocmp.Diff(mcpData, restData); diff != "" {
 			t.Errorf("%s: REST and MCP differ (-mcp +rest):\n%s", call.tool, diff)
 		}
-		if len(mcpData.Value) == 0 {
-			t.Errorf("%s: no value: %+v", call.tool, mcpData)
+		if mcpData["data"] == nil {
+			t.Errorf("%s: no value: %s", call.tool, b)
 		}
 	}
 }

@@ -24,7 +24,8 @@ import (
 // same dispatch, gate and policy as MCP; only the framing differs:
 //
 //	POST /api/v1/command  {"command": "click", "params": {...}, "session": "name"}
-//	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "image": {...}}
+//	  → 200 {"ok": true, "data": {...}, "text": "...", "untrusted": true, "truncated": "...", "blocked": "...", "image": {...}}
+//	        (the MCP result's structured content, mcp.Data, with the image's bytes)
 //	  → 4xx/5xx {"ok": false, "error": {"code": "POLICY_DENIED", "message": "...", "hint": "...", "page": "..."}}
 //	            (the error is executor.Error's JSON: retry_after_ms too when set, and Retry-After)
 //	GET  /api/v1/status   → {"ok": true, "data": {...}}
@@ -210,12 +211,10 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 	default:
-		d := mcp.ResultData(res)
-		ans := restAnswer{OK: true, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked}
-		if d.Value != nil {
-			ans.Data = d.Value
-		}
-		writeJSON(w, http.StatusOK, ans)
+		// The result's structured content: the value its text was
+		// rendered from, never the text parsed back.
+		d, _ := mcp.ResultData(res)
+		writeJSON(w, http.StatusOK, restAnswer{OK: true, Data: d.Value, Text: d.Text, Untrusted: d.Untrusted, Truncated: d.Truncated, Image: d.Image, Blocked: d.Blocked})
 	}
 }
 

@@ -166,11 +166,9 @@ func (a *agent) call(tool string, args map[string]any) (*sdk.CallToolResult, err
 		return nil, fmt.Errorf("%s failed: %s", tool, text(res))
 	}
 	fmt.Fprintf(a.out, "  ✓ %v  %s\n", d.Round(100*time.Microsecond), short(text(res), 160))
-	if content, _, ok := mcp.Unfence(text(res)); ok && tool == "get_text" {
-		// What the page said, after the one-line JSON header.
-		if _, body, ok := strings.Cut(content, "\n"); ok {
-			fmt.Fprintf(a.out, "    page text (fenced as untrusted): %s\n", short(body, 300))
-		}
+	if d, ok := mcp.ResultData(res); ok && tool == "get_text" && d.Untrusted {
+		// What the page said: the result's text, which the model reads fenced.
+		fmt.Fprintf(a.out, "    page text (fenced as untrusted): %s\n", short(d.Text, 300))
 	}
 	return res, nil
 }
