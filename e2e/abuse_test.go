@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // rawPeer speaks JSON-RPC to a server byte for byte, over stdio or HTTP,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // selectorPages are the hostile pages of TestSelectorClickGuarantees: each

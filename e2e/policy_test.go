@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // policySite serves pages that lead off the allowlist: a redirect, a script

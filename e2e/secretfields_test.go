@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The secrets of issue 27's findings 1-3: a 64-character API key, a

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/helpers"
 	"github.com/chromegate/chromegate/mcp"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // Frames of other origins (issue 16, item 1). The fixture, xframeSite:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/policy"
