@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // landingSite serves the pages of TestChangesLanding: /land has a control
@@ -103,6 +105,7 @@ func lastVerdict(s *server, n int) (string, int) {
 // pushState, a download and a 204 return at once with the page as it is.
 // Each case, many times in a row.
 func TestChangesLanding(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	reps := landingReps(t)
@@ -192,6 +195,7 @@ func TestChangesLanding(t *testing.T) {
 // chromegate's; one that stops chromegate's listener gets at worst the
 // page as it is, and the next call sees the new document.
 func TestChangesLandingHostile(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	at := func(kind string) []string {

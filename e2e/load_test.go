@@ -20,8 +20,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The soak's size: CHROMEGATE_LOAD_SESSIONS concurrent HTTP sessions for
@@ -368,6 +368,7 @@ func (s *loadServer) settle(before footprint) footprint {
 // has closed the server holds no more goroutines, descriptors, temp dirs or
 // processes than before.
 func TestLoad(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	n, dur := loadSize(t)
 	base := echoSite(t)

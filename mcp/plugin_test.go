@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/policy"
 )
 
