@@ -130,7 +130,7 @@ func hitOf(t testing.TB, text string) map[string]any {
 // viewport, as a vision client does, each reaching the page as trusted
 // input and saying what it hit.
 func TestCoordinates(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
@@ -264,7 +264,7 @@ func TestCoordinates(t *testing.T) {
 // under the pointer the moment the pointer reaches the allowed button.
 // The click is refused and the frame's server sees no click.
 func TestCoordinatesSwapAttack(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/swap"})
@@ -295,7 +295,7 @@ func TestCoordinatesSwapAttack(t *testing.T) {
 // TestCoordinatesSafeMode: without mutations a click at a point is refused
 // like a click by ref, before anything is hit-tested; hover still works.
 func TestCoordinatesSafeMode(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
@@ -398,7 +398,7 @@ func BenchmarkCoordinates(b *testing.B) {
 // what it hit (the element's role and name), as a click by ref keeps its
 // element.
 func TestCoordinatesRecorded(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	root := filepath.Join(t.TempDir(), "rec")
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--record="+root)

@@ -257,7 +257,7 @@ func TestEmulateDeviceIdentity(t *testing.T) {
 // the position is emulated, and a page that may not ask gets the
 // browser's refusal, never the position.
 func TestEmulateGeolocation(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := serveMux(t, emulateMux())
 	base := "http://127.0.0.1:" + port
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--allow-domain=127.0.0.1", "--allow-domain=localhost", "--enable-mutations")
@@ -335,7 +335,7 @@ func fetchBig(t *testing.T, s *server) (time.Duration, string) {
 // makes 200 KB take over 2 s, by the throttling alone (unthrottled it
 // is a loopback fetch); none restores it.
 func TestEmulateNetwork(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations")
 	s.call("navigate", map[string]any{"url": base + "/net"})
@@ -366,7 +366,7 @@ func TestEmulateNetwork(t *testing.T) {
 // allowed values, before the policy; in safe mode the policy refuses a
 // user agent, a position or a phone, and allows the rest.
 func TestEmulateRefusals(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	// On about:blank: nothing to decide on.

@@ -32,7 +32,7 @@ func firstTabID(t *testing.T, txt string) string {
 // the kill switch cuts the extension off and the next call falls back to
 // the CDP backend.
 func TestExtensionPairedOverCDP(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext)
+	testkit.Backends(t, testkit.Ext)
 	base := site(t)
 	start := time.Now()
 	s := startServer(t, append([]string{"--with-extension"}, permissive...)...)
@@ -85,7 +85,7 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 // host registered in the test's own profile: the extension pairs itself
 // through the host, and pages it drives do not report navigator.webdriver.
 func TestExtensionNativeMessaging(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext)
+	testkit.Backends(t, testkit.Ext)
 	needBrowser(t)
 	base := site(t)
 	s, profile := pairedChromium(t, permissive)

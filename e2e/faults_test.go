@@ -16,7 +16,7 @@ import (
 // TestBadInput: each bad call returns isError with the right code (or the
 // documented result), and the next call still works.
 func TestBadInput(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := site(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/form"})

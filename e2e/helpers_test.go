@@ -53,7 +53,7 @@ func pageContent(t testing.TB, text string) (head map[string]any, body string) {
 }
 
 func TestReadAsMarkdown(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
 	s, allowed := helperServer(t)
 	pages := []struct {
@@ -125,7 +125,7 @@ func TestReadAsMarkdown(t *testing.T) {
 var linkLine = regexp.MustCompile(`^- \[(.*)\]\((\S+)\)`)
 
 func TestExtractLinks(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
 	s, allowed := helperServer(t)
 	s.call("navigate", map[string]any{"url": allowed + "/pages/links.html"})
@@ -208,7 +208,7 @@ func TestExtractLinks(t *testing.T) {
 }
 
 func TestFillForm(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
 	s, allowed := helperServer(t)
 	s.call("navigate", map[string]any{"url": allowed + "/pages/form.html"})
@@ -300,7 +300,7 @@ func TestFillForm(t *testing.T) {
 // Every helper is decided by the policy on the page it would read: a tab
 // that wandered off the allowlist is read by none of them.
 func TestHelpersDeniedOffPolicy(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
 	s, allowed := helperServer(t)
 	// A direct navigation is refused before anything loads.

@@ -105,7 +105,7 @@ func lastVerdict(s *server, n int) (string, int) {
 // pushState, a download and a 204 return at once with the page as it is.
 // Each case, many times in a row.
 func TestChangesLanding(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	reps := landingReps(t)
@@ -195,7 +195,7 @@ func TestChangesLanding(t *testing.T) {
 // chromegate's; one that stops chromegate's listener gets at worst the
 // page as it is, and the next call sees the new document.
 func TestChangesLandingHostile(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	at := func(kind string) []string {

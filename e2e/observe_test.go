@@ -148,7 +148,7 @@ func find(ms []consoleMsg, text string) *consoleMsg {
 // navigation starts the log again unless earlier navigations are asked
 // for; a message that mimics the fence stays inside it.
 func TestConsoleMessages(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := consoleSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	base := "http://allowed.test:" + port

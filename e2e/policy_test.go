@@ -60,7 +60,7 @@ const resolverRules = "--browser-arg=--host-resolver-rules=MAP allowed.test 127.
 // TestDefaultPolicy drives the embedded default policy end to end: only
 // allowed.test is allowlisted, and everything the issue lists is denied.
 func TestDefaultPolicy(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := policySite(t)
 	allowed := "http://allowed.test:" + port
 	logPath := filepath.Join(t.TempDir(), "decisions.jsonl")
@@ -202,7 +202,7 @@ func TestDefaultPolicy(t *testing.T) {
 // TestSafeDefaults: with no switches, eval and the mutating tools are not
 // even listed, and calling them by name is denied.
 func TestSafeDefaults(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP)
 	port := policySite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	res, err := s.session.ListTools(context.Background(), nil)

@@ -62,7 +62,7 @@ func runChromegate(t testing.TB, args ...string) string {
 // TestRecordReport records a run as a person's agent would do it, renders
 // the report, and looks at it the way a person would: in a browser.
 func TestRecordReport(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP)
 	base, port := recordSite(t)
 	root := filepath.Join(t.TempDir(), "rec")
 	typed := "Ada Lovelace-Byron"
@@ -238,7 +238,7 @@ func TestRecordReport(t *testing.T) {
 // snapshots, exports it as a plugin tool, checks it loads, and replays it
 // on a fresh server against a fresh demo site with another name and e-mail.
 func TestRecipeExport(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP)
 	base := demoSite(t)
 	host := "--allow-domain=127.0.0.1"
 	root := filepath.Join(t.TempDir(), "rec")

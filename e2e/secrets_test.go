@@ -283,7 +283,7 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 // which the policy lets the model navigate to and type on, but which the
 // secret is not bound to: denied, and nothing reaches the field.
 func TestSecretRefusedOffItsOrigin(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newSecretSite(t)
 	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
 	s := startServer(t, secretFlags(t, site, dlog)...)
@@ -335,7 +335,7 @@ func TestSecretRefusedOffItsOrigin(t *testing.T) {
 // secret declared in the environment: the answers never hold the value,
 // and the browser chromegate starts does not inherit the variable.
 func TestSecretOverREST(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newSecretSite(t)
 	dir := t.TempDir()
 	key := createKey(t, dir, "agent")

@@ -356,7 +356,7 @@ func TestReleaseArchive(t *testing.T) {
 // into the browser chromegate launches and pairs it; the calls then go
 // through the extension.
 func TestExtensionZip(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext)
+	testkit.Backends(t, testkit.Ext)
 	needBrowser(t)
 	work := t.TempDir()
 	zipPath := filepath.Join(work, "chromegate-extension.zip")

@@ -77,7 +77,7 @@ func refOf(t testing.TB, outline string, words ...string) string {
 }
 
 func TestSnapshotGolden(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
 	for _, page := range []string{"article", "form", "links", "named", "shadow", "spa", "clobber"} {
@@ -108,7 +108,7 @@ func contentOf(t testing.TB, text string) string {
 }
 
 func TestSnapshotRefs(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
 
@@ -268,7 +268,7 @@ func (s *server) outlineOnly() string {
 // TestSnapshotPolicy: snapshot and query read the page, so the policy
 // denies them on a page outside the allowlist, like every other read.
 func TestSnapshotPolicy(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	mux := snapshotMux()
 	var port string
 	mux.HandleFunc("/wander", func(w http.ResponseWriter, r *http.Request) {

@@ -70,7 +70,7 @@ func TestHostilePageTools(t *testing.T) {
 // TestHostilePageToolsThroughExtension is the same through chromegate's
 // extension (chrome.debugger).
 func TestHostilePageToolsThroughExtension(t *testing.T) {
-	testkit.Backends(t, testkit.CDP)
+	testkit.Backends(t, testkit.Ext)
 	testHostilePageTools(t, "ext", "--with-extension")
 }
 

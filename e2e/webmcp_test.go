@@ -192,7 +192,7 @@ func TestPageTools(t *testing.T) {
 // TestPageToolsThroughExtension drives the same suite through chromegate's
 // extension loaded into the launched Chromium (chrome.debugger).
 func TestPageToolsThroughExtension(t *testing.T) {
-	testkit.Backends(t, testkit.CDP)
+	testkit.Backends(t, testkit.Ext)
 	testPageTools(t, "ext", "--with-extension")
 }
 

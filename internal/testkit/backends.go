@@ -8,6 +8,10 @@ package testkit
 // pass; Matrix tells, at the end of a run, how many tests ran, how many
 // were not declared for the backend and how many skipped themselves.
 //
+// A long test (a soak, a sweep, a scale run) also calls Long: it runs only
+// when LongVar is 1, which the make target named in its call sets, and is
+// otherwise skipped and counted as long, not run.
+//
 // Backends never skips for a missing browser, driver or tool: a test
 // declared for the run's backend meets its dependencies or fails under
 // CI=true (the e2e suite's needBrowser and its kin).
@@ -84,8 +88,8 @@ func RunBackend() (Backend, error) { return ParseBackend(os.Getenv(BackendVar)) 
 
 // matrix counts the tests of this run by what became of them.
 var matrix struct {
-	mu                   sync.Mutex
-	ran, skipped, notRun []string
+	mu                         sync.Mutex
+	ran, skipped, notRun, long []string
 }
 
 // Backends declares the backends test t runs on (a union of the arguments)
@@ -110,12 +114,29 @@ func Backends(t testing.TB, on ...Backend) {
 		t.Skipf("runs on %s; this run drives %s", set, run)
 	}
 	t.Cleanup(func() {
+		if slices.Contains(Matrix().Long, name) {
+			return
+		}
 		if t.Skipped() {
 			add(&matrix.skipped, name)
 		} else {
 			add(&matrix.ran, name)
 		}
 	})
+}
+
+// LongVar, set to 1, runs the long tests.
+const LongVar = "CHROMEGATE_E2E_LONG"
+
+// Long marks t as a long test, which `make target` runs: without LongVar=1
+// it is skipped and counted as long. It follows Backends.
+func Long(t testing.TB, target string) {
+	t.Helper()
+	if os.Getenv(LongVar) == "1" {
+		return
+	}
+	add(&matrix.long, t.Name())
+	t.Skipf("a long test: `make %s` runs it (%s=1)", target, LongVar)
 }
 
 func add(list *[]string, name string) {
@@ -125,11 +146,11 @@ func add(list *[]string, name string) {
 }
 
 // MatrixCounts are the tests of this run: those that ran (passed or
-// failed), those not declared for its backend, and those declared for it
-// that skipped themselves.
+// failed), those not declared for its backend, the long ones left to their
+// own target, and those declared for it that skipped themselves.
 type MatrixCounts struct {
-	Backend              Backend
-	Ran, NotRun, Skipped []string
+	Backend                    Backend
+	Ran, NotRun, Long, Skipped []string
 }
 
 // Matrix is what became of this run's tests so far.
@@ -138,13 +159,14 @@ func Matrix() MatrixCounts {
 	matrix.mu.Lock()
 	defer matrix.mu.Unlock()
 	return MatrixCounts{Backend: run, Ran: slices.Sorted(slices.Values(matrix.ran)),
-		NotRun: slices.Sorted(slices.Values(matrix.notRun)), Skipped: slices.Sorted(slices.Values(matrix.skipped))}
+		NotRun: slices.Sorted(slices.Values(matrix.notRun)), Long: slices.Sorted(slices.Values(matrix.long)), Skipped: slices.Sorted(slices.Values(matrix.skipped))}
 }
 
 // String is the run's line of the matrix: "e2e on ext: 50 ran, 93 not
-// declared for ext, 0 skipped", with the skipped tests named.
+// declared for ext, 0 long, 0 skipped", with the skipped tests named.
 func (m MatrixCounts) String() string {
-	s := fmt.Sprintf("e2e on %s: %d ran, %d not declared for %s, %d skipped", m.Backend, len(m.Ran), len(m.NotRun), m.Backend, len(m.Skipped))
+	s := fmt.Sprintf("e2e on %s: %d ran, %d not declared for %s, %d long (own targets), %d skipped",
+		m.Backend, len(m.Ran), len(m.NotRun), m.Backend, len(m.Long), len(m.Skipped))
 	if len(m.Skipped) > 0 {
 		s += " (" + strings.Join(m.Skipped, " ") + ")"
 	}

@@ -66,3 +66,30 @@ type fakeTB struct {
 
 func (f *fakeTB) Fatal(args ...any) { f.failed = true; panic("fatal") }
 func (f *fakeTB) Helper()           {}
+
+// A long test runs only with LongVar=1; otherwise it is counted as long,
+// neither as ran nor as skipped.
+func TestLongRunsOnlyWhenAsked(t *testing.T) {
+	t.Setenv(BackendVar, "cdp")
+	t.Setenv(LongVar, "")
+	before := Matrix()
+	t.Run("soak", func(t *testing.T) {
+		Backends(t, CDP)
+		Long(t, "fault")
+		t.Error("a long test ran without " + LongVar)
+	})
+	after := Matrix()
+	if len(after.Long) != len(before.Long)+1 || len(after.Ran) != len(before.Ran) || len(after.Skipped) != len(before.Skipped) {
+		t.Errorf("counts before %v, after %v: want one more long", before, after)
+	}
+	t.Setenv(LongVar, "1")
+	ran := false
+	t.Run("soakAsked", func(t *testing.T) {
+		Backends(t, CDP)
+		Long(t, "fault")
+		ran = true
+	})
+	if !ran {
+		t.Error("a long test did not run with " + LongVar + "=1")
+	}
+}
