@@ -8,6 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
+.PHONY: callpath
 .PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
 
 all: build
@@ -227,6 +228,12 @@ SWEEP ?= 1,2,4,8,16,24,32
 SWEEP_ROUNDS ?= 10
 sweep: deps
 	CHROMEGATE_SWEEP=$(SWEEP) $(GO) test -run '^$$' -bench '^BenchmarkSessions$$' -benchtime $(SWEEP_ROUNDS)x -timeout 60m ./e2e/
+
+# The code one click by ref runs, from the tool's declaration to the
+# browser: files, functions and statements, counted from coverage counters
+# (e2e/bench/callpath_test.go), the same way every time.
+callpath: deps
+	$(GO) test -tags callpath -run '^TestCallPath$$' -count=1 -v ./e2e/bench/
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/

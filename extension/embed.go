@@ -18,7 +18,7 @@ import (
 // files is the extension as loaded by the browser: no tests, no Go.
 //
 //go:embed manifest.json PROTOCOL.md sw.js connection.js frame.js router.js methods.js errors.js
-//go:embed cdp.js session.js tabstate.js store.js deadline.js world.js selector.js targets.js input.js navigation.js
+//go:embed cdp.js capture.js session.js tabstate.js store.js deadline.js world.js selector.js targets.js input.js navigation.js
 //go:embed evaluate.js image.js downloads.js cookies.js egress.js netlog.js consolelog.js webmcp.js tabs.js keys.js dialogs.js emulate.js point.js popup.html popup.js frames.js
 var files embed.FS
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Call is one tool call as the Gate and the handler see it.
@@ -46,12 +47,16 @@ type Call struct {
 
 	ex     executor.Executor
 	srv    *Server
-	before *executor.Tab      // what Page returned, if the Gate asked
-	peeked bool               // before is what the backend last heard of (PeekPage), not read from the browser
-	noPeek bool               // the page moved under a peeked decision: read it
-	frame  *executor.FrameDoc // the frame document the call's first ref is in, if the Gate decided one
-	mark   uint64             // the session's last request denial when the call began
-	rec    *callRecord        // the call's record, when the server keeps one
+	entry  *entry              // the tool and its resolved schema
+	raw    []byte              // the arguments as the caller sent them
+	reply  *sdk.CallToolResult // the MCP reply, once the envelope rendered it
+	note   string              // the egress note: what the policy refused the call's pages
+	before *executor.Tab       // what Page returned, if the Gate asked
+	peeked bool                // before is what the backend last heard of (PeekPage), not read from the browser
+	noPeek bool                // the page moved under a peeked decision: read it
+	frame  *executor.FrameDoc  // the frame document the call's first ref is in, if the Gate decided one
+	mark   uint64              // the session's last request denial when the call began
+	rec    *callRecord         // the call's record, when the server keeps one
 
 	landing *helpers.LandingWatch // the watch for navigations armLanding began, if any
 }

@@ -247,7 +247,7 @@ func (s *Server) redactOutline(outline string) string {
 // addChanges adds to r, the result of c, the change of the tab's outline
 // since the caller last saw it (see the comment at the top), and keeps
 // the new outline as seen once the caller is given it (r.seen, committed
-// by runCall). It never fails the call: what goes wrong is a note.
+// by changesStage). It never fails the call: what goes wrong is a note.
 func (s *Server) addChanges(ctx context.Context, c *Call, ex executor.Executor, r *Result, began time.Time) {
 	if r == nil || r.Page == nil || ex == nil || !s.changesOn(c) {
 		return
@@ -592,5 +592,19 @@ func (s *Server) sawOf(c *Call, r *Result) {
 	}
 	if r.seen != nil && c.Plugin == nil {
 		s.views.saw(r.seen)
+	}
+}
+
+// changesStage adds to a successful call's result what it changed in the
+// page, and keeps the outline the result shows as what the caller last saw.
+func (s *Server) changesStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		began := time.Now()
+		r, err := next(ctx, c)
+		if err == nil {
+			s.addChanges(ctx, c, c.ex, r, began)
+			s.sawOf(c, r)
+		}
+		return r, err
 	}
 }

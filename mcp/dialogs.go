@@ -233,3 +233,25 @@ func (s *Server) alertRaised(ctx context.Context, c *Call, ex executor.Executor,
 	}
 	return e.WithHint("the alert was accepted (the server answers alerts); call " + c.Tool.Name + " again")
 }
+
+// dialogsStage accepts an alert that would hold the call before it runs;
+// after a failure, it dismisses a dialog of a page outside the policy that
+// held the call (a read runs again, once; anything else may have acted, and
+// is the model's to repeat), and says which alert a page raised.
+func (s *Server) dialogsStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		s.acceptAlertFirst(ctx, c, c.ex)
+		r, err := next(ctx, c)
+		if err != nil && s.dismissOutside(ctx, c, c.ex, err) {
+			if t := c.Tool; t.ReadOnly != nil && *t.ReadOnly {
+				r, err = s.handle(ctx, c)
+			} else {
+				err = heldOutsideErr(c)
+			}
+		}
+		if err != nil {
+			return nil, s.alertRaised(ctx, c, c.ex, err)
+		}
+		return r, nil
+	}
+}

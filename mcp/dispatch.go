@@ -16,83 +16,102 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
-	"github.com/chromegate/chromegate/executor/egress"
 )
 
 // blankTimeout bounds sending a tab that landed outside policy to
 // about:blank; it runs even when the call's own deadline has passed.
 const blankTimeout = 5 * time.Second
 
-// dispatch is the one path of every tool call: decode, validate, gate, run,
-// envelope. It never panics and never returns a Go error for anything the
-// caller can fix: those are isError results. The only error it returns is a
-// JSON-RPC invalid-params error for arguments that are not a JSON object
-// (the client, not the model, got the protocol wrong).
-func (s *Server) dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (res *sdk.CallToolResult, rpcErr error) {
-	t := e.tool
-	start := time.Now()
-	// Last, on every way out: no result carries a secret's value.
-	defer func() { s.redactResult(res) }()
-	defer func() {
-		if r := recover(); r != nil {
-			res, rpcErr = s.recovered(t.Name, r), nil
-		}
-	}()
+// recoverStage turns a panic anywhere after it into an INTERNAL reply.
+func (s *Server) recoverStage(next step) step {
+	return func(ctx context.Context, c *Call) (r *Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				r, err, c.reply = nil, nil, s.recovered(c.Tool.Name, p)
+			}
+		}()
+		return next(ctx, c)
+	}
+}
 
-	// A hidden tool is refused before its arguments are looked at, so its
-	// error messages cannot describe its schema.
-	if !s.visible(ctx, t, p) {
-		err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", t.Name, p.Name).
-			WithHint("use the tools that tools/list shows")
-		s.recordRefused(t, session, p, err)
-		return s.finish(t, session, start, nil, err), nil
-	}
-	if p.Rate != nil && t.Action != ActionPlugin {
-		// A plugin is charged per step (pluginStep), not per call: what
-		// it costs is what it runs.
-		if wait, ok := p.Rate.Take(start); !ok {
-			err := rateLimited(p, wait)
-			s.recordRefused(t, session, p, err)
-			return s.finish(t, session, start, nil, err), nil
+// aclStage refuses a tool the principal may not see before its arguments
+// are looked at, so its error messages cannot describe its schema.
+func (s *Server) aclStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if !s.visible(ctx, c.Tool, c.Principal) {
+			err := executor.Errorf(executor.CodePolicyDenied, "tool %s is not available to %s", c.Tool.Name, c.Principal.Name).
+				WithHint("use the tools that tools/list shows")
+			s.recordRefused(c.Tool, c.Session, c.Principal, err)
+			return nil, err
 		}
+		return next(ctx, c)
 	}
-	args, rpcErr, err := decodeArgs(e, raw)
-	if rpcErr != nil {
-		return nil, rpcErr
-	}
-	if err != nil {
-		s.recordRefused(t, session, p, err)
-		return s.finish(t, session, start, nil, err), nil
-	}
+}
 
-	ctx, cancel := context.WithTimeout(ctx, callTimeout(t, args))
-	defer cancel()
-
-	if b, ok := s.opts.Gate.(SessionBinder); ok {
-		b.BindSession(session, p)
-	}
-	c := &Call{Tool: t, Args: args, Session: session, Principal: p, srv: s, mark: s.opts.Egress.Mark(session)}
-	var out *Result
-	run := func(ctx context.Context, ex executor.Executor) error {
-		if !t.NoBrowser {
-			s.startState(ctx, session, p, ex)
+// rateStage charges the call to the key's rate limit. A plugin is charged
+// per step (pluginStep), not per call: what it costs is what it runs.
+func (s *Server) rateStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if p := c.Principal; p.Rate != nil && c.Tool.Action != ActionPlugin {
+			if wait, ok := p.Rate.Take(time.Now()); !ok {
+				err := rateLimited(p, wait)
+				s.recordRefused(c.Tool, c.Session, p, err)
+				return nil, err
+			}
 		}
-		out, err = s.runCall(ctx, c, ex)
-		return err
+		return next(ctx, c)
 	}
-	if t.NoBrowser {
-		ex, _ := s.opts.Manager.Current(session)
-		err = run(ctx, ex)
-	} else {
-		err = s.opts.Manager.Do(ctx, session, run)
+}
+
+// decodeStage sets Call.Args from the raw arguments: decoded, validated,
+// defaults applied.
+func (s *Server) decodeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		args, rpcErr, err := decodeArgs(c.entry, c.raw)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		if err != nil {
+			s.recordRefused(c.Tool, c.Session, c.Principal, err)
+			return nil, err
+		}
+		c.Args = args
+		return next(ctx, c)
 	}
-	res = s.finish(t, session, start, out, err)
-	if note := blockedNote(egress.Summarize(s.opts.Egress.Since(session, c.mark))); note != "" {
-		// A content of its own, after the result: the result's JSON and
-		// its fence stay as they are.
-		res.Content = append(res.Content, &sdk.TextContent{Text: note})
+}
+
+// deadlineStage bounds the rest of the call by its timeout, and tells a
+// gate that keeps per-session state whose the session is.
+func (s *Server) deadlineStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, callTimeout(c.Tool, c.Args))
+		defer cancel()
+		if b, ok := s.opts.Gate.(SessionBinder); ok {
+			b.BindSession(c.Session, c.Principal)
+		}
+		return next(ctx, c)
 	}
-	return res, nil
+}
+
+// browserStage runs the rest of the call inside Manager.Do, on the
+// session's executor (started on first use); a NoBrowser tool runs on the
+// live executor, or none, and never starts one.
+func (s *Server) browserStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if c.Tool.NoBrowser {
+			c.ex, _ = s.opts.Manager.Current(c.Session)
+			return next(ctx, c)
+		}
+		var out *Result
+		err := s.opts.Manager.Do(ctx, c.Session, func(ctx context.Context, ex executor.Executor) error {
+			c.ex = ex
+			s.startState(ctx, c.Session, c.Principal, ex)
+			var err error
+			out, err = next(ctx, c)
+			return err
+		})
+		return out, err
+	}
 }
 
 // callTimeout is a call's deadline: its timeout_ms argument, else the
@@ -107,103 +126,132 @@ func callTimeout(t *Tool, args map[string]any) time.Duration {
 	return time.Duration(defaultTimeoutMs) * time.Millisecond
 }
 
-// runCall is the gated part of a call, on ex: the Gate, the handler, and
-// the landing check of wherever the call left the tab. Every tool call runs
-// through it, and so does every step of a plugin tool.
-func (s *Server) runCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
-	c.rec = s.startRecord(c)
-	began := time.Now()
-	r, err := s.gatedCall(ctx, c, ex)
-	if errors.Is(err, executor.ErrPageMoved) {
-		// Decided on the URL the backend last heard of, the page was
-		// elsewhere, and nothing ran: decide on the URL read from the
-		// browser, and run.
-		c.noPeek, c.peeked, c.before = true, false, nil
-		r, err = s.gatedCall(ctx, c, ex)
+// pageMovedStage decides again, once, a call decided on the URL the
+// backend last heard of (Tool.PeekPage) when the page was elsewhere and
+// nothing ran: on the URL read from the browser.
+func (s *Server) pageMovedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if errors.Is(err, executor.ErrPageMoved) {
+			c.noPeek, c.peeked, c.before = true, false, nil
+			r, err = next(ctx, c)
+		}
+		return r, err
 	}
-	if err == nil {
-		s.addChanges(ctx, c, ex, r, began)
-		s.sawOf(c, r)
-	}
-	if c.rec != nil {
-		s.endRecord(ctx, c, ex, r, err)
-	}
-	return r, err
 }
 
-// gatedCall is runCall without the record.
-func (s *Server) gatedCall(ctx context.Context, c *Call, ex executor.Executor) (*Result, error) {
-	t := c.Tool
-	c.ex = ex
-	c.Page = c.pageFunc(ex)
-	if len(points(c)) > 0 && ex != nil {
-		c.Points = c.pointsFunc(ex)
-	}
-	switch {
-	case t.PageItem:
-		c.PageTool = c.pageItemFunc()
-	case t.Action == ActionPageTool && t.Name != "page_tools_list":
-		c.PageTool = c.pageToolFunc(ex)
-	}
-	if err := s.secretRefs(c); err != nil {
-		return nil, err
-	}
-	if err := s.gateErr(t, s.opts.Gate.Before(ctx, c)); err != nil {
-		if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
-			// The tab shows a page outside the policy (it navigated
-			// itself there, or a page opened it): nothing of it is
-			// said, and it is sent away from it.
-			return nil, outsideErr(c, err, s.blankOutside(ctx, c, ex, c.before.ID))
+// resolveStage gives the call its lazy readers of the page, the points and
+// the page tool it is about: each reads the browser once, when first asked
+// (by the gate or the handler).
+func (s *Server) resolveStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		t, ex := c.Tool, c.ex
+		c.Page = c.pageFunc(ex)
+		if len(points(c)) > 0 && ex != nil {
+			c.Points = c.pointsFunc(ex)
 		}
-		return nil, err
-	}
-	if c.before != nil {
-		s.drove(c.Session, c.before.ID)
-	}
-	s.acceptAlertFirst(ctx, c, ex)
-	s.describeTargets(ctx, c, ex)
-	s.armLanding(ctx, c, ex)
-	r, err := s.handle(ctx, c)
-	if err != nil && s.dismissOutside(ctx, c, ex, err) {
-		// Held by a dialog of a page outside the policy, now dismissed: a
-		// read runs again, once; anything else may have acted, and is the
-		// model's to repeat.
-		if t.ReadOnly != nil && *t.ReadOnly {
-			r, err = s.handle(ctx, c)
-		} else {
-			err = heldOutsideErr(c)
+		switch {
+		case t.PageItem:
+			c.PageTool = c.pageItemFunc()
+		case t.Action == ActionPageTool && t.Name != "page_tools_list":
+			c.PageTool = c.pageToolFunc(ex)
 		}
+		return next(ctx, c)
 	}
-	if err != nil {
-		err = s.alertRaised(ctx, c, ex, err)
-		if d := s.blockedLoad(c, err.Error()); d != nil {
-			s.blank(ctx, ex, c.TabID())
-			return nil, blockedErr(d)
-		}
-		return nil, err
-	}
-	if r == nil {
-		return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", t.Name)
-	}
-	if r.Page != nil {
-		s.drove(c.Session, r.Page.TabID)
-	}
-	if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
-		r.Landed = r.Page // the interaction navigated the tab
-	}
-	if r.Landed != nil {
-		if d := s.blockedLoad(c, r.Landed.URL); d != nil {
-			// The tab shows Chromium's error page for a load the policy
-			// blocked: say which, rather than "chrome-error:".
-			s.blank(ctx, ex, r.Landed.TabID)
-			return nil, blockedErr(d)
-		}
-		if err := s.gateErr(t, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
-			s.blank(ctx, ex, r.Landed.TabID)
+}
+
+// gateStage asks the policy about the call. A tab that shows a page
+// outside the policy (it navigated itself there, or a page opened it) is
+// not described, and is sent away from it.
+func (s *Server) gateStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if err := s.gateErr(c.Tool, s.opts.Gate.Before(ctx, c)); err != nil {
+			if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
+				return nil, outsideErr(c, err, s.blankOutside(ctx, c, c.ex, c.before.ID))
+			}
 			return nil, err
 		}
+		if c.before != nil {
+			s.drove(c.Session, c.before.ID)
+		}
+		return next(ctx, c)
 	}
-	return r, nil
+}
+
+// landedStage decides where a successful call left the tab: a page that
+// navigated (the handler says so, or the tab's URL changed under an
+// interaction) is decided again, and a tab that landed outside the policy,
+// or on a load the egress boundary refused, is blanked and nothing of it
+// returned.
+func (s *Server) landedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, executor.Errorf(executor.CodeInternal, "tool %s returned no result", c.Tool.Name)
+		}
+		if r.Page != nil {
+			s.drove(c.Session, r.Page.TabID)
+		}
+		if r.Landed == nil && r.Page != nil && c.before != nil && r.Page.URL != c.before.URL && r.Page.TabID == c.before.ID {
+			r.Landed = r.Page // the interaction navigated the tab
+		}
+		if r.Landed != nil {
+			if d := s.blockedLoad(c, r.Landed.URL); d != nil {
+				// The tab shows Chromium's error page for a load the policy
+				// blocked: say which, rather than "chrome-error:".
+				s.blank(ctx, c.ex, r.Landed.TabID)
+				return nil, blockedErr(d)
+			}
+			if err := s.gateErr(c.Tool, s.opts.Gate.Landed(ctx, c, *r.Landed)); err != nil {
+				s.blank(ctx, c.ex, r.Landed.TabID)
+				return nil, err
+			}
+		}
+		return r, nil
+	}
+}
+
+// blockedStage says which load the egress boundary refused when a call
+// failed on one, and blanks the tab's error page.
+func (s *Server) blockedStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		if err == nil {
+			return r, nil
+		}
+		if d := s.blockedLoad(c, err.Error()); d != nil {
+			s.blank(ctx, c.ex, c.TabID())
+			return nil, blockedErr(d)
+		}
+		return nil, err
+	}
+}
+
+// describeStage describes the call's target elements for the record.
+func (s *Server) describeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		s.describeTargets(ctx, c, c.ex)
+		return next(ctx, c)
+	}
+}
+
+// watchStage watches, from before the call acts, for the navigations it
+// starts (landing.go).
+func (s *Server) watchStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		s.armLanding(ctx, c, c.ex)
+		return next(ctx, c)
+	}
+}
+
+// runStage runs the tool's handler: the end of the path.
+func (s *Server) runStage(_ step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		return s.handle(ctx, c)
+	}
 }
 
 // handle runs the tool's handler, with the values of the secrets the Gate

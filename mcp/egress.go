@@ -258,7 +258,7 @@ func (s *Server) outside(ctx context.Context, c *Call, url string) bool {
 }
 
 // outsideErr is the error of a call that found its tab on a page outside
-// the policy; blanked says whether runCall sent the tab to about:blank (see
+// the policy; blanked says whether the gate stage sent the tab to about:blank (see
 // blankOutside). denial is the Gate's answer: its reasons name the page's
 // host, so they are fenced.
 func outsideErr(c *Call, denial error, blanked bool) error {
@@ -305,4 +305,15 @@ func (s *Server) drove(session, tabID string) {
 func (s *Server) driven(session, tabID string) bool {
 	_, ok := s.drivenTabs.Load(session + "\x00" + tabID)
 	return ok
+}
+
+// egressNoteStage notes the requests of the session's pages the egress
+// boundary refused while the call ran (Call.note, which the envelope adds).
+func (s *Server) egressNoteStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.mark = s.opts.Egress.Mark(c.Session)
+		r, err := next(ctx, c)
+		c.note = blockedNote(egress.Summarize(s.opts.Egress.Since(c.Session, c.mark)))
+		return r, err
+	}
 }

@@ -3,13 +3,17 @@ package mcp
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor"
@@ -310,4 +314,23 @@ func ResultData(res *sdk.CallToolResult) Data {
 	}
 	d.Text = content
 	return d
+}
+
+// envelopeStage renders the call's outcome as its MCP reply (Call.reply)
+// and logs it; the egress note, if any, follows the result as a content of
+// its own, so the result's JSON and its fence stay as they are. Arguments
+// that are not a JSON object are the protocol's error, not a reply.
+func (s *Server) envelopeStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		start := time.Now()
+		r, err := next(ctx, c)
+		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
+			return nil, err
+		}
+		c.reply = s.finish(c.Tool, c.Session, start, r, err)
+		if c.note != "" {
+			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
+		}
+		return r, err
+	}
 }

@@ -1,25 +1,16 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/jpeg"
-	"image/png"
 	"net/url"
 	"strings"
 	"time"
 
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
-
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/helpers/picture"
 )
 
 // Pixels are decided on the document that painted them. A capture of a
@@ -54,10 +45,7 @@ const (
 
 // hiddenFrame is a frame whose pixels are painted over: its border box in
 // the tab's top-level viewport (CSS pixels) and the label said on it.
-type hiddenFrame struct {
-	executor.Box
-	Label string
-}
+type hiddenFrame = picture.Hidden
 
 // frameScan is a document's answer to pixels.js's frames op.
 type frameScan struct {
@@ -80,9 +68,9 @@ type frameScan struct {
 // viewport and scroll, the frames painted over, and the frames of other
 // origins shown, each by its element's ref and its document's token.
 type pageFrames struct {
-	ScrollX, ScrollY, Width, Height, DPR float64
-	Hidden                               []hiddenFrame
-	Shown                                map[[2]string]executor.Box
+	picture.Layer
+	Height float64
+	Shown  map[[2]string]executor.Box
 }
 
 // changedSince paints over each frame pf shows that before did not show
@@ -91,7 +79,7 @@ type pageFrames struct {
 func (pf *pageFrames) changedSince(before pageFrames) {
 	for k, box := range pf.Shown {
 		if _, ok := before.Shown[k]; !ok {
-			pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: changed while captured"})
+			pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: "frame: changed while captured"})
 		}
 	}
 }
@@ -105,7 +93,7 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 	if err != nil {
 		return pageFrames{}, err
 	}
-	pf := pageFrames{ScrollX: top.ScrollX, ScrollY: top.ScrollY, Width: top.Width, Height: top.Height, DPR: top.DPR,
+	pf := pageFrames{Layer: picture.Layer{ScrollX: top.ScrollX, ScrollY: top.ScrollY, Width: top.Width, DPR: top.DPR}, Height: top.Height,
 		Shown: map[[2]string]executor.Box{}}
 	fr, _ := ex.(executor.FrameReader)
 	seen := 0
@@ -115,7 +103,7 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 			box := clipBox(executor.Box{X: ox + f.X, Y: oy + f.Y, Width: f.W, Height: f.H}, clip)
 			seen++
 			if fr == nil || seen > maxPixelFrames || depth >= maxPixelFrameDepth {
-				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not shown"})
+				pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: "frame: not shown"})
 				continue
 			}
 			doc, err := fr.FrameDocument(ctx, executor.FrameParams{TabID: tabID, Ref: f.Ref})
@@ -123,19 +111,19 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not shown"})
+				pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: "frame: not shown"})
 				continue
 			}
 			if strings.HasPrefix(doc.URL, "chrome-error:") {
 				// the browser's error page, as the snapshot's "not loaded"
-				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not loaded"})
+				pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: "frame: not loaded"})
 				continue
 			}
 			if err := decide(ctx, doc.URL, doc.Origin); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				pf.Hidden = append(pf.Hidden, hiddenFrame{box, hostLabel(doc.URL) + ": not allowed"})
+				pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: hostLabel(doc.URL) + ": not allowed"})
 				continue
 			}
 			inner, err := scanFrames(ctx, ex, tabID, doc.Doc)
@@ -146,7 +134,7 @@ func (c *Call) hiddenFrames(ctx context.Context, ex executor.Executor, tabID str
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				pf.Hidden = append(pf.Hidden, hiddenFrame{box, "frame: not shown"})
+				pf.Hidden = append(pf.Hidden, hiddenFrame{Box: box, Label: "frame: not shown"})
 				continue
 			}
 			pf.Shown[[2]string{f.Ref, doc.Doc}] = box
@@ -276,7 +264,7 @@ func (c *Call) guardedShot(ctx context.Context, ex executor.Executor, tabID stri
 		return s, nil
 	}
 	t3 := time.Now()
-	data, err := paintFrames(ctx, s.Data, s.MIMEType, quality, full, before, after)
+	data, err := picture.Paint(ctx, s.Data, s.MIMEType, quality, full, before.Layer, after.Layer)
 	if e := executor.AsError(err); e != nil && e.Code != "" {
 		return executor.Screenshot{}, err // over the pixel cap, or no memory to decode it in
 	}
@@ -301,104 +289,6 @@ func labels(ms ...pageFrames) []string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-var (
-	paintFill  = color.RGBA{0x44, 0x44, 0x4c, 0xff}
-	paintText  = color.RGBA{0xff, 0xff, 0xff, 0xff}
-	paintEdge  = color.RGBA{0xb0, 0x10, 0x10, 0xff}
-	paintBlank = image.NewUniform(paintFill)
-)
-
-// paintFrames paints each hidden frame of the measurements onto an
-// encoded capture and encodes it again in its format. A viewport
-// capture's scale is its width over the viewport's; a full page's starts
-// at the document's top-left, so boxes move by the scroll. The image is
-// decoded within the server's budget (decoded).
-func paintFrames(ctx context.Context, data []byte, mime string, quality int, full bool, ms ...pageFrames) ([]byte, error) {
-	var out bytes.Buffer
-	err := decoded(ctx, data, func(src image.Image) error {
-		img, ok := src.(*image.RGBA)
-		if !ok {
-			img = image.NewRGBA(src.Bounds())
-			draw.Draw(img, img.Bounds(), src, src.Bounds().Min, draw.Src)
-		}
-		paintHidden(img, full, ms)
-		return encodeLike(&out, img, mime, quality)
-	})
-	return out.Bytes(), err
-}
-
-// paintHidden paints each hidden frame of ms onto img.
-func paintHidden(img *image.RGBA, full bool, ms []pageFrames) {
-	for _, m := range ms {
-		scale := 1.0
-		if m.Width > 0 {
-			scale = float64(img.Bounds().Dx()) / m.Width
-		}
-		var ox, oy float64
-		if full {
-			ox, oy = m.ScrollX, m.ScrollY
-			if m.DPR > 0 {
-				scale = m.DPR // the page may be wider than the viewport
-			}
-		}
-		for _, h := range m.Hidden {
-			r := image.Rect(floor((h.X+ox)*scale), floor((h.Y+oy)*scale),
-				ceil((h.X+ox+h.Width)*scale), ceil((h.Y+oy+h.Height)*scale)).Intersect(img.Bounds())
-			if h.Width <= 0 || h.Height <= 0 || r.Empty() {
-				continue
-			}
-			paintBox(img, r, h.Label, max(int(scale+0.5), 1))
-		}
-	}
-}
-
-// encodeLike encodes img as mime, a capture's format.
-func encodeLike(out *bytes.Buffer, img image.Image, mime string, quality int) error {
-	if mime == "image/jpeg" {
-		if quality == 0 {
-			quality = 80
-		}
-		return jpeg.Encode(out, img, &jpeg.Options{Quality: quality})
-	}
-	// speed over size: the image is on its way out already
-	return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(out, img)
-}
-
-func floor(v float64) int { return int(v) - btoi(v < 0 && v != float64(int(v))) }
-
-func ceil(v float64) int { return int(v) + btoi(v > 0 && v != float64(int(v))) }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// paintBox fills r and writes the label at its top-left, each font pixel
-// k pixels square, inside a border that says the box is chromegate's.
-func paintBox(img *image.RGBA, r image.Rectangle, text string, k int) {
-	draw.Draw(img, r, paintBlank, image.Point{}, draw.Src)
-	for i := range k {
-		rect(img, r.Inset(i), paintEdge) // marks.go
-	}
-	face := basicfont.Face7x13
-	w, h := font.MeasureString(face, text).Ceil()+4, 13+2
-	small := image.NewRGBA(image.Rect(0, 0, w, h))
-	draw.Draw(small, small.Bounds(), paintBlank, image.Point{}, draw.Src)
-	d := font.Drawer{Dst: small, Src: image.NewUniform(paintText), Face: face, Dot: fixed.P(2, 11)}
-	d.DrawString(text)
-	at := r.Min.Add(image.Pt(4*k, 4*k))
-	for y := range h * k {
-		for x := range w * k {
-			p := image.Pt(at.X+x, at.Y+y)
-			if p.In(r.Inset(k)) {
-				img.Set(p.X, p.Y, small.At(x/k, y/k))
-			}
-		}
-	}
-}
 
 // refusePDF refuses a PDF of a page that holds a frame of another origin
 // c may not read, shown or not.

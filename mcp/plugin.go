@@ -658,8 +658,8 @@ func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep,
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(ms)*time.Millisecond)
 		defer cancel()
 	}
-	c := &Call{Tool: e.tool, Args: args, Session: parent.Session, Principal: parent.Principal, Plugin: step, srv: s}
-	r, err := s.runCall(ctx, c, parent.ex)
+	c := &Call{Tool: e.tool, Args: args, Session: parent.Session, Principal: parent.Principal, Plugin: step, srv: s, ex: parent.ex}
+	r, err := s.gated(ctx, c)
 	s.log.Debug("plugin step", "plugin", step.Plugin, "step", step.Step, "tool", st.Tool,
 		"ms", time.Since(start).Milliseconds(), "ok", err == nil)
 	return r, err

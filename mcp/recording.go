@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers/picture"
 	"github.com/chromegate/chromegate/mcp/record"
 	"github.com/chromegate/chromegate/policy"
 )
 
-// Recording (serve --record DIR). Every call passes runCall with its
+// Recording (serve --record DIR). Every call passes recordStage with its
 // decision, so the record is kept there and nowhere else: a call of any
 // transport, a plugin and each of its steps. What is written is redacted
 // before it leaves this file: arguments as the decision log's (typed text,
@@ -96,7 +97,7 @@ func (r *Recorder) session(log *slog.Logger, p Principal, session string) *sessi
 	return s
 }
 
-// callRecord is what runCall gathers about one call for the record.
+// callRecord is what recordStage gathers about one call for the record.
 type callRecord struct {
 	s      *sessionRecord
 	start  time.Time
@@ -122,7 +123,7 @@ func (s *Server) startRecord(c *Call) *callRecord {
 	return &callRecord{s: sr, start: time.Now(), mark: s.opts.Egress.Mark(c.Session)}
 }
 
-// recordRefused records a call refused before runCall: a tool hidden from
+// recordRefused records a call refused before gatedPath: a tool hidden from
 // the caller, a rate limit, arguments that do not validate (their values
 // are not recorded: they were never checked against the tool's schema).
 func (s *Server) recordRefused(t *Tool, session string, p Principal, err error) {
@@ -336,7 +337,7 @@ func (s *Server) recordShot(ctx context.Context, c *Call, ex executor.Executor, 
 // server's budget (decoded): a capture over the pixel cap is not kept.
 func shrinkJPEG(ctx context.Context, data []byte, width int) []byte {
 	var out []byte
-	_ = decoded(ctx, data, func(src image.Image) error {
+	_ = picture.Decoded(ctx, data, func(src image.Image) error {
 		out = shrinkDecoded(data, src, width)
 		return nil
 	})
@@ -445,3 +446,16 @@ func cut(s string, n int) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// recordStage writes the call's line of the session record (serve
+// --record), with its outcome, once every later stage has run.
+func (s *Server) recordStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		c.rec = s.startRecord(c)
+		r, err := next(ctx, c)
+		if c.rec != nil {
+			s.endRecord(ctx, c, c.ex, r, err)
+		}
+		return r, err
+	}
+}

@@ -35,7 +35,7 @@ type Result struct {
 	Page *executor.PageState
 
 	// seen is the outline the result shows the caller of its tab (a
-	// snapshot's, or an acting call's change): runCall keeps it as what
+	// snapshot's, or an acting call's change): changesStage keeps it as what
 	// the caller last saw (changes.go).
 	seen *seenOutline
 }

@@ -261,3 +261,24 @@ func (c *Call) secretOrigin() (string, error) {
 	}
 	return o, nil
 }
+
+// secretsOutStage takes every secret's value out of the call's reply, on
+// every way out.
+func (s *Server) secretsOutStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		r, err := next(ctx, c)
+		s.redactResult(c.reply)
+		return r, err
+	}
+}
+
+// secretsInStage reads which operator secrets the call's arguments name,
+// for the gate to decide with the page's origin.
+func (s *Server) secretsInStage(next step) step {
+	return func(ctx context.Context, c *Call) (*Result, error) {
+		if err := s.secretRefs(c); err != nil {
+			return nil, err
+		}
+		return next(ctx, c)
+	}
+}

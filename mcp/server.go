@@ -5,10 +5,11 @@
 // and a Front, and nothing here imports it.
 //
 // Every tools/call, whatever the transport (stdio, Streamable HTTP, REST
-// through Server.Call), goes through one dispatch function that
-// validates the arguments against the tool's schema, asks the Gate, runs the
-// handler on an executor from the Manager, and turns every outcome — an
-// error, a panic, an oversized result — into a well-formed MCP result. The
+// through Server.Call), runs one path: the ordered stages of callPath
+// (path.go), which validate the arguments against the tool's schema, ask
+// the Gate, run the handler on an executor from the Manager, and turn every
+// outcome — an error, a panic, an oversized result — into a well-formed MCP
+// result. A plugin step re-enters the same path at its gated half. The
 // Gate is required: NewServer refuses to build a server without one, so no
 // wiring can forget the policy.
 //
@@ -195,6 +196,10 @@ type Server struct {
 	started    sync.Map // executor.Executor → *sync.Once; see startState
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secretfields.go
+
+	// path runs a call through every stage of callPath; gated through
+	// gatedPath's, for a plugin step (path.go).
+	path, gated step
 }
 
 // entry is a tool ready for dispatch: its schema resolved once, at start-up.
@@ -225,6 +230,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		opts.MaxResultChars = DefaultMaxResultChars
 	}
 	s := &Server{opts: opts, log: opts.Logger, tools: make(map[string]*entry, len(tools))}
+	s.path, s.gated = s.compose(callPath), s.compose(gatedPath)
 	s.sdk = sdk.NewServer(
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{

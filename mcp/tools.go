@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/helpers/picture"
 )
 
 func yes() *bool { t := true; return &t }
@@ -838,7 +839,7 @@ func screenshot(ctx context.Context, c *Call) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkPixels(s.Data); err != nil {
+	if _, err := picture.CheckPixels(s.Data); err != nil {
 		return nil, err
 	}
 	p := pageOut{Dialogs: c.dialogsOf(ctx, s.PageState)}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/executortest"
 	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
@@ -30,11 +32,16 @@ import (
 // archive's comment says what it shows, its files are
 //
 //	deny      tools the policy denies, one a line (optional)
+//	options   the server's switches, as JSON (optional; see transcriptOptions)
 //	client    the JSON-RPC messages a client sends, in order
 //	server    every message the server sends back (golden)
 //
 // replayed over the SDK's in-memory transports against a server with the
-// fake browser (executortest). A REST transcript (rest_*.txtar) is
+// fake browser (executortest). What changes from run to run is masked (see
+// masked), and tools/list_changed notifications are left out: the page
+// tools' watcher sends them when it hears of a page's tools, not at a
+// point of the conversation. every_tool.txtar calls every tool once, with
+// every switch on: the before-image of each tool's result. A REST transcript (rest_*.txtar) is
 //
 //	key       the API key's name and rate, as JSON (optional)
 //	requests  {"method", "path", "body"} one after another
@@ -127,17 +134,76 @@ func (g denyGate) Before(_ context.Context, c *mcp.Call) error {
 
 func (denyGate) Landed(context.Context, *mcp.Call, executor.PageState) error { return nil }
 
+// transcriptOptions are the switches an archive's options section may turn
+// on: the state tools' directory, the record, changes on acting calls, a
+// request boundary that denies one host, the result cap, plugins, and a
+// page the fake browser
+// shows (pages: scripted answers for the reading tools, page tools, a
+// network and console log; see transcriptPage).
+type transcriptOptions struct {
+	StateDir   bool   `json:"state_dir"`
+	Record     bool   `json:"record"`
+	Changes    bool   `json:"changes"`
+	EgressDeny string `json:"egress_deny"`
+	Page       bool   `json:"page"`
+	// MaxResultChars caps result text (0: the default).
+	MaxResultChars int `json:"max_result_chars"`
+	// Plugins are plugin files, by name, loaded as the server's plugins.
+	Plugins map[string]json.RawMessage `json:"plugins"`
+}
+
 // transcriptServer is a Server over the fake browser whose gate denies the
-// archive's deny list.
+// archive's deny list, with the switches of its options section.
 func transcriptServer(t *testing.T, ar *txtar.Archive) *mcp.Server {
 	t.Helper()
-	manager := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
-	t.Cleanup(func() { _ = manager.Close() })
-	var gate mcp.Gate = mcp.AllowAll
-	if deny := strings.Fields(string(section(ar, "deny"))); len(deny) > 0 {
-		gate = denyGate(deny)
+	var o transcriptOptions
+	if b := section(ar, "options"); len(bytes.TrimSpace(b)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&o); err != nil {
+			t.Fatalf("options section: %v", err)
+		}
 	}
-	s, err := mcp.NewServer(mcp.Options{Manager: manager, Gate: gate, Version: "test"})
+	backend := executortest.NewBackend("fake")
+	opts := mcp.Options{Gate: mcp.AllowAll, Version: "test", Changes: o.Changes, MaxResultChars: o.MaxResultChars}
+	if o.StateDir {
+		opts.StateDir = t.TempDir()
+	}
+	if o.Record {
+		opts.Record = &mcp.Recorder{Root: t.TempDir()}
+		t.Cleanup(func() { _ = opts.Record.Close() })
+	}
+	if o.EgressDeny != "" {
+		opts.Egress = egress.NewBoundary(egress.DeciderFunc(func(_ context.Context, r *egress.Request) egress.Verdict {
+			if egress.HostOf(r.URL) == o.EgressDeny {
+				return egress.Verdict{Reason: "host not in allow_domains"}
+			}
+			return egress.Verdict{Allow: true}
+		}))
+	}
+	if len(o.Plugins) > 0 {
+		dir := t.TempDir()
+		for name, data := range o.Plugins {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ps, err := mcp.LoadPlugins(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Plugins = ps
+	}
+	if o.Page {
+		backend.Setup(func(f *executortest.Fake) { transcriptPage(t, f, opts.Egress) })
+	}
+	manager := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{backend}})
+	t.Cleanup(func() { _ = manager.Close() })
+	opts.Manager = manager
+	if deny := strings.Fields(string(section(ar, "deny"))); len(deny) > 0 {
+		opts.Gate = denyGate(deny)
+	}
+	s, err := mcp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +244,9 @@ func replayMCP(t *testing.T, ar *txtar.Archive) *txtar.Archive {
 			if err != nil {
 				t.Fatalf("waiting for the answer to %s: %v", raw, err)
 			}
+			if r, ok := in.(*jsonrpc.Request); ok && r.Method == "notifications/tools/list_changed" {
+				continue // sent when the page tools' watcher hears of them: its timing is not the conversation's
+			}
 			b, err := jsonrpc.EncodeMessage(in)
 			if err != nil {
 				t.Fatal(err)
@@ -214,10 +283,19 @@ var (
 	fenceToken = regexp.MustCompile(`(«/?page-)[0-9a-f]{12}»`)
 	retryMS    = regexp.MustCompile(`"retry_after_ms":\s*[0-9]+`)
 	retryText  = regexp.MustCompile(`retry in [0-9.]+ ?m?s\b`)
+	modified   = regexp.MustCompile(`(\\?"modified\\?":\\?")[0-9TZ:.-]+`)
+	elapsed    = regexp.MustCompile(`(\\?"elapsed_ms\\?":)[0-9]+`)
+	pluginDir  = regexp.MustCompile(`(\\?"dir\\?":\\?")[^"\\]+`)
 )
 
-// masked writes the fence boundaries of b as «page-TOKEN».
+// masked writes the fence boundaries of b as «page-TOKEN», the time a
+// saved state was written (state_list) as TIME, how long a wait took
+// (wait_for) as 0 and the plugins' temporary directory (chrome_status) as
+// DIR.
 func masked(b []byte) []byte {
+	b = modified.ReplaceAll(b, []byte("${1}TIME"))
+	b = elapsed.ReplaceAll(b, []byte("${1}0"))
+	b = pluginDir.ReplaceAll(b, []byte("${1}DIR"))
 	return fenceToken.ReplaceAll(b, []byte("${1}TOKEN»"))
 }
 

@@ -4,6 +4,9 @@
 // of each server's page-reading result and the median latency of common
 // calls, with ratios to chromegate.
 //
+// TestCallPath, under the "callpath" tag (make callpath), counts the code
+// one click by ref runs, for the shape of the call path.
+//
 // It installs the peers from npm and takes minutes, so it is behind the
 // "peers" build tag and never runs in `go test ./...` or CI:
 //

@@ -5,16 +5,20 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/playwright-community/playwright-go"
@@ -445,4 +449,138 @@ func lastLine(s string) string {
 		}
 	}
 	return strings.TrimSpace(s)
+}
+
+// runMu serialises starting drivers: playwright.Run reads the environment
+// and sets a package-level logger.
+var runMu sync.Mutex
+
+// runDriver starts the Playwright driver. playwright.Run first runs `node
+// cli.js --version` (about half a second) to check the version that
+// FindDriver has already read from package.json; when it can, runDriver
+// points playwright-go at a tiny shell shim that answers that one probe
+// itself and execs node for everything else, with the driver's code cache
+// preloaded (codecache.go).
+func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
+	runMu.Lock()
+	defer runMu.Unlock()
+	node := d.Node
+	if shim, err := versionShim(d); err == nil {
+		node = shim
+	} else {
+		log.Debug("starting the driver without the version shim", "err", err)
+	}
+	restore := setenv("PLAYWRIGHT_NODEJS_PATH", node)
+	defer restore()
+	if needsPatch(d.Dir) {
+		// A driver installed by other means than InstallDriver lacks
+		// playwright-go's fix to the bundle; apply it (best effort: the
+		// directory may be read-only).
+		if err := patchDriverLocked(d.Dir); err != nil {
+			log.Warn("could not patch the Playwright driver bundle", "dir", d.Dir, "err", err)
+		}
+	}
+	return playwright.Run(&playwright.RunOptions{
+		DriverDirectory:     d.Dir,
+		SkipInstallBrowsers: true,
+		Verbose:             false,
+		// stdout carries MCP in stdio mode: the driver never writes there.
+		Stdout: io.Discard,
+		Stderr: &logWriter{log: log},
+		Logger: log,
+	})
+}
+
+func setenv(key, value string) (restore func()) {
+	old, had := os.LookupEnv(key)
+	_ = os.Setenv(key, value)
+	return func() {
+		if had {
+			_ = os.Setenv(key, old)
+		} else {
+			_ = os.Unsetenv(key)
+		}
+	}
+}
+
+const shimScript = `#!/bin/sh
+# Written by chromegate. playwright-go runs "node cli.js --version" before it
+# starts the driver; chromegate has already checked the version in
+# package.json, so this answers that one probe and execs node for the rest,
+# with V8's code cache of the driver's bundles preloaded.
+if [ "$#" -eq 2 ] && [ "$1" = %s ] && [ "$2" = --version ]; then
+	echo 'Version %s'
+	exit 0
+fi
+%sexec %s "$@"
+`
+
+// shimTargets maps the shims this process wrote to the node each execs.
+var shimTargets sync.Map
+
+// versionShim writes (once) the shim for d under the cache directory and
+// returns its path.
+func versionShim(d Driver) (string, error) {
+	if runtime.GOOS == "windows" {
+		return "", errors.New("no shim on windows")
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		return "", err
+	}
+	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion,
+		codeCacheExec(d, shQuote(d.Node)), shQuote(d.Node))
+	sum := sha256.Sum256([]byte(script))
+	dir := filepath.Join(DefaultCacheDir(), "bin")
+	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
+	shimTargets.Store(path, d.Node)
+	if cur, err := os.ReadFile(path); err == nil && string(cur) == script && isExecutable(path) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".node-shim-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(script)
+	if err := errors.Join(werr, f.Chmod(0o755), f.Close()); err != nil {
+		return "", err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func shQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// logWriter turns the driver's stderr into debug log lines.
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
+			w.log.Debug("driver", "line", line)
+		}
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 64<<10 {
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
 }

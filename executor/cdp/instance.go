@@ -1,19 +1,14 @@
 package cdp
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -522,185 +517,6 @@ func (b *Backend) remoteExecutable() string {
 	return ""
 }
 
-// createContext creates a browser context for session, with the session's
-// egress proxy when the instance has one. For the default session it also
-// sets how the default context is guarded.
-func (in *instance) createContext(session string) (playwright.BrowserContext, error) {
-	proxy, err := in.proxyFor(session)
-	if err != nil {
-		return nil, err
-	}
-	c, err := in.browser.NewContext(playwright.BrowserNewContextOptions{
-		AcceptDownloads: playwright.Bool(true),
-		Viewport:        in.b.viewport(),
-		Proxy:           proxy,
-	})
-	if err != nil {
-		in.stopProxy(session)
-		return nil, err
-	}
-	if session == "" {
-		in.mu.Lock()
-		in.defaultGuard = in.guardOf(proxy != nil)
-		in.mu.Unlock()
-	}
-	return c, nil
-}
-
-// guardOf is how a context is guarded: by the proxy it was given, else by
-// routing when requests are decided at all.
-func (in *instance) guardOf(proxied bool) string {
-	switch {
-	case proxied:
-		return guardProxy
-	case in.b.egressOn():
-		return guardRoute
-	}
-	return guardNone
-}
-
-// guard installs the routing guard on a context that needs one, once.
-func (in *instance) guard(bctx playwright.BrowserContext, session, how string) error {
-	if how != guardRoute {
-		return nil
-	}
-	in.mu.Lock()
-	done := in.routed[bctx]
-	in.routed[bctx] = true
-	in.mu.Unlock()
-	if done {
-		return nil
-	}
-	if err := in.routeGuard(bctx, session); err != nil {
-		in.mu.Lock()
-		delete(in.routed, bctx)
-		in.mu.Unlock()
-		return executor.Errorf(executor.CodeLaunchFailed, "cannot guard the browser context's requests: %s", firstLine(err)).Wrap(err)
-	}
-	return nil
-}
-
-// closeProxy stops the egress proxy and every listener.
-func (in *instance) closeProxy() {
-	if in.proxy != nil {
-		_ = in.proxy.Close()
-	}
-}
-
-// open returns the session's executor, creating its browser context when
-// the session is new. The default session uses the default context.
-func (in *instance) open(ctx context.Context, name string) (*Session, error) {
-	in.mu.Lock()
-	if s := in.sessions[name]; s != nil && !s.isDone() {
-		in.mu.Unlock()
-		return s, nil
-	}
-	in.mu.Unlock()
-
-	in.mu.Lock()
-	bctx, owns := in.defaultCtx, in.ownsDefault
-	in.mu.Unlock()
-	if name == "" && bctx.IsClosed() {
-		if !in.attached {
-			// The browser is on its way out; its disconnect event may not
-			// have arrived yet.
-			in.markDead("the browser closed")
-			return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason())
-		}
-		c, err := in.newContext(ctx, "")
-		if err != nil {
-			return nil, err
-		}
-		in.mu.Lock()
-		in.defaultCtx, in.ownsDefault = c, true
-		in.mu.Unlock()
-		bctx, owns = c, true
-	}
-	in.mu.Lock()
-	how := in.defaultGuard
-	in.mu.Unlock()
-	if name != "" {
-		c, err := in.newContext(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		bctx, owns = c, true
-		how = in.guardOf(in.proxy != nil)
-	}
-	if err := in.guard(bctx, name, how); err != nil {
-		if owns && name != "" {
-			go func() { _ = bctx.Close() }()
-		}
-		return nil, err
-	}
-	s := newSession(in, name, bctx, owns)
-	in.mu.Lock()
-	if old := in.sessions[name]; old != nil && !old.isDone() {
-		in.mu.Unlock()
-		s.retire()
-		if owns {
-			go func() { _ = bctx.Close() }()
-		}
-		return old, nil
-	}
-	in.sessions[name] = s
-	in.mu.Unlock()
-	if in.dead() {
-		s.markDone()
-		return nil, s.goneErr("open")
-	}
-	return s, nil
-}
-
-// newContext creates a browser context for a named session, bounded by ctx.
-// A context that arrives after ctx ended is closed, not leaked.
-func (in *instance) newContext(ctx context.Context, session string) (playwright.BrowserContext, error) {
-	if in.browser == nil {
-		return nil, executor.Errorf(executor.CodeLaunchFailed, "this browser cannot create more contexts")
-	}
-	type result struct {
-		c   playwright.BrowserContext
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		c, err := in.createContext(session)
-		ch <- result{c, err}
-	}()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			if in.dead() {
-				return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason()).Wrap(r.err)
-			}
-			return nil, executor.Errorf(executor.CodeLaunchFailed, "cannot create a browser context: %s", firstLine(r.err)).Wrap(r.err)
-		}
-		return r.c, nil
-	case <-ctx.Done():
-		go func() {
-			if r := <-ch; r.c != nil {
-				_ = r.c.Close()
-			}
-		}()
-		return nil, executor.AsError(ctx.Err())
-	case <-in.deadCh:
-		return nil, executor.Errorf(executor.CodeTargetGone, "%s", in.deathReason())
-	}
-}
-
-// forget drops a closed session so a later Open creates it afresh.
-func (in *instance) forget(s *Session) {
-	in.mu.Lock()
-	mine := in.sessions[s.name] == s
-	if mine {
-		delete(in.sessions, s.name)
-	}
-	in.mu.Unlock()
-	if mine && s.name != "" && s.ownsCtx {
-		in.stopProxy(s.name)
-	}
-}
-
 // close ends the instance: an attached browser only loses what chromegate
 // opened in it and the connection; a launched one is closed with its
 // driver. It waits until the driver has exited. Safe to call repeatedly.
@@ -749,113 +565,6 @@ func (in *instance) stopDriver() error {
 	}
 }
 
-// runMu serialises starting drivers: playwright.Run reads the environment
-// and sets a package-level logger.
-var runMu sync.Mutex
-
-// runDriver starts the Playwright driver. playwright.Run first runs `node
-// cli.js --version` (about half a second) to check the version that
-// FindDriver has already read from package.json; when it can, runDriver
-// points playwright-go at a tiny shell shim that answers that one probe
-// itself and execs node for everything else, with the driver's code cache
-// preloaded (codecache.go).
-func runDriver(d Driver, log *slog.Logger) (*playwright.Playwright, error) {
-	runMu.Lock()
-	defer runMu.Unlock()
-	node := d.Node
-	if shim, err := versionShim(d); err == nil {
-		node = shim
-	} else {
-		log.Debug("starting the driver without the version shim", "err", err)
-	}
-	restore := setenv("PLAYWRIGHT_NODEJS_PATH", node)
-	defer restore()
-	if needsPatch(d.Dir) {
-		// A driver installed by other means than InstallDriver lacks
-		// playwright-go's fix to the bundle; apply it (best effort: the
-		// directory may be read-only).
-		if err := patchDriverLocked(d.Dir); err != nil {
-			log.Warn("could not patch the Playwright driver bundle", "dir", d.Dir, "err", err)
-		}
-	}
-	return playwright.Run(&playwright.RunOptions{
-		DriverDirectory:     d.Dir,
-		SkipInstallBrowsers: true,
-		Verbose:             false,
-		// stdout carries MCP in stdio mode: the driver never writes there.
-		Stdout: io.Discard,
-		Stderr: &logWriter{log: log},
-		Logger: log,
-	})
-}
-
-func setenv(key, value string) (restore func()) {
-	old, had := os.LookupEnv(key)
-	_ = os.Setenv(key, value)
-	return func() {
-		if had {
-			_ = os.Setenv(key, old)
-		} else {
-			_ = os.Unsetenv(key)
-		}
-	}
-}
-
-const shimScript = `#!/bin/sh
-# Written by chromegate. playwright-go runs "node cli.js --version" before it
-# starts the driver; chromegate has already checked the version in
-# package.json, so this answers that one probe and execs node for the rest,
-# with V8's code cache of the driver's bundles preloaded.
-if [ "$#" -eq 2 ] && [ "$1" = %s ] && [ "$2" = --version ]; then
-	echo 'Version %s'
-	exit 0
-fi
-%sexec %s "$@"
-`
-
-// shimTargets maps the shims this process wrote to the node each execs.
-var shimTargets sync.Map
-
-// versionShim writes (once) the shim for d under the cache directory and
-// returns its path.
-func versionShim(d Driver) (string, error) {
-	if runtime.GOOS == "windows" {
-		return "", errors.New("no shim on windows")
-	}
-	if _, err := os.Stat("/bin/sh"); err != nil {
-		return "", err
-	}
-	script := fmt.Sprintf(shimScript, shQuote(filepath.Join(d.Dir, "package", "cli.js")), DriverVersion,
-		codeCacheExec(d, shQuote(d.Node)), shQuote(d.Node))
-	sum := sha256.Sum256([]byte(script))
-	dir := filepath.Join(DefaultCacheDir(), "bin")
-	path := filepath.Join(dir, "node-"+hex.EncodeToString(sum[:8]))
-	shimTargets.Store(path, d.Node)
-	if cur, err := os.ReadFile(path); err == nil && string(cur) == script && isExecutable(path) {
-		return path, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, ".node-shim-")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(f.Name())
-	_, werr := f.WriteString(script)
-	if err := errors.Join(werr, f.Chmod(0o755), f.Close()); err != nil {
-		return "", err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return "", err
-	}
-	return path, nil
-}
-
-func shQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // clearStaleLock removes Chromium's Singleton* links from profile when the
 // process that holds them is gone (or ran on another host). A lock held by
 // a live Chromium is a LAUNCH_FAILED: two browsers cannot share a profile.
@@ -891,33 +600,6 @@ func cutLast(s, sep string) (before, after string, found bool) {
 		return s[:i], s[i+len(sep):], true
 	}
 	return s, "", false
-}
-
-// logWriter turns the driver's stderr into debug log lines.
-type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	for {
-		i := strings.IndexByte(string(w.buf), '\n')
-		if i < 0 {
-			break
-		}
-		if line := strings.TrimSpace(string(w.buf[:i])); line != "" {
-			w.log.Debug("driver", "line", line)
-		}
-		w.buf = w.buf[i+1:]
-	}
-	if len(w.buf) > 64<<10 {
-		w.buf = w.buf[:0]
-	}
-	return len(p), nil
 }
 
 func firstLine(err error) string {

@@ -1,22 +1,24 @@
-package mcp
+// Package picture draws on the images a browser captured, after the
+// capture and outside the page, which could see or alter anything put into
+// it: the boxes and refs of screenshot's mark_refs, and the labelled boxes
+// painted over frames the caller may not see. Every decode is bounded by
+// pixels (Decoded), server wide.
+package picture
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"image"
-	_ "image/jpeg" // captures are PNG or JPEG
-	_ "image/png"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/chromegate/chromegate/executor"
+	"golang.org/x/sync/semaphore"
 )
 
 // Image work is bounded by pixels. A capture's size is the page's and the
 // model's to choose (emulate's viewport and scale, a full page, a huge
 // element), and a decoded image costs four bytes a pixel, so every
-// decode here goes through decoded: the header is read first
+// decode goes through Decoded: the header is read first
 // (image.DecodeConfig, a few bytes), an image over
 // executor.MaxShotPixels is refused without being decoded, and the
 // decoded pixels of all calls at once stay within decodeBudget, server
@@ -34,9 +36,9 @@ var decodes = semaphore.NewWeighted(decodeBudget)
 // pixels, twice (a JPEG is decoded to YCbCr and copied to RGBA to draw on).
 func decodedCost(w, h int) int64 { return 2 * 4 * int64(w) * int64(h) }
 
-// checkPixels refuses an encoded image whose header says it has more than
+// CheckPixels refuses an encoded image whose header says it has more than
 // executor.MaxShotPixels, or that has no header an image decoder knows.
-func checkPixels(data []byte) (image.Config, error) {
+func CheckPixels(data []byte) (image.Config, error) {
 	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		return cfg, fmt.Errorf("the image does not decode: %w", err)
@@ -48,11 +50,11 @@ func checkPixels(data []byte) (image.Config, error) {
 	return cfg, nil
 }
 
-// decoded decodes data within the budget and calls use with the image;
+// Decoded decodes data within the budget and calls use with the image;
 // the budget is held until use returns, since what use makes of the
 // image (a copy, an encoding) lives as long.
-func decoded(ctx context.Context, data []byte, use func(image.Image) error) error {
-	cfg, err := checkPixels(data)
+func Decoded(ctx context.Context, data []byte, use func(image.Image) error) error {
+	cfg, err := CheckPixels(data)
 	if err != nil {
 		return err
 	}
