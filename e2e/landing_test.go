@@ -66,14 +66,18 @@ func landingSite(t testing.TB) string {
 }
 
 // landingReps is how many times in a row each case of TestChangesLanding
-// must give the right answer: 20 in the suites (about a minute on CDP),
+// must give the right answer: 10 in `make test`, 20 in the long run
+// (CHROMEGATE_E2E_LONG=1, `make fault`; about a minute on CDP),
 // CHROMEGATE_LANDING_REPS=100 for a reliability run (its 1,100 actions
 // take 8–15 minutes on a busy 2-core machine: give go test -timeout 40m).
 func landingReps(t *testing.T) int {
 	if n, err := strconv.Atoi(os.Getenv("CHROMEGATE_LANDING_REPS")); err == nil && n > 0 {
 		return n
 	}
-	return 20
+	if os.Getenv(testkit.LongVar) == "1" {
+		return 20
+	}
+	return 10
 }
 
 // lastVerdict is the server's last word on whether an action asked for a
