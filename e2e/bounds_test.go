@@ -212,7 +212,7 @@ const deniedLoopSeconds = 5
 // the rest, written at the window's end or at shutdown — and the counts
 // add up to the denials.
 func TestDecisionLogBounded(t *testing.T) {
-	testkit.Backends(t, testkit.CDP, testkit.Ext)
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	target := newCountingServer(t, "target")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
