@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/helpers"
 )
 
 // Keys go where the focus is. A key pressed without a target reaches the
@@ -30,7 +31,7 @@ func (c *Call) focusAllowed(ctx context.Context, tabID string) error {
 	decide := c.FrameDecider()
 	doc := ""
 	for range maxFocusDepth {
-		r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: pixelsSource, Doc: doc, Arg: json.RawMessage(`{"op":"focus"}`)})
+		r, err := ex.RunScript(ctx, executor.ScriptParams{TabID: tabID, Source: helpers.FrameboxesSource, Doc: doc, Arg: json.RawMessage(`{"op":"focus"}`)})
 		if err != nil {
 			if doc != "" && ctx.Err() == nil {
 				return focusDenied(c, "the focused frame could not be reached")
