@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-ext test-remote vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
 
 all: build
 
@@ -119,31 +119,67 @@ vet:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# Packages run one after another (-p 1): several of them start browsers, and
-# on two cores running them side by side only starves each one's deadlines.
-# `go test` replays every fuzz target's seeds and saved failures
-# (testdata/fuzz); exploring for new inputs is `make fuzz`'s job, not the
-# tests': each target's instrumented build alone takes ~20 s here, about
-# ten minutes for the set.
+# `make test`: vet, the extension's own tests, then two lanes side by side
+# (make -j2), each one stream of browsers at a time, which is what two
+# cores carry without starving a test's deadlines:
+#
+# - lane A: the packages whose tests start no browser (UNIT_PKGS, two at a
+#   time: builds and the policies' Rego keep both cores busy), then
+#   executor/cdp's tests (they start browsers), then the e2e suite through
+#   the extension;
+# - lane B: the e2e suite on the launched browser, then on the two remote
+#   browsers.
+#
+# The lanes carry about the same work: on this 2-core machine, under other
+# load (load average ~9), the units took 4 min, executor/cdp 2, the e2e
+# suite on cdp 15.5, ext 14.5, browser-server 2.5, cdp-endpoint 3.5.
+# Which tests run on which backend each test declares in its first
+# statement (testkit.Backends, internal/testkit): a run names only its
+# backend (CHROMEGATE_E2E_BACKEND), skips every test not declared for it,
+# and prints its line of the matrix (how many ran, were not declared for
+# it, were long, skipped themselves), which `make test` prints again at its
+# end from E2E_MATRIX. Long tests (soaks, sweeps) run only in their own
+# target (testkit.Long: `make fault`; the benchmarks and sweeps are not
+# tests: `make bench`, `make sweep`). `go test` replays every fuzz target's
+# seeds and saved failures (testdata/fuzz); exploring for new inputs is
+# `make fuzz`'s job, not the tests': each target's instrumented build alone
+# takes ~20 s here, about ten minutes for the set.
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/executor/cdp$$')
+E2E_MATRIX ?= $(CURDIR)/bin/e2e-matrix.txt
+E2E = CHROMEGATE_E2E_MATRIX=$(E2E_MATRIX) $(GO) test -race -count=1 -timeout 30m ./e2e/
 test: deps realapps-deps mcpb-deps vet
 	node --test extension/
-	$(GO) test -race -count=1 -p 1 -timeout 40m ./...
+	@mkdir -p bin && rm -f $(E2E_MATRIX)
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-a test-lane-b
+	@echo "== the e2e matrix, tests per backend:" && cat $(E2E_MATRIX)
+
+test-lane-a:
+	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-ext
+
+test-lane-b:
+	$(MAKE) --no-print-directory test-cdp
 	$(MAKE) --no-print-directory test-remote
 
-# The e2e tool suite again, through chromegate's extension loaded into the
-# browser chromegate launches and paired over CDP (e2e/main_test.go).
-EXT_SUITE ?= ^(TestSecret.*|TestEgressBoundary|TestFramesAreNotPierced|TestCrossOriginFrames|TestFrameRefsEveryTool|TestFrameAttacks|TestFrameLoadRefused|TestSecretInFrame|TestAboutBlankOfDeniedOrigin|TestDownloadRedirects|TestKeysAndFields|TestEveryTool|TestBadInput|TestPluginExamples|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestExtension.*|TestNetworkLog|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsole.*|TestPDF.*|TestChanges(Panel|Typing|Navigation|FormSubmit|ReadDenied|OfASecret|HostilePages|Landing|LandingHostile)|TestCoordinates.*|TestRealApps|TestClobberedForm|TestSelectorClickGuarantees|TestCapturesBoundedByPixels|TestDecisionLogBounded|TestDeniedFrameSurfaces|TestRefusedPageNetworkLog|TestDeniedFrame(Pixels|RecordShots|Keys)|TestSavedLoginsAreTheOperators)$$
-test-ext:
-	CHROMEGATE_E2E_BACKEND=ext $(GO) test -race -count=1 -timeout 20m -run '$(EXT_SUITE)' ./e2e/
+test-unit:
+	$(GO) test -race -count=1 -p 2 -timeout 20m $(UNIT_PKGS)
+	$(GO) test -race -count=1 -timeout 20m ./executor/cdp/
 
-# And through remote browsers: a local `playwright run-server` (from the
-# pinned playwright-core) joined with --browser-endpoint, and a bare
-# Chromium attached with --cdp-endpoint.
-REMOTE_SUITE ?= ^(TestSecret.*|TestEgress.*|TestFramesAreNotPierced|TestCrossOriginFrames|TestFrameRefsEveryTool|TestFrameAttacks|TestFrameLoadRefused|TestSecretInFrame|TestDownloadRedirects|TestKeysAndFields|TestNetworkLog|TestEveryTool|TestBadInput|TestSnapshot.*|TestReadAsMarkdown|TestExtractLinks|TestFillForm|TestHelpersDeniedOffPolicy|TestPageTextIsFenced|TestPageTitlesAreFenced|TestRedirectHostIsNotAHint|TestErrorsFencePageWords|TestCookieValuesAreFenced|TestDeniedPopupDialogIsNotReported|TestWaitOnDeniedPageIsNoOracle|TestDefaultPolicy|TestSafeDefaults|TestStorageStateLogin|TestStorageStateRefusals|TestStorageStatePlaywright|TestDialog.*|TestRecordReport|TestRecipeExport|TestEmulate.*|TestConsoleMessages|TestConsoleOfDeniedFrame|TestPDF|TestChanges(Panel|Typing|Navigation|ReadDenied|OfASecret|HostilePages|Landing|LandingHostile)|TestCoordinates.*|TestCapturesBoundedByPixels|TestDecisionLogBounded|TestDeniedFrameSurfaces|TestDeniedFrameSurfacesRouted|TestRefusedPageNetworkLog|TestDeniedFrame(Pixels|RecordShots|Keys)|TestSavedLoginsAreTheOperators)$$
+# The e2e suite on a Chromium chromegate launches (the default backend).
+test-cdp:
+	CHROMEGATE_E2E_BACKEND=cdp $(E2E)
+
+# Through chromegate's extension loaded into the browser chromegate
+# launches and paired over CDP (e2e/main_test.go).
+test-ext:
+	CHROMEGATE_E2E_BACKEND=ext $(E2E)
+
+# Through remote browsers: a local `playwright run-server` (from the pinned
+# playwright-core) joined with --browser-endpoint, and a bare Chromium
+# attached with --cdp-endpoint.
 test-remote:
-	CHROMEGATE_E2E_BACKEND=browser-server $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
-	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(GO) test -race -count=1 -timeout 20m -run '$(REMOTE_SUITE)' ./e2e/
+	CHROMEGATE_E2E_BACKEND=browser-server $(E2E)
+	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(E2E)
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
@@ -180,13 +216,14 @@ fuzz:
 
 # The fault and load suite at length: every fault, and the soak of
 # LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the
-# launcher and a local playwright run-server, with leak counts (make test
-# runs the same tests with a 30 s soak).
+# launcher and a local playwright run-server, with leak counts. `make test`
+# runs the faults, not the soak (TestLoad is long: testkit.Long), and
+# repeats each case of TestChangesLanding 10 times, not 20.
 LOAD_SESSIONS ?= 16
 LOAD_DURATION ?= 3m
 fault: deps
-	CHROMEGATE_LOAD_SESSIONS=$(LOAD_SESSIONS) CHROMEGATE_LOAD_DURATION=$(LOAD_DURATION) \
-	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput)$$' ./e2e/
+	CHROMEGATE_E2E_LONG=1 CHROMEGATE_LOAD_SESSIONS=$(LOAD_SESSIONS) CHROMEGATE_LOAD_DURATION=$(LOAD_DURATION) \
+	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput|TestChangesLanding)$$' ./e2e/
 
 # Sessions this machine holds: p50/p95, calls/s and RSS for N concurrent
 # HTTP sessions (SWEEP sizes, SWEEP_ROUNDS rounds each).

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // rawPeer speaks JSON-RPC to a server byte for byte, over stdio or HTTP,
@@ -170,6 +170,7 @@ func replyText(m map[string]any) (string, bool, bool) {
 // a clear error, the server keeps serving, and whatever ran is the tool the
 // policy decided on (the decision log says which).
 func TestProtocolAbuse(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := site(t)
 	for _, transport := range []string{"stdio", "http"} {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,6 +65,7 @@ const maxServerRSS = 600 << 20
 // 100000-pixel page run within the budget; the server stays alive and
 // another client's session is served after.
 func TestImageMemoryBounded(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/marks", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -210,6 +212,7 @@ const deniedLoopSeconds = 5
 // the rest, written at the window's end or at shutdown — and the counts
 // add up to the denials.
 func TestDecisionLogBounded(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	target := newCountingServer(t, "target")
 	mux := http.NewServeMux()
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) {
@@ -285,6 +288,7 @@ func TestDecisionLogBounded(t *testing.T) {
 // naming the limit, a full page is cut to the cap at scale 1 and 5 and
 // says it is truncated, and a screenshot of the huge element is refused.
 func TestCapturesBoundedByPixels(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

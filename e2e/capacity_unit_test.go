@@ -3,11 +3,14 @@ package e2e
 import (
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestCapacity: the sweep's summary reads the size held before p95 doubles
 // and the PSS each added session costs.
 func TestCapacity(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	rows := []capacityRow{
 		{n: 1, p95: 100 * time.Millisecond, pssKB: 500 << 10},
 		{n: 4, p95: 150 * time.Millisecond, pssKB: 600 << 10},

@@ -13,8 +13,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -171,6 +171,7 @@ func lineRef(t *testing.T, lines []string, words ...string) string {
 // panel's controls as + lines with refs the next call uses without a
 // snapshot, the opener's new state as ~, the control that went as -.
 func TestChangesPanel(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/panel"})
@@ -222,6 +223,7 @@ func TestChangesPanel(t *testing.T) {
 
 // TestChangesTyping: typing into a textbox is a ~ line with its value.
 func TestChangesTyping(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/panel"})
@@ -253,6 +255,7 @@ func TestChangesTyping(t *testing.T) {
 // returns changes; the first acting call on a tab the caller never saw
 // returns the outline.
 func TestChangesNavigation(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/panel"})
@@ -295,6 +298,7 @@ func TestChangesNavigation(t *testing.T) {
 // the new document's outline, never the old document's change (whose refs
 // are about to expire) or nothing.
 func TestChangesFormSubmit(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/search"})
@@ -324,6 +328,7 @@ func TestChangesFormSubmit(t *testing.T) {
 // TestChangesReadDenied: a policy that lets the caller click on a host but
 // not read it gives the click's result without changes, and a note.
 func TestChangesReadDenied(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := changesSite(t)
 	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
 	if err != nil {
@@ -364,6 +369,7 @@ func TestChangesReadDenied(t *testing.T) {
 // TestChangesOfASecret: what is typed as <secret:NAME> shows redacted in
 // the change, never its value.
 func TestChangesOfASecret(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := changesSite(t)
 	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
 	s := startServer(t, secretResolver, "--allow-domain=login.test", "--enable-mutations", "--decision-log="+dlog,
@@ -388,6 +394,7 @@ func TestChangesOfASecret(t *testing.T) {
 // costs a bounded result; a page whose words look like change lines or the
 // fence cannot write a line of the change outside its own text lines.
 func TestChangesHostilePages(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 
@@ -435,6 +442,7 @@ func TestChangesHostilePages(t *testing.T) {
 // browser context, keep what each saw apart; a key whose tools do not
 // include snapshot gets no changes; REST returns them as MCP does.
 func TestChangesPerSession(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := "http://127.0.0.1:" + changesSite(t)
 	dir := t.TempDir()
 	key := createKey(t, dir, "agent")

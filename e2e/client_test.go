@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp/client"
 )
 
@@ -112,6 +112,7 @@ func clientSession(t *testing.T, c *client.Client, base, demo string) {
 
 // The generated client over stdio: it starts `chromegate serve` itself.
 func TestGeneratedClientStdio(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base, demo := site(t), demoSite(t)
 	dir, _ := pluginDir(t)
@@ -132,6 +133,7 @@ func TestGeneratedClientStdio(t *testing.T) {
 // The generated client over Streamable HTTP and over REST, with a bearer
 // key; then a key whose tool ACL leaves out a plugin's step.
 func TestGeneratedClientHTTP(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base, demo := site(t), demoSite(t)
 	dir, _ := pluginDir(t)

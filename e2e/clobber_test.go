@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestClobberedForm is a page that names its controls after the DOM
@@ -14,6 +16,7 @@ import (
 // or make every read and act on it fail; each tool still sees and works
 // the form as it is.
 func TestClobberedForm(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
 	s.call("navigate", map[string]any{"url": base + "/snapshot/clobber.html"})

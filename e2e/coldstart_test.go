@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The start-up starts the Playwright driver while it gets everything else
@@ -102,9 +102,7 @@ func dyingBrowser(t *testing.T) string {
 // failure (LAUNCH_FAILED, naming what broke); no driver or browser is left
 // running, neither then nor after the server exits.
 func TestStartupFailureLeavesNothing(t *testing.T) {
-	if e2eBackend != "cdp" {
-		t.Skipf("the start-up of a launched browser; the %s backend launches none of its own", e2eBackend)
-	}
+	testkit.Backends(t, testkit.CDP) // the start-up of a launched browser: the other backends launch none of their own
 	needBrowser(t)
 	base := site(t)
 	cases := []struct {
@@ -196,9 +194,7 @@ func spawnServe(t *testing.T, mark string, args ...string) (*exec.Cmd, *testkit.
 // stops the server with the reason before any driver or browser starts,
 // and none is left.
 func TestStartupPolicyFailureLeavesNothing(t *testing.T) {
-	if e2eBackend != "cdp" {
-		t.Skipf("the start-up of a launched browser; the %s backend launches none of its own", e2eBackend)
-	}
+	testkit.Backends(t, testkit.CDP) // the start-up of a launched browser: the other backends launch none of their own
 	needBrowser(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "broken.rego"), []byte("package chromegate\n\nallow if {\n"), 0o644); err != nil {
@@ -221,9 +217,7 @@ func TestStartupPolicyFailureLeavesNothing(t *testing.T) {
 // start-up is under way (the driver running, the browser launching or
 // just launched) and checks that the whole tree goes.
 func TestStartupSIGTERMLeavesNothing(t *testing.T) {
-	if e2eBackend != "cdp" {
-		t.Skipf("the start-up of a launched browser; the %s backend launches none of its own", e2eBackend)
-	}
+	testkit.Backends(t, testkit.CDP) // the start-up of a launched browser: the other backends launch none of their own
 	needBrowser(t)
 	for _, stage := range []string{"driver", "browser"} {
 		t.Run("while the "+stage+" starts", func(t *testing.T) {

@@ -3,12 +3,15 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestHoverHitNamesNeedRead: a key allowed only navigate and hover is
 // refused get_text; hovering over the page at {x, y} must not read it for
 // it either: the hit has its role and ref, no name (the page's words).
 func TestHoverHitNamesNeedRead(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	site := newCoordsSite(t)
 	dir := t.TempDir()

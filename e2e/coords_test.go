@@ -16,7 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -130,6 +130,7 @@ func hitOf(t testing.TB, text string) map[string]any {
 // viewport, as a vision client does, each reaching the page as trusted
 // input and saying what it hit.
 func TestCoordinates(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
@@ -263,6 +264,7 @@ func TestCoordinates(t *testing.T) {
 // under the pointer the moment the pointer reaches the allowed button.
 // The click is refused and the frame's server sees no click.
 func TestCoordinatesSwapAttack(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/swap"})
@@ -293,6 +295,7 @@ func TestCoordinatesSwapAttack(t *testing.T) {
 // TestCoordinatesSafeMode: without mutations a click at a point is refused
 // like a click by ref, before anything is hit-tested; hover still works.
 func TestCoordinatesSafeMode(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
@@ -309,6 +312,7 @@ func TestCoordinatesSafeMode(t *testing.T) {
 // CSS pixels, so a box read off the marked image, divided by the scale,
 // is where the click lands; the marks are drawn twice as thick.
 func TestCoordinatesDeviceScale(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newCoordsSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/coords"})
@@ -394,6 +398,7 @@ func BenchmarkCoordinates(b *testing.B) {
 // what it hit (the element's role and name), as a click by ref keeps its
 // element.
 func TestCoordinatesRecorded(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newCoordsSite(t)
 	root := filepath.Join(t.TempDir(), "rec")
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--record="+root)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -181,6 +182,7 @@ func popupOf(t *testing.T, s *server) string {
 // confirm and returns; the records are there (on the page, and on the
 // server) until the model accepts; a dismiss keeps them.
 func TestDialogConfirmKeepsRecords(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	s, d := startDialogServer(t, "--enable-mutations")
 	s.call("navigate", map[string]any{"url": d.base + "/records"})
 	click := func() {
@@ -225,6 +227,7 @@ func TestDialogConfirmKeepsRecords(t *testing.T) {
 // stay; with the operator's refuse_dialogs, so is the accept of the
 // issue's confirm even with mutations on. A dismiss works either way.
 func TestDialogAcceptRefusedByPolicy(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Run("safe mode", func(t *testing.T) {
 		s, d := startDialogServer(t)
 		res := s.call("navigate", map[string]any{"url": d.base + "/confirm-load", "timeout_ms": 20000})
@@ -257,6 +260,7 @@ func TestDialogAcceptRefusedByPolicy(t *testing.T) {
 // TestDialogPromptAnswered: a prompt answered with the model's text; the
 // page shows it.
 func TestDialogPromptAnswered(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, d := startDialogServer(t, "--enable-mutations")
 	s.call("navigate", map[string]any{"url": d.base + "/prompt"})
 	res := s.call("click", map[string]any{"selector": "#ask"})
@@ -278,6 +282,7 @@ func TestDialogPromptAnswered(t *testing.T) {
 // dialog and waits: dismissed, the tab stays; accepted, it lands where the
 // navigation went. A reload waits the same way.
 func TestDialogBeforeUnload(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, d := startDialogServer(t, "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": d.base + "/leave"})
 	s.call("click", map[string]any{"selector": "#field"}) // the user gesture beforeunload needs
@@ -317,6 +322,7 @@ func TestDialogBeforeUnload(t *testing.T) {
 // work. With --accept-alerts the calls just work and the alert is
 // reported accepted.
 func TestDialogAlertOnLoadHangsNothing(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	calls := []struct {
 		tool string
 		args map[string]any
@@ -376,6 +382,7 @@ func TestDialogAlertOnLoadHangsNothing(t *testing.T) {
 // popup whose dialogs hold its opener, and a popup outside the policy
 // that confirms in a loop: no call hangs, and nothing is ever accepted.
 func TestDialogAttacks(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, d := startDialogServer(t, "--enable-mutations")
 	t.Run("a loop of confirms", func(t *testing.T) {
 		s.call("navigate", map[string]any{"url": d.base + "/landing"})

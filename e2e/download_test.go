@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // downloadSite serves, on allowed.test, files whose URLs redirect: to the
@@ -53,6 +55,7 @@ func downloadSite(t *testing.T, evil, internal string) (port string) {
 // boundary and without it (--unsafe-no-egress-boundary): the hop decision
 // is the call's own, not the boundary's.
 func TestDownloadRedirects(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	for _, mode := range []struct {
 		name  string
 		host  string // the allowed host the site is reached by

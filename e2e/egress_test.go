@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // countingServer is a service a page must never reach: it counts every TCP
@@ -147,14 +147,20 @@ fetch('/ok.json').then(r => r.json()).then(j => results.own = j.ok);
 // subresources still load, an eval that fetches the internal service gets
 // an error, the popups leave no trace in tabs_list, and the call says what
 // was blocked.
-func TestEgressBoundary(t *testing.T) { testEgressAttack(t, false) }
+func TestEgressBoundary(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
+	testEgressAttack(t, false)
+}
 
 // TestEgressRouted is the same attack with requests decided by Playwright
 // routing, as for a browser that cannot be given chromegate's proxy (one
 // on another machine). Routing does not see redirect hops (the README's
 // table says so): the one redirect of the page is the only request that
 // may arrive.
-func TestEgressRouted(t *testing.T) { testEgressAttack(t, true, "--egress-via=route") }
+func TestEgressRouted(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Remote)
+	testEgressAttack(t, true, "--egress-via=route")
+}
 
 func testEgressAttack(t *testing.T, routed bool, flags ...string) {
 	internal := newCountingServer(t, "internal")
@@ -293,6 +299,7 @@ func testEgressAttack(t *testing.T, routed bool, flags ...string) {
 // whatever allowed its name — a wildcard or --unsafe-all-domains never
 // reaches it; only an exact listing does.
 func TestEgressAddressClasses(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Remote)
 	internal := newCountingServer(t, "internal")
 	for _, flag := range []string{"--allow-domain=*.test", "--unsafe-all-domains"} {
 		t.Run(flag, func(t *testing.T) {
@@ -320,6 +327,7 @@ func TestEgressAddressClasses(t *testing.T) {
 // TestEgressPolicyFailsClosed: a request-phase rule that runs out of time
 // denies at once; the page fails, it does not hang.
 func TestEgressPolicyFailsClosed(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Remote)
 	internal := newCountingServer(t, "internal")
 	dir := t.TempDir()
 	const rego = `package chromegate
@@ -352,6 +360,7 @@ decision := {"allow": true, "reasons": []} if {
 // allowed exactly) registers a worker that reaches for a denied name and
 // an internal port, at install and for the page's own fetches.
 func TestEgressServiceWorker(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Remote)
 	internal := newCountingServer(t, "internal")
 	evil := newCountingServer(t, "evil")
 	targets := fmt.Sprintf("[%q, %q]", "http://other.test:"+evil.port+"/sw", "http://localhost:"+internal.port+"/sw")

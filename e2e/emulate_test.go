@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // Emulation (issue 15, item 2): emulate changes how every tab of the
@@ -142,6 +144,7 @@ func emulated(t *testing.T, s *server, args map[string]any) map[string]any {
 // keeps it across a navigation and in a new tab (emulation is the
 // session's), and sees its own device again after reset.
 func TestEmulateDevicePage(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	s.call("navigate", map[string]any{"url": base + "/env"})
@@ -218,6 +221,7 @@ func TestEmulateDevicePage(t *testing.T) {
 // TestEmulateDeviceIdentity: a phone preset carries its user agent, touch
 // and a mobile viewport; the user agent needs mutations.
 func TestEmulateDeviceIdentity(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations")
 	s.call("navigate", map[string]any{"url": base + "/env"})
@@ -253,6 +257,7 @@ func TestEmulateDeviceIdentity(t *testing.T) {
 // the position is emulated, and a page that may not ask gets the
 // browser's refusal, never the position.
 func TestEmulateGeolocation(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := serveMux(t, emulateMux())
 	base := "http://127.0.0.1:" + port
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--allow-domain=127.0.0.1", "--allow-domain=localhost", "--enable-mutations")
@@ -330,6 +335,7 @@ func fetchBig(t *testing.T, s *server) (time.Duration, string) {
 // makes 200 KB take over 2 s, by the throttling alone (unthrottled it
 // is a loopback fetch); none restores it.
 func TestEmulateNetwork(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations")
 	s.call("navigate", map[string]any{"url": base + "/net"})
@@ -360,6 +366,7 @@ func TestEmulateNetwork(t *testing.T) {
 // allowed values, before the policy; in safe mode the policy refuses a
 // user agent, a position or a phone, and allows the rest.
 func TestEmulateRefusals(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := emulateSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	// On about:blank: nothing to decide on.

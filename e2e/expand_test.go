@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // expandPage holds a control of each kind whose options the outline cuts,
@@ -82,6 +83,7 @@ func expandSite(t *testing.T) string {
 // of text) is one call away, addressed by the ref the outline showed, and
 // the outline says so once.
 func TestSnapshotExpand(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := expandSite(t)
 	s.call("navigate", map[string]any{"url": base + "/expand"})
@@ -183,6 +185,7 @@ func TestSnapshotExpand(t *testing.T) {
 // outline when it stands for one option, several at once; and says which
 // options come closest when nothing matches, fenced.
 func TestSnapshotSelectByShownLabel(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := expandSite(t)
 	s.call("navigate", map[string]any{"url": base + "/expand"})
@@ -266,6 +269,7 @@ func TestSnapshotSelectByShownLabel(t *testing.T) {
 // TestSnapshotExpandIsBounded: a select of 100,000 options: the outline
 // counts them, and its expansion comes a page at a time.
 func TestSnapshotExpandIsBounded(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := expandSite(t)
 	s.call("navigate", map[string]any{"url": base + "/huge"})

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // hits counts the requests a test server received, by path.
@@ -94,6 +96,7 @@ func strictEgress(t *testing.T) string {
 // page's own subresources and an allowed popup still load. A tab the user
 // opens outside chromegate is never filtered.
 func TestExtensionEgress(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	evilPort, evil := pathCountingServer(t)
 	internalPort, internal := pathCountingServer(t)
 	evilURL := "http://evil.test:" + evilPort

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/executor/ext/pairing"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // firstTabID is the tab id a tool result names.
@@ -32,6 +32,7 @@ func firstTabID(t *testing.T, txt string) string {
 // the kill switch cuts the extension off and the next call falls back to
 // the CDP backend.
 func TestExtensionPairedOverCDP(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	base := site(t)
 	start := time.Now()
 	s := startServer(t, append([]string{"--with-extension"}, permissive...)...)
@@ -84,6 +85,7 @@ func TestExtensionPairedOverCDP(t *testing.T) {
 // host registered in the test's own profile: the extension pairs itself
 // through the host, and pages it drives do not report navigator.webdriver.
 func TestExtensionNativeMessaging(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	needBrowser(t)
 	base := site(t)
 	s, profile := pairedChromium(t, permissive)

@@ -15,7 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The fault suite: each fault hits a call in flight, which must end with
@@ -108,9 +108,7 @@ func faultSite(t *testing.T) string {
 // TestFaultDriverKilled: the Playwright driver (node) dies under a call;
 // the call fails promptly and the next call starts a new driver.
 func TestFaultDriverKilled(t *testing.T) {
-	if e2eBackend != "cdp" {
-		t.Skip("the driver belongs to the launcher backend")
-	}
+	testkit.Backends(t, testkit.CDP) // the driver belongs to the launcher backend
 	base := faultSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
@@ -142,6 +140,7 @@ func TestFaultDriverKilled(t *testing.T) {
 // of it time out with TIMEOUT within their timeout_ms, the server answers
 // other calls meanwhile, and another tab works.
 func TestFaultSpinningPage(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := faultSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/spin"})
@@ -165,9 +164,7 @@ func TestFaultSpinningPage(t *testing.T) {
 // V8 heap makes that quick); the call on it fails with a clear error and a
 // new tab works.
 func TestFaultRendererCrash(t *testing.T) {
-	if e2eBackend != "cdp" {
-		t.Skip("the heap limit is a launch flag")
-	}
+	testkit.Backends(t, testkit.CDP) // the heap limit is a launch flag
 	base := faultSite(t)
 	s := startServer(t, append([]string{"--browser-arg=--js-flags=--max-old-space-size=32"}, permissive...)...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
@@ -193,6 +190,7 @@ func TestFaultRendererCrash(t *testing.T) {
 // TestFaultBlackholePort: navigation to a port that accepts and never
 // answers times out with TIMEOUT within timeout_ms; the next call works.
 func TestFaultBlackholePort(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := faultSite(t)
 	ln := testkit.Listen(t)
 	held := make(chan net.Conn, 64)
@@ -261,6 +259,7 @@ func (s *server) endpoints() []endpointHealth {
 // session is killed under a call. The call fails promptly, chrome_status
 // shows that endpoint out of rotation, and the next call runs on the other.
 func TestFaultEndpointDropped(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := faultSite(t)
 	mark := fmt.Sprintf("e2e-drop-%d", time.Now().UnixNano())
@@ -317,6 +316,7 @@ func TestFaultEndpointDropped(t *testing.T) {
 // reset`) under a slow call; the call fails with EXTENSION_DISCONNECTED and
 // the next call falls back to the CDP backend.
 func TestFaultExtensionDropped(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := faultSite(t)
 	s := startServer(t, append([]string{"--with-extension"}, permissive...)...)
 	s.waitPaired()

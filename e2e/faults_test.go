@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestBadInput: each bad call returns isError with the right code (or the
 // documented result), and the next call still works.
 func TestBadInput(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := site(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
@@ -116,6 +118,7 @@ func TestBadInput(t *testing.T) {
 // TestBrowserKilled: killing Chromium between calls and during a call fails
 // the call in flight promptly and the next call relaunches the browser.
 func TestBrowserKilled(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := site(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/form"})
@@ -175,6 +178,7 @@ func TestBrowserKilled(t *testing.T) {
 // TestSignalsCloseEverything: SIGTERM and stdin EOF each leave no chromium or
 // node process behind.
 func TestSignalsCloseEverything(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := site(t)
 	for _, how := range []string{"sigterm", "eof"} {
 		t.Run(how, func(t *testing.T) {
@@ -196,6 +200,7 @@ func TestSignalsCloseEverything(t *testing.T) {
 
 // TestDemo runs the README's first command end to end.
 func TestDemo(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	out := t.TempDir()
 	cmd := exec.Command(binary, "demo", "--out", out)
@@ -229,6 +234,7 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool) {
 // TestMissingBrowser: with no usable browser, calls fail with LAUNCH_FAILED
 // and the fix, and the server keeps serving.
 func TestMissingBrowser(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	s := startServer(t, "--executable-path=/nonexistent/chromium", "--allow-domain=127.0.0.1")
 	txt := s.fail("LAUNCH_FAILED", "navigate", map[string]any{"url": "http://127.0.0.1:1/"})
 	if !strings.Contains(txt, "/nonexistent/chromium") || !strings.Contains(txt, "apt-get install -y chromium") {
@@ -242,6 +248,7 @@ func TestMissingBrowser(t *testing.T) {
 
 // TestDoctor: each problem is reported with the command that fixes it.
 func TestDoctor(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	out, err := exec.Command(binary, "doctor", "--launch=false", "--driver-path="+t.TempDir(), "--executable-path=/nonexistent/chromium").CombinedOutput()
 	if err == nil {

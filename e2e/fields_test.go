@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestKeysAndFields: a key name Playwright and the extension cannot press
@@ -10,6 +12,7 @@ import (
 // typing, filling or pressing a typing key into a disabled or read-only
 // field is BAD_ARGS rather than a success that changed nothing.
 func TestKeysAndFields(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := site(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/fields"})

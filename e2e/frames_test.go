@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The secrets of other.test's documents: none may reach a result.
@@ -121,6 +123,7 @@ func frameablePolicy(t *testing.T) string {
 // (a frame of an allowed origin would be outlined with refs: see
 // xframes_test.go). A same-origin frame still works by ref.
 func TestFramesAreNotPierced(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newFrameSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test",
 		"--enable-mutations", "--unsafe-enable-eval", "--enable-downloads")
@@ -214,6 +217,7 @@ func TestFramesAreNotPierced(t *testing.T) {
 // Chromium attached with --cdp-endpoint does not: the test is not in the
 // Makefile's REMOTE_SUITE.
 func TestAboutBlankOfDeniedOrigin(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newFrameSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test",
 		"--enable-mutations", "--unsafe-enable-eval")

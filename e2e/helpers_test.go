@@ -11,30 +11,41 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
 // pagesSite serves testdata/pages under /pages/, and /wander, a page that
-// leaves for other.test after a moment, and returns the port.
-func pagesSite(t *testing.T) string {
+// leaves for other.test once leave is called, and returns the port. The page
+// waits for its fetch of /wander/leave, which the site answers at leave: a
+// page that left on a timer raced the navigate to it on a busy machine (the
+// navigate found the tab off the allowlist already).
+func pagesSite(t *testing.T) (port string, leave func()) {
 	t.Helper()
+	left := make(chan struct{}, 16)
 	mux := http.NewServeMux()
 	mux.Handle("/pages/", http.StripPrefix("/pages/", http.FileServer(http.Dir("testdata/pages"))))
 	mux.HandleFunc("/wander", func(w http.ResponseWriter, r *http.Request) {
 		port := strings.TrimPrefix(r.Host[strings.LastIndexByte(r.Host, ':'):], ":")
-		fmt.Fprintf(w, `<!doctype html><title>Leaving</title><p>leaving</p><script>setTimeout(()=>location="http://other.test:%s/pages/article.html",200)</script>`, port)
+		fmt.Fprintf(w, `<!doctype html><title>Leaving</title><p>leaving</p><script>fetch("/wander/leave").then(()=>{location="http://other.test:%s/pages/article.html"})</script>`, port)
 	})
-	return serveMux(t, mux)
+	mux.HandleFunc("/wander/leave", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-left:
+		case <-r.Context().Done():
+		}
+	})
+	return serveMux(t, mux), func() { left <- struct{}{} }
 }
 
 // helperServer is chromegate with only allowed.test allowlisted, mutations
-// and eval on, and the test hosts resolved to the local site.
-func helperServer(t *testing.T) (s *server, allowed string) {
+// and eval on, and the test hosts resolved to the local site; leave sends
+// the /wander page on its way.
+func helperServer(t *testing.T) (s *server, allowed string, leave func()) {
 	t.Helper()
-	port := pagesSite(t)
+	port, leave := pagesSite(t)
 	s = startServer(t, resolverRules, "--allow-domain=allowed.test", "--enable-mutations", "--unsafe-enable-eval")
-	return s, "http://allowed.test:" + port
+	return s, "http://allowed.test:" + port, leave
 }
 
 // pageContent splits a fenced helper result into its JSON head and the
@@ -53,8 +64,9 @@ func pageContent(t testing.TB, text string) (head map[string]any, body string) {
 }
 
 func TestReadAsMarkdown(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
-	s, allowed := helperServer(t)
+	s, allowed, _ := helperServer(t)
 	pages := []struct {
 		file   string
 		source string
@@ -124,8 +136,9 @@ func TestReadAsMarkdown(t *testing.T) {
 var linkLine = regexp.MustCompile(`^- \[(.*)\]\((\S+)\)`)
 
 func TestExtractLinks(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
-	s, allowed := helperServer(t)
+	s, allowed, _ := helperServer(t)
 	s.call("navigate", map[string]any{"url": allowed + "/pages/links.html"})
 	links := func(args map[string]any) (map[string]any, []string) {
 		t.Helper()
@@ -206,8 +219,9 @@ func TestExtractLinks(t *testing.T) {
 }
 
 func TestFillForm(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
-	s, allowed := helperServer(t)
+	s, allowed, _ := helperServer(t)
 	s.call("navigate", map[string]any{"url": allowed + "/pages/form.html"})
 	fields := []map[string]any{
 		{"selector": "#name", "value": "Ada Lovelace"},
@@ -297,8 +311,9 @@ func TestFillForm(t *testing.T) {
 // Every helper is decided by the policy on the page it would read: a tab
 // that wandered off the allowlist is read by none of them.
 func TestHelpersDeniedOffPolicy(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	t.Parallel()
-	s, allowed := helperServer(t)
+	s, allowed, leave := helperServer(t)
 	// A direct navigation is refused before anything loads.
 	s.fail("POLICY_DENIED", "navigate", map[string]any{"url": strings.Replace(allowed, "allowed.test", "other.test", 1) + "/pages/article.html"})
 	for _, c := range []struct {
@@ -311,6 +326,7 @@ func TestHelpersDeniedOffPolicy(t *testing.T) {
 	} {
 		// Each denial sends the tab to about:blank: wander off again.
 		s.call("navigate", map[string]any{"url": allowed + "/wander"})
+		leave()
 		s.waitTabHidden() // the boundary kept other.test from loading
 		txt := s.fail("POLICY_DENIED", c.tool, c.args)
 		if strings.Contains(txt, "Saint-Malo") || strings.Contains(txt, "equinox") {

@@ -21,7 +21,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 	"github.com/chromegate/chromegate/policy"
 )
@@ -200,6 +200,7 @@ func mustOK(t testing.TB, tool string, res *sdk.CallToolResult) *sdk.CallToolRes
 // TestHTTPSecurity is the security table against the built binary: the
 // hardening, keys, ACLs, rate limits and body limit, and no key in the log.
 func TestHTTPSecurity(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := site(t)
 	dir := t.TempDir()
@@ -306,6 +307,7 @@ func TestHTTPSecurity(t *testing.T) {
 // TestHTTPIsolation: two MCP sessions over HTTP, in parallel, each set a
 // cookie and open tabs; neither sees the other's.
 func TestHTTPIsolation(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := site(t)
 	dir := t.TempDir()
@@ -401,6 +403,7 @@ func TestHTTPIsolation(t *testing.T) {
 // data and the same policy decision (read back from the decision log), for
 // an allowed call and a denied one.
 func TestHTTPRESTMatchesMCP(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := site(t)
 	dir := t.TempDir()
@@ -497,6 +500,7 @@ func decisions(t *testing.T, path string) []policy.LogEntry {
 // TestHTTPGracefulShutdown: SIGTERM while a call is in flight lets it
 // finish and answer; then the server exits and leaves no process behind.
 func TestHTTPGracefulShutdown(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	arrived := make(chan struct{}, 1)
 	mux := http.NewServeMux()

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // landingSite serves the pages of TestChangesLanding: /land has a control
@@ -64,14 +66,18 @@ func landingSite(t testing.TB) string {
 }
 
 // landingReps is how many times in a row each case of TestChangesLanding
-// must give the right answer: 20 in the suites (about a minute on CDP),
+// must give the right answer: 10 in `make test`, 20 in the long run
+// (CHROMEGATE_E2E_LONG=1, `make fault`; about a minute on CDP),
 // CHROMEGATE_LANDING_REPS=100 for a reliability run (its 1,100 actions
 // take 8–15 minutes on a busy 2-core machine: give go test -timeout 40m).
 func landingReps(t *testing.T) int {
 	if n, err := strconv.Atoi(os.Getenv("CHROMEGATE_LANDING_REPS")); err == nil && n > 0 {
 		return n
 	}
-	return 20
+	if os.Getenv(testkit.LongVar) == "1" {
+		return 20
+	}
+	return 10
 }
 
 // lastVerdict is the server's last word on whether an action asked for a
@@ -103,6 +109,7 @@ func lastVerdict(s *server, n int) (string, int) {
 // pushState, a download and a 204 return at once with the page as it is.
 // Each case, many times in a row.
 func TestChangesLanding(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	reps := landingReps(t)
@@ -192,6 +199,7 @@ func TestChangesLanding(t *testing.T) {
 // chromegate's; one that stops chromegate's listener gets at worst the
 // page as it is, and the next call sees the new document.
 func TestChangesLandingHostile(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + landingSite(t)
 	s := startServer(t, permissive...)
 	at := func(kind string) []string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,6 +108,7 @@ func startHostile(t *testing.T) (*server, string) {
 // instruction never reaches the model outside a fence, in any result that
 // carries titles.
 func TestPageTitlesAreFenced(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	check := func(what string, res *sdk.CallToolResult) {
 		t.Helper()
@@ -129,6 +131,7 @@ func TestPageTitlesAreFenced(t *testing.T) {
 // TestRedirectHostIsNotAHint: a page that redirects to a host named like
 // an instruction cannot get that name into the message or the Next line.
 func TestRedirectHostIsNotAHint(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	res := s.try("navigate", map[string]any{"url": base + "/redirect"})
 	txt := resultText(res)
@@ -146,6 +149,7 @@ func TestRedirectHostIsNotAHint(t *testing.T) {
 // markup holds an instruction, and a select whose labels hold one: the
 // page's words are fenced if shown, never in the message or the Next line.
 func TestErrorsFencePageWords(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	s.call("navigate", map[string]any{"url": base + "/hostile"})
 	for _, c := range []struct {
@@ -177,6 +181,7 @@ func TestErrorsFencePageWords(t *testing.T) {
 // TestCookieValuesAreFenced: a cookie the page set reaches the model
 // fenced.
 func TestCookieValuesAreFenced(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	s.call("navigate", map[string]any{"url": base + "/hostile"})
 	res := s.call("cookies_get", map[string]any{"urls": []string{base + "/"}})
@@ -192,6 +197,7 @@ func TestCookieValuesAreFenced(t *testing.T) {
 // that navigated itself there, that calls alert('SECRET-DIALOG') never
 // gets its words to the model, in any later result.
 func TestDeniedPopupDialogIsNotReported(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	var seen []string
 	record := func(res *sdk.CallToolResult) *sdk.CallToolResult {
@@ -260,6 +266,7 @@ func TestDeniedPopupDialogIsNotReported(t *testing.T) {
 // there, and leaves the tab on about:blank; so does a wait on a tab that
 // already sits there.
 func TestWaitOnDeniedPageIsNoOracle(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
 	answers := map[string]string{}
 	for _, path := range []string{"/leave-with", "/leave-without"} {

@@ -20,13 +20,14 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The soak's size: CHROMEGATE_LOAD_SESSIONS concurrent HTTP sessions for
-// CHROMEGATE_LOAD_DURATION (`make test` runs the defaults, `make fault`
-// runs minutes).
+// CHROMEGATE_LOAD_DURATION (the defaults when the variables are unset;
+// `make fault` runs minutes). It is a long test: `make test` leaves it to
+// `make fault`.
 func loadSize(t testing.TB) (int, time.Duration) {
 	t.Helper()
 	n, d := 16, 30*time.Second
@@ -368,6 +369,8 @@ func (s *loadServer) settle(before footprint) footprint {
 // has closed the server holds no more goroutines, descriptors, temp dirs or
 // processes than before.
 func TestLoad(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
+	testkit.Long(t, "fault")
 	needBrowser(t)
 	n, dur := loadSize(t)
 	base := echoSite(t)

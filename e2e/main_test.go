@@ -21,8 +21,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -34,13 +34,23 @@ var binary string
 // extension loaded into that browser and paired over CDP, every call going
 // through it; "browser-server", a local `playwright run-server` joined with
 // --browser-endpoint; "cdp-endpoint", a bare Chromium attached with
-// --cdp-endpoint. `make test` runs the tool suite all four ways.
-var e2eBackend = cmp.Or(os.Getenv("CHROMEGATE_E2E_BACKEND"), "cdp")
+// --cdp-endpoint. Which tests run on which backend each test says itself,
+// in its first statement (testkit.Backends); `make test` runs the suite
+// all four ways.
+var e2eBackend = cmp.Or(os.Getenv(testkit.BackendVar), "cdp")
+
+// matrixVar names a file each run of the suite appends its line of the
+// test matrix to (testkit.MatrixCounts), for `make test` to print at its end.
+const matrixVar = "CHROMEGATE_E2E_MATRIX"
 
 // missing says why the browser tests cannot run here ("" when they can).
 var missing string
 
 func TestMain(m *testing.M) {
+	if _, err := testkit.RunBackend(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "chromegate-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,7 +77,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	stopRemote()
 	os.RemoveAll(dir)
+	reportMatrix()
 	os.Exit(code)
+}
+
+// reportMatrix prints this run's line of the test matrix, and appends it to
+// the file matrixVar names.
+func reportMatrix() {
+	line := testkit.Matrix().String()
+	fmt.Println(line)
+	if path := os.Getenv(matrixVar); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, line)
+			err = cmp.Or(err, f.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, matrixVar+":", err)
+		}
+	}
 }
 
 // needBrowser fails the test in CI and skips it elsewhere when Chromium or

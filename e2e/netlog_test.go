@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -95,6 +96,7 @@ func rawText(res *sdk.CallToolResult) string {
 // policy's reason; credential headers never reach the model; a body comes
 // only for an allowed request, capped and fenced as page content.
 func TestNetworkLog(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	evil := newCountingServer(t, "evil")
 	port := netlogSite(t, "http://other.test:"+evil.port)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")

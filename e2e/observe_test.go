@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -147,6 +148,7 @@ func find(ms []consoleMsg, text string) *consoleMsg {
 // navigation starts the log again unless earlier navigations are asked
 // for; a message that mimics the fence stays inside it.
 func TestConsoleMessages(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := consoleSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	base := "http://allowed.test:" + port
@@ -228,6 +230,7 @@ func TestConsoleMessages(t *testing.T) {
 // 1,000 messages of at most 4 KiB each, telling how many it let go and how
 // long the cut text was.
 func TestConsoleIsBounded(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := consoleSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	// A hundred thousand through the real browser (a million takes
@@ -269,6 +272,7 @@ func TestConsoleIsBounded(t *testing.T) {
 // TestConsoleOfDeniedFrame: an allowed page frames a widget of a host the
 // caller may not read; what the widget logs and throws is not shown.
 func TestConsoleOfDeniedFrame(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	port := consoleSite(t)
 	s := startServer(t, resolverRules, "--policy="+frameablePolicy(t), "--allow-domain=allowed.test")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + port + "/framed"})
@@ -317,6 +321,7 @@ type pdfResult struct {
 // cannot leave the download directory; a PDF over the cap is refused and
 // nothing is left behind.
 func TestPDF(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	pdftotext := needPdftotext(t)
 	port := consoleSite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")

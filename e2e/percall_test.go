@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // selectorPages are the hostile pages of TestSelectorClickGuarantees: each
@@ -81,6 +81,7 @@ func serveSelectorPages(t testing.TB) string {
 // as Playwright does for one that becomes so, and a selector matching
 // several elements clicks the first, as before.
 func TestSelectorClickGuarantees(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := serveSelectorPages(t)
 	s := startServer(t, permissive...)
 	open := func(page string) {

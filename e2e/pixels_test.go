@@ -22,7 +22,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // Pixels and keys of a denied frame (issue 27, findings 7 and 9). The
@@ -190,6 +190,7 @@ func imageOf(t *testing.T, res *sdk.CallToolResult) []byte {
 // which cannot be painted over, are refused; the outline names the frame
 // as the box does.
 func TestDeniedFramePixels(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	for _, mode := range pixEgress {
 		t.Run(mode.name, func(t *testing.T) {
 			s, site := startPix(t, mode.flags...)
@@ -227,6 +228,7 @@ func TestDeniedFramePixels(t *testing.T) {
 // (one hover) and the report that embeds it show the painted box, not the
 // denied frame.
 func TestDeniedFrameRecordShots(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	for _, mode := range pixEgress {
 		t.Run(mode.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "rec")
@@ -273,6 +275,7 @@ func TestDeniedFrameRecordShots(t *testing.T) {
 // the frame's form is never submitted. A press on the page's own element
 // still works.
 func TestDeniedFrameKeys(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	for _, mode := range pixEgress {
 		t.Run(mode.name, func(t *testing.T) {
 			s, site := startPix(t, mode.flags...)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // socialPage mimics the compose form of Mastodon's web app, as far as the
@@ -122,6 +124,7 @@ const socialRules = "--browser-arg=--host-resolver-rules=MAP social.test 127.0.0
 // reported and skipped; a step off the policy stops its plugin; the
 // plugin's arguments are validated against its schema.
 func TestPluginExamples(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	demo := demoSite(t)
 	social := &socialSite{}
 	socialPort := social.serve(t)
@@ -268,6 +271,7 @@ func BenchmarkPluginOverhead(b *testing.B) {
 // same landing check as a direct click: the tab goes back to about:blank,
 // and nothing after the step runs.
 func TestPluginStepLandingDenied(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	port := policySite(t)
 	dir := t.TempDir()
 	plugin := `{"name": "follow_away", "description": "Open the links page and follow the link.", "read_only": false,

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // policySite serves pages that lead off the allowlist: a redirect, a script
@@ -60,6 +60,7 @@ const resolverRules = "--browser-arg=--host-resolver-rules=MAP allowed.test 127.
 // TestDefaultPolicy drives the embedded default policy end to end: only
 // allowed.test is allowlisted, and everything the issue lists is denied.
 func TestDefaultPolicy(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := policySite(t)
 	allowed := "http://allowed.test:" + port
 	logPath := filepath.Join(t.TempDir(), "decisions.jsonl")
@@ -201,6 +202,7 @@ func TestDefaultPolicy(t *testing.T) {
 // TestSafeDefaults: with no switches, eval and the mutating tools are not
 // even listed, and calling them by name is denied.
 func TestSafeDefaults(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	port := policySite(t)
 	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
 	res, err := s.session.ListTools(context.Background(), nil)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // recordingProxy is an HTTP proxy that forwards nothing: it writes down
@@ -61,6 +61,7 @@ const quietIdle = 6 * time.Second
 // persistent profile with chromegate's extension loaded (the ext backend's
 // launch).
 func TestBrowserMakesNoCallOfItsOwn(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	modes := []struct {
 		name string
 		args []string
@@ -95,6 +96,7 @@ func TestBrowserMakesNoCallOfItsOwn(t *testing.T) {
 // switches (Google sign-in's server) so that Chromium makes such a
 // request. It runs Chromium: a headless shell has no sign-in to make one.
 func TestBrowserOwnRequestsRefused(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	base := site(t)
 	s := startServer(t, append([]string{"--no-extension", "--headless-shell=off", "--browser-arg=--gaia-url=https://accounts.google.com/"}, permissive...)...)
 	s.call("navigate", map[string]any{"url": base + "/form"})

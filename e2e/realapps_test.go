@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromegate/chromegate/e2e/realapps"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestRealApps drives real applications from Debian packages (MediaWiki on
@@ -18,6 +19,7 @@ import (
 // in, create a page) with changes on; CHROMEGATE_REALAPPS=full (make realapps) runs every
 // task, with changes and on the snapshot fallback.
 func TestRealApps(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	if missing := realapps.Missing(); len(missing) > 0 {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("real applications missing: %s (make realapps-deps installs them)", strings.Join(missing, ", "))

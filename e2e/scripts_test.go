@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -28,6 +29,7 @@ const scriptsFixture = `<!doctype html><title>Scripts fixture</title>
 // CDP backend and through the extension, on the same page, and wants the
 // same answers.
 func TestPageScriptsAgree(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

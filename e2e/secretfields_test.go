@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The secrets of issue 27's findings 1-3: a 64-character API key, a
@@ -145,6 +145,7 @@ func readRecord(t *testing.T, path string) string {
 // and the value attribute: no read cuts a prefix of either out of the
 // redaction, and the fields read as their references.
 func TestSecretCutValues(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base, record := fieldServer(t)
 	s.call("navigate", map[string]any{"url": base + "/cut"})
 	s.snapshotOf(nil)
@@ -191,6 +192,7 @@ func TestSecretCutValues(t *testing.T) {
 // over), each read back: no read holds six characters of it, so the two
 // halves cannot be joined.
 func TestSecretEditAttack(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base, record := fieldServer(t)
 	s.call("navigate", map[string]any{"url": base + "/edit"})
 	s.snapshotOf(nil)
@@ -251,6 +253,7 @@ func TestSecretEditAttack(t *testing.T) {
 // submitted by a GET form lands in the URL in the browser's form
 // encoding: tabs_list, the network log and the record show none of it.
 func TestSecretFormEncoding(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base, record := fieldServer(t)
 	s.call("navigate", map[string]any{"url": base + "/get"})
 	s.snapshotOf(nil)
@@ -282,6 +285,7 @@ func TestSecretFormEncoding(t *testing.T) {
 // The seed is fixed; CHROMEGATE_FUZZ_SEED (make fuzz sets it, random)
 // changes it, and the test prints it.
 func TestSecretEditsProperty(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	seed := uint64(27)
 	if v := os.Getenv("CHROMEGATE_FUZZ_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)

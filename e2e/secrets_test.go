@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -191,6 +192,7 @@ func wholeResult(res *sdk.CallToolResult) string {
 // the site's server gets the password, and the model never does, however
 // the page echoes it.
 func TestSecretTypedOnItsOrigin(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newSecretSite(t)
 	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
 	s := startServer(t, secretFlags(t, site, dlog)...)
@@ -281,6 +283,7 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 // which the policy lets the model navigate to and type on, but which the
 // secret is not bound to: denied, and nothing reaches the field.
 func TestSecretRefusedOffItsOrigin(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newSecretSite(t)
 	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
 	s := startServer(t, secretFlags(t, site, dlog)...)
@@ -332,6 +335,7 @@ func TestSecretRefusedOffItsOrigin(t *testing.T) {
 // secret declared in the environment: the answers never hold the value,
 // and the browser chromegate starts does not inherit the variable.
 func TestSecretOverREST(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	site := newSecretSite(t)
 	dir := t.TempDir()
 	key := createKey(t, dir, "agent")
@@ -387,6 +391,7 @@ func TestSecretOverREST(t *testing.T) {
 // field changes gets the whole value in the field the policy allowed, and
 // the next page none of it.
 func TestSecretStaysOnItsPage(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newSecretSite(t)
 	dlog := filepath.Join(t.TempDir(), "decisions.jsonl")
 	s := startServer(t, secretFlags(t, site, dlog)...)

@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // TestHTTPSessionsDoNotSerialize: one session's call that the page holds
@@ -22,6 +22,7 @@ import (
 // the way (the server's dispatch, the policy, the one driver connection,
 // the browser) may queue B behind A. Proved by order, not by time.
 func TestHTTPSessionsDoNotSerialize(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	release := make(chan struct{})
 	var once sync.Once
@@ -108,6 +109,7 @@ func TestHTTPSessionsDoNotSerialize(t *testing.T) {
 // running leave nothing behind: once they are gone the server holds no
 // more goroutines, descriptors, temp entries or processes than before.
 func TestHTTPWarmedSessionsClosedEarly(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := echoSite(t)
 	s := startLoadServer(t, fmt.Sprintf("e2e-warm-%d", time.Now().UnixNano()))

@@ -24,8 +24,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/dist"
 )
@@ -88,6 +88,7 @@ func needMCPBCLI(t *testing.T) string {
 // an allowed domain opens, another is refused, a click needs the mutations
 // setting.
 func TestBundle(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	cli := needMCPBCLI(t)
 	bin := releaseBinary(t)
@@ -164,6 +165,7 @@ func TestBundle(t *testing.T) {
 // bundle. With "Install the Playwright driver" on, the server installs it
 // itself and the next call works.
 func TestBundleFirstRun(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	cli := needMCPBCLI(t)
 	bin := releaseBinary(t)
@@ -287,6 +289,7 @@ func (s *server) toolNames() []string {
 // line with sha256sum -c, and runs `chromegate version` (the stamp) and
 // `chromegate doctor` (a first launch) from it.
 func TestReleaseArchive(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	bin := releaseBinary(t)
 	repo, _ := filepath.Abs("..")
@@ -353,6 +356,7 @@ func TestReleaseArchive(t *testing.T) {
 // into the browser chromegate launches and pairs it; the calls then go
 // through the extension.
 func TestExtensionZip(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	needBrowser(t)
 	work := t.TempDir()
 	zipPath := filepath.Join(work, "chromegate-extension.zip")
@@ -486,6 +490,7 @@ func chromeExtensionID(t *testing.T, key string) string {
 // gets) and runs the binary: its version comes from the build info (the
 // commit), as the README's go install line gives it.
 func TestGoInstall(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("git: %v", err)
 	}

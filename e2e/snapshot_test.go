@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/helpers"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -77,6 +77,7 @@ func refOf(t testing.TB, outline string, words ...string) string {
 }
 
 func TestSnapshotGolden(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
 	for _, page := range []string{"article", "form", "links", "named", "shadow", "spa", "clobber"} {
@@ -107,6 +108,7 @@ func contentOf(t testing.TB, text string) string {
 }
 
 func TestSnapshotRefs(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s := startServer(t, permissive...)
 	base := "http://127.0.0.1:" + snapshotSite(t)
 
@@ -266,6 +268,7 @@ func (s *server) outlineOnly() string {
 // TestSnapshotPolicy: snapshot and query read the page, so the policy
 // denies them on a page outside the allowlist, like every other read.
 func TestSnapshotPolicy(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	mux := snapshotMux()
 	var port string
 	mux.HandleFunc("/wander", func(w http.ResponseWriter, r *http.Request) {

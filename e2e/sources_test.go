@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -169,6 +170,7 @@ request_allowed if {
 // own site (evil.allowed.test in allowed.test: in the page's renderer),
 // loaded by the operator's rule.
 func TestDeniedFrameSurfaces(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newDframeSite(t)
 	testDeniedFrame(t, site, "http://evil.allowed.test:"+site.port+"/denied?user=alice&token=T0K3N")
 }
@@ -177,6 +179,7 @@ func TestDeniedFrameSurfaces(t *testing.T) {
 // of an allowed frame lands it on other.test (routing does not see
 // hops), a host the caller may not read.
 func TestDeniedFrameSurfacesRouted(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Remote)
 	site := newDframeSite(t)
 	testDeniedFrame(t, site, "http://allowed.test:"+site.port+"/bounce", "--egress-via=route")
 }
@@ -185,6 +188,7 @@ func TestDeniedFrameSurfacesRouted(t *testing.T) {
 // frame on a public host is a CONNECT tunnel to it, which the proxy
 // allows as it allows any public host's subresources.
 func TestDeniedFrameSurfacesHTTPS(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	site := newDframeSite(t)
 	testDeniedFrame(t, site, "https://other.test:"+site.tlsPort+"/denied?user=alice&token=T0K3N",
 		"--browser-arg=--ignore-certificate-errors")
@@ -283,6 +287,7 @@ func testDeniedFrame(t *testing.T, site *dframeSite, frameURL string, flags ...s
 // the blank tab lists nothing of the refused page, however far back it
 // reaches.
 func TestRefusedPageNetworkLog(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newDframeSite(t)
 	s := startServer(t, dframeRules, "--policy="+dframePolicy(t), "--allow-domain=allowed.test", "--enable-mutations")
 	site.to = "http://evil.allowed.test:" + site.port + "/private?user=alice&token=T0K3N"

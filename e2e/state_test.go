@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
@@ -176,6 +177,7 @@ func copyState(t *testing.T, file, dataDir, principal, name string) {
 // password, save the state, and come back logged in without it — into a
 // fresh server over stdio, by serve --storage-state and by state_load.
 func TestStorageStateLogin(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	t.Parallel()
 	app, port := newNotesApp(t)
 	appURL := "http://app.test:" + port + "/pages/spa-login.html"
@@ -336,6 +338,7 @@ func waitLog(s *server, msg string) bool {
 // files that are too large or not a state are refused and the server
 // keeps serving.
 func TestStorageStateRefusals(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	t.Parallel()
 	app, port := newNotesApp(t)
 	appOrigin := "http://app.test:" + port
@@ -442,6 +445,7 @@ func writeTemp(t *testing.T, body string) string {
 // cannot load it; and a server started with --storage-state starts every
 // named session logged in.
 func TestStorageStateHTTP(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	app, port := newNotesApp(t)
 	appURL := "http://app.test:" + port + "/pages/spa-login.html"
@@ -553,6 +557,7 @@ func TestStorageStateHTTP(t *testing.T) {
 // logged in, and a state chromegate saved (with its extra sessionStorage)
 // starts a Playwright context logged in.
 func TestStorageStatePlaywright(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	t.Parallel()
 	needBrowser(t)
 	drv, err := cdp.FindDriver("")

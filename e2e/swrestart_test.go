@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/coder/websocket"
 )
 
@@ -21,6 +22,7 @@ import (
 // restart, still act and read without a new snapshot, twice over — what chrome.storage.session keeps (store.js, world.js,
 // frames.js) is enough to go on.
 func TestExtensionWorkerRestart(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	site := newXframeSite(t)
 	s, profile := pairedChromium(t, []string{"--policy=" + xframePolicy(t), "--allow-domain=allowed.test",
 		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations", "--unsafe-enable-eval"},

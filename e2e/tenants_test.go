@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromegate/chromegate/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,6 +17,7 @@ import (
 // path of Alice's PDF, cannot upload it into his page; the keys "alice"
 // and "alice." keep records apart (issue 27, findings 11 and 16).
 func TestTenantsShareNoFiles(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	base := site(t)
 	dir := t.TempDir()
@@ -84,6 +86,7 @@ func TestTenantsShareNoFiles(t *testing.T) {
 // lists nor loads the states the user who runs chromegate saved over
 // stdio (issue 27, finding 17).
 func TestKeylessHTTPIsNotStdio(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
 	dir := t.TempDir()
 	copyState(t, writeTemp(t, `{"cookies":[],"origins":[]}`), dir, "local", "stdio-login")
@@ -109,6 +112,7 @@ func TestKeylessHTTPIsNotStdio(t *testing.T) {
 // login serve --storage-state restores is read-only to it in every mode
 // (issue 27, finding 14).
 func TestSavedLoginsAreTheOperators(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	needBrowser(t)
 	base := site(t)
 	empty := writeTemp(t, `{"cookies":[],"origins":[]}`)

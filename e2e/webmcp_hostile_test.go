@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -62,11 +62,15 @@ mc.registerPrompt({name: "takeover", title: long("P"), description: long("d"),
 
 // TestHostilePageTools is the attacker's side of the page-tool path on
 // the backend the suite runs on.
-func TestHostilePageTools(t *testing.T) { testHostilePageTools(t, e2eBackend) }
+func TestHostilePageTools(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
+	testHostilePageTools(t, e2eBackend)
+}
 
 // TestHostilePageToolsThroughExtension is the same through chromegate's
 // extension (chrome.debugger).
 func TestHostilePageToolsThroughExtension(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
 	testHostilePageTools(t, "ext", "--with-extension")
 }
 

@@ -14,7 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 )
 
@@ -184,11 +184,17 @@ func pageText(t testing.TB, res *sdk.CallToolResult) string {
 
 // TestPageTools drives page tools on the backend the suite runs on
 // (CHROMEGATE_E2E_BACKEND, cdp by default).
-func TestPageTools(t *testing.T) { testPageTools(t, e2eBackend) }
+func TestPageTools(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
+	testPageTools(t, e2eBackend)
+}
 
 // TestPageToolsThroughExtension drives the same suite through chromegate's
 // extension loaded into the launched Chromium (chrome.debugger).
-func TestPageToolsThroughExtension(t *testing.T) { testPageTools(t, "ext", "--with-extension") }
+func TestPageToolsThroughExtension(t *testing.T) {
+	testkit.Backends(t, testkit.Ext)
+	testPageTools(t, "ext", "--with-extension")
+}
 
 func testPageTools(t *testing.T, backend string, flags ...string) {
 	needMCPB(t)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // Frames of other origins (issue 16, item 1). The fixture, xframeSite:
@@ -180,6 +180,7 @@ func noSecret(t *testing.T, what, txt string) {
 // their text reads by ref. A frame of a denied origin is a placeholder
 // naming its host, nothing of it anywhere.
 func TestCrossOriginFrames(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	s, site := startXframes(t)
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer"})
 	_, outline := s.snapshotOf(nil)
@@ -225,6 +226,7 @@ func TestCrossOriginFrames(t *testing.T) {
 // another origin; each reaches the frame's document (its server hears
 // it) and nothing else.
 func TestFrameRefsEveryTool(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	s, site := startXframes(t, "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=sub,pay"})
 	_, outline := s.snapshotOf(nil)
@@ -279,6 +281,7 @@ func TestFrameRefsEveryTool(t *testing.T) {
 
 // TestFrameAttacks: what pages can try against the frame rules.
 func TestFrameAttacks(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	root := t.TempDir()
 	s, site := startXframes(t, "--record="+root)
 	base := "http://allowed.test:" + site.port
@@ -437,6 +440,7 @@ func TestFrameAttacks(t *testing.T) {
 // refuses other.test's load; the frame is a placeholder too, and
 // nothing of it (it never loaded) nor of the error page shows.
 func TestFrameLoadRefused(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newXframeSite(t)
 	s := startServer(t, xframeRules, "--allow-domain=allowed.test", "--allow-domain=widget.test", "--enable-mutations")
 	s.call("navigate", map[string]any{"url": "http://allowed.test:" + site.port + "/outer?frames=pay,ad"})
@@ -508,6 +512,7 @@ func BenchmarkFrames(b *testing.B) {
 // model never does); the same secret is refused in the page around it
 // and in a frame of another allowed origin, and nothing is typed there.
 func TestSecretInFrame(t *testing.T) {
+	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	site := newXframeSite(t)
 	s2 := startServer(t, xframeRules, "--policy="+xframePolicy(t), "--allow-domain=allowed.test",
 		"--allow-domain=sub.allowed.test", "--allow-domain=widget.test", "--enable-mutations",

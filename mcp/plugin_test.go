@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"
 	"github.com/chromegate/chromegate/policy/gate/gatetest"

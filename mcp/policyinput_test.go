@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/policy"
 )
 

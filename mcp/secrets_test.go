@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp/vault"
 	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"

@@ -19,10 +19,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/tools/txtar"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 	"github.com/chromegate/chromegate/policy/gate"

@@ -26,8 +26,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The comparison's sizes (one table in the README, "How it compares").

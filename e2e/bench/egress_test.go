@@ -16,8 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // The egress comparison's sizes. Rounds are interleaved: each round

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
+	"github.com/chromegate/chromegate/internal/testkit"
 )
 
 // PHP is Debian's PHP command line, which serves the applications with its

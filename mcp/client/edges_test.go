@@ -16,9 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/chromegate/chromegate/e2e/testkit"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
+	"github.com/chromegate/chromegate/internal/testkit"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/client"
 	"github.com/chromegate/chromegate/mcp/httpapi"
