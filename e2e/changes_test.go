@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -330,22 +329,16 @@ func TestChangesFormSubmit(t *testing.T) {
 func TestChangesReadDenied(t *testing.T) {
 	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	port := changesSite(t)
-	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	// The test's operator lets the model act on other.test, not read it.
 	gate := "\tcall_allowed\n\tsecrets_allowed\n"
-	if !strings.Contains(string(src), gate) {
-		t.Fatal("the default policy's call rule moved: update this test")
-	}
-	pol := strings.Replace(string(src), gate, "\tcall_allowed\n\tnot read_off\n\tsecrets_allowed\n", 1) +
-		"\nread_off if {\n\tinput.action == \"read\"\n\tinput.page.host == \"other.test\"\n}\n" +
-		"\ndeny contains \"reading other.test is off\" if {\n\tinput.phase == \"call\"\n\tread_off\n}\n"
-	if err := os.WriteFile(filepath.Join(dir, "chromegate.rego"), []byte(pol), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := defaultPolicyWith(t, func(src string) string {
+		if !strings.Contains(src, gate) {
+			t.Fatal("the default policy's call rule moved: update this test")
+		}
+		return strings.Replace(src, gate, "\tcall_allowed\n\tnot read_off\n\tsecrets_allowed\n", 1) +
+			"\nread_off if {\n\tinput.action == \"read\"\n\tinput.page.host == \"other.test\"\n}\n" +
+			"\ndeny contains \"reading other.test is off\" if {\n\tinput.phase == \"call\"\n\tread_off\n}\n"
+	})
 	s := startServer(t, resolverRules, "--policy="+dir, "--allow-domain=allowed.test", "--allow-domain=other.test", "--enable-mutations", "--unsafe-enable-eval")
 	s.call("navigate", map[string]any{"url": "http://other.test:" + port + "/panel"})
 	s.fail("POLICY_DENIED", "snapshot", nil)

@@ -102,16 +102,8 @@ func newFrameSite(t *testing.T) *frameSite {
 // while the model may still neither navigate to it nor read it.
 func frameablePolicy(t *testing.T) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	rule := "\n# The test's operator lets pages frame other.test.\nrequest_allowed if target.host == \"other.test\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "chromegate.rego"), append(src, rule...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return defaultPolicyWith(t, func(src string) string { return src + rule })
 }
 
 // TestFramesAreNotPierced: an allowed page frames a document of a denied

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -333,4 +334,33 @@ func TestHelpersDeniedOffPolicy(t *testing.T) {
 			t.Errorf("%s leaked page content: %s", c.tool, txt)
 		}
 	}
+}
+
+// defaultPolicyWith writes the default policy (every .rego file of
+// policies/default but its tests) into a temp dir, with chromegate.rego
+// passed through edit, and returns the dir for --policy.
+func defaultPolicyWith(t testing.TB, edit func(src string) string) string {
+	t.Helper()
+	from := filepath.Join("..", "policies", "default")
+	files, err := filepath.Glob(filepath.Join(from, "*.rego"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the default policy's files: %v", err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.rego") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(f) == "chromegate.rego" {
+			src = []byte(edit(string(src)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), src, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

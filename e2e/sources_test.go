@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -145,11 +143,6 @@ const dframeRules = "--browser-arg=--host-resolver-rules=MAP *.test 127.0.0.1, M
 // pages may fetch from as from any (a tunnel to it is such a request).
 func dframePolicy(t *testing.T) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	rules := `
 # The test's operator lets pages frame evil.allowed.test, and other.test
 # stands for a public host.
@@ -160,10 +153,7 @@ request_allowed if {
 	not navigation_request
 }
 `
-	if err := os.WriteFile(filepath.Join(dir, "chromegate.rego"), append(src, rules...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return defaultPolicyWith(t, func(src string) string { return src + rules })
 }
 
 // TestDeniedFrameSurfaces: the denied document is a frame of the page's

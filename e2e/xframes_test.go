@@ -147,16 +147,8 @@ document.addEventListener('click', (e) => { if (e.target.id === 'go') setTimeout
 // may frame (load) other.test, which the model may still not read.
 func xframePolicy(t testing.TB) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "policies", "default", "chromegate.rego"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	rule := "\n# The test's operator lets pages frame other.test.\nrequest_allowed if target.host == \"other.test\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "chromegate.rego"), append(src, rule...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return defaultPolicyWith(t, func(src string) string { return src + rule })
 }
 
 func startXframes(t *testing.T, extra ...string) (*server, *xframeSite) {

@@ -22,7 +22,8 @@ var tree embed.FS
 // README.md, input.schema.json, default/ and examples/<name>/.
 var Tree fs.FS = tree
 
-// Default is the default policy directory: chromegate.rego, its tests
+// Default is the default policy directory: chromegate.rego (with
+// reasons.rego, its words for a denial), its tests
 // and data.json, rooted so that data.json is the top of data.
 var Default fs.FS = mustSub("default")
 
