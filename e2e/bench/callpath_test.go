@@ -39,25 +39,15 @@ func TestCallPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "chromegate-cover")
-	build := exec.Command("go", "build", "-covermode=atomic", "-coverpkg=github.com/chromegate/chromegate/...", "-o", bin, "./cmd/chromegate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<!doctype html><title>Path</title><main><h1>Path</h1>
-<button id="b" onclick="this.textContent='pressed'">Press</button></main>`)
-	}))
-	defer site.Close()
+	bin := buildChromegate(t, root, "-covermode=atomic", "-coverpkg=github.com/chromegate/chromegate/...")
+	site := pathSite(t, `onclick="this.textContent='pressed'"`)
 
 	// Three rounds; a statement counts when it ran in the click's part of
 	// every round, so what ran in the background by chance drops out.
 	var ran map[string]int
 	for round := 0; round < 3; round++ {
-		before := session(t, bin, site.URL, false)
-		after := session(t, bin, site.URL, true)
+		before := session(t, bin, site, false)
+		after := session(t, bin, site, true)
 		grew := map[string]int{}
 		for block, n := range after {
 			if n > before[block] && (ran == nil || ran[block] > 0) {
@@ -111,18 +101,8 @@ func TestCallPath(t *testing.T) {
 // call of the tool to the Playwright call, are the hops; each change of
 // file between two of them is counted.
 func stack(t *testing.T, root string) {
-	bin := filepath.Join(t.TempDir(), "chromegate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/chromegate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<!doctype html><title>Path</title><main><h1>Path</h1>
-<button id="b" onmousedown="const t=Date.now(); while (Date.now()-t < 2000) {}">Press</button></main>`)
-	}))
-	defer site.Close()
+	bin := buildChromegate(t, root)
+	site := pathSite(t, `onmousedown="const t=Date.now(); while (Date.now()-t < 2000) {}"`)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -133,33 +113,11 @@ func stack(t *testing.T, root string) {
 	cmd := exec.Command(bin, "serve", "--data-dir="+dir, "--isolated", "--allow-domain=127.0.0.1", "--enable-mutations", "--debug-addr="+addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "callpath", Version: "1"}, nil).
-		Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, call := connect(t, ctx, cmd)
 	defer cs.Close()
-	call := func(name string, args map[string]any) string {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Errorf("%s: %v %v", name, err, res)
-			return ""
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*sdk.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
-	call("navigate", map[string]any{"url": site.URL})
-	ref := regexp.MustCompile(`\b(\w+) button Press`).FindStringSubmatch(call("snapshot", nil))
-	if ref == nil {
-		t.Fatal("no ref for the button")
-	}
+	ref := buttonRef(t, call, site)
 	done := make(chan struct{})
-	go func() { defer close(done); call("click", map[string]any{"ref": ref[1]}) }()
+	go func() { defer close(done); call("click", map[string]any{"ref": ref}) }()
 	time.Sleep(time.Second)
 	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=2")
 	if err != nil {
@@ -244,32 +202,10 @@ func session(t *testing.T, bin, site string, click bool) map[string]int {
 	cmd.Env = append(os.Environ(), "GOCOVERDIR="+cov)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "callpath", Version: "1"}, nil).
-		Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func(name string, args map[string]any) string {
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %v", name, err, res)
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*sdk.TextContent); ok {
-				b.WriteString(tc.Text)
-			}
-		}
-		return b.String()
-	}
-	call("navigate", map[string]any{"url": site})
-	outline := call("snapshot", nil)
-	ref := regexp.MustCompile(`\b(\w+) button Press`).FindStringSubmatch(outline)
-	if ref == nil {
-		t.Fatalf("no ref for the button in %s", outline)
-	}
+	cs, call := connect(t, ctx, cmd)
+	ref := buttonRef(t, call, site)
 	if click {
-		call("click", map[string]any{"ref": ref[1]})
+		call("click", map[string]any{"ref": ref})
 	}
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
@@ -321,6 +257,66 @@ func funcAt(root, rel, block string) string {
 		}
 	}
 	return "(init)"
+}
+
+// buildChromegate builds the binary with the given build flags.
+func buildChromegate(t *testing.T, root string, flags ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "chromegate")
+	build := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, "./cmd/chromegate")...)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// pathSite serves a page with one button, Press, with the given handler
+// attribute.
+func pathSite(t *testing.T, handler string) string {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><title>Path</title><main><h1>Path</h1><button id="b" %s>Press</button></main>`, handler)
+	}))
+	t.Cleanup(site.Close)
+	return site.URL
+}
+
+// connect starts cmd as an MCP server over stdio; call returns a tool's
+// text, and fails the test on an error.
+func connect(t *testing.T, ctx context.Context, cmd *exec.Cmd) (*sdk.ClientSession, func(string, map[string]any) string) {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "callpath", Version: "1"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, func(name string, args map[string]any) string {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Errorf("%s: %v %v", name, err, res)
+			return ""
+		}
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+}
+
+// buttonRef navigates to site and returns the Press button's ref from a
+// snapshot.
+func buttonRef(t *testing.T, call func(string, map[string]any) string, site string) string {
+	t.Helper()
+	call("navigate", map[string]any{"url": site})
+	ref := regexp.MustCompile(`\b(\w+) button Press`).FindStringSubmatch(call("snapshot", nil))
+	if ref == nil {
+		t.Fatal("no ref for the button")
+	}
+	return ref[1]
 }
 
 type parsedFile struct {
