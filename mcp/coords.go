@@ -182,7 +182,7 @@ func pointAction(ctx context.Context, c *Call, a pointMove) (*Result, error) {
 	}
 	pg := c.pageOf(ctx, pr.PageState)
 	out := pointOut{actionOut: actionOut{pageOut: pg}}
-	names := hitReader{c: c, tab: pr.PageState.TabID} // pointreads.go
+	names := hitReader{c: c, tab: pr.PageState.TabID} // documents.go
 	for _, h := range pr.Hits {
 		o := hitOut{X: h.X, Y: h.Y, Role: h.Role, Ref: h.Ref, Tag: h.Tag}
 		if h.Name != "" && names.mayRead(ctx, h) {

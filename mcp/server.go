@@ -54,7 +54,7 @@
 // (documents.go), a dialog's words included.
 //
 // Pixels and keys are decided on the document that made or takes them
-// (pixels.go, focus.go): every capture that leaves the server (screenshot,
+// (pixels.go, documents.go): every capture that leaves the server (screenshot,
 // mark_refs, the record's shots) has each frame the caller may not read
 // painted over with a labelled box, after the capture, in Go, and a
 // capture that cannot be painted (an element's, a PDF) is refused while
@@ -199,7 +199,7 @@ type Server struct {
 	views      views    // the outline each caller last saw of each tab; see changes.go
 	started    sync.Map // executor.Executor → *sync.Once; see startState
 
-	marked fieldMarks // whether a secret was typed into a field yet; see secretfields.go
+	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
 
 	// path runs a call through every stage of callPath; gated through
 	// gatedPath's, for a plugin step (path.go).
@@ -522,3 +522,11 @@ func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 type nopCloser struct{ *os.File }
 
 func (nopCloser) Close() error { return nil }
+
+// WarmSession opens a Manager session's browser context and first tab
+// before its first call (executor.Manager.WarmSession), for an entry point
+// whose sessions start before they call (an MCP session over HTTP). It is
+// the httpapi.Warmer of the server.
+func (s *Server) WarmSession(ctx context.Context, session string) error {
+	return s.opts.Manager.WarmSession(ctx, session)
+}

@@ -21,7 +21,7 @@
 // encodeURIComponent, encodeURI, JSON, HTML, base64 and base64url at any
 // alignment). That covers a value any reader cut, and a value edited in
 // its field. It is the second layer: the first is the field (package mcp,
-// secretfields.go), whose value is shown as <secret:NAME> from the fill
+// secrets.go), whose value is shown as <secret:NAME> from the fill
 // on, whatever it holds.
 package vault
 
