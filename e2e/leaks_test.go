@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,11 +86,21 @@ const doc = '<title>SECRET-TITLE</title><script>alert("SECRET-DIALOG")<\/script>
 setTimeout(() => { location.href = URL.createObjectURL(new Blob([doc], {type: 'text/html'})); }, 200);
 </script>`)
 	// A tab that navigates itself off the policy (to a blob: document
-	// that holds the needle or not) while the model waits on it.
+	// that holds the needle or not) while the model waits on it: it
+	// leaves when the test says so (GET /leave-release), so that it is
+	// the wait it leaves under, however slow the machine.
+	leave := make(chan struct{}, 16)
+	mux.HandleFunc("/leave-release", func(w http.ResponseWriter, r *http.Request) { leave <- struct{}{} })
+	mux.HandleFunc("/leave-go", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-leave:
+		case <-r.Context().Done():
+		}
+	})
 	for _, v := range []struct{ path, text string }{{"/leave-with", "NEEDLE-WORD"}, {"/leave-without", "nothing here"}} {
 		page(v.path, fmt.Sprintf(`<p>waiting</p><script>
 const doc = '<title>SECRET-TITLE</title><p>%s</p>';
-setTimeout(() => { location.href = URL.createObjectURL(new Blob([doc], {type: 'text/html'})); }, 300);
+fetch('/leave-go').then(() => { location.href = URL.createObjectURL(new Blob([doc], {type: 'text/html'})); });
 </script>`, v.text))
 	}
 	port = serveMux(t, mux)
@@ -268,10 +279,24 @@ func TestDeniedPopupDialogIsNotReported(t *testing.T) {
 func TestWaitOnDeniedPageIsNoOracle(t *testing.T) {
 	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	s, base := startHostile(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := func() { // also from a goroutine: no Fatal
+		resp, err := http.Get("http://127.0.0.1:" + u.Port() + "/leave-release")
+		if err != nil {
+			t.Errorf("release the page: %v", err)
+			return
+		}
+		resp.Body.Close()
+	}
 	answers := map[string]string{}
 	for _, path := range []string{"/leave-with", "/leave-without"} {
 		s.call("navigate", map[string]any{"url": base + path})
 		start := time.Now()
+		// The page leaves a second into the wait, which polls for 4 s.
+		go func() { time.Sleep(time.Second); release() }()
 		res := s.try("wait_for", map[string]any{"text": "NEEDLE-WORD", "timeout_ms": 4000})
 		t.Logf("%s: %s after %s", path, firstLine(resultText(res)), time.Since(start).Round(time.Millisecond))
 		txt := resultText(res)
@@ -292,6 +317,7 @@ func TestWaitOnDeniedPageIsNoOracle(t *testing.T) {
 
 	// A tab that already sits off the policy.
 	s.call("navigate", map[string]any{"url": base + "/leave-with"})
+	release()
 	deadline := time.Now().Add(10 * time.Second)
 	for selectedURL(t, s) != "" && time.Now().Before(deadline) { // "": listed by id only
 		time.Sleep(100 * time.Millisecond)
