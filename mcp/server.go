@@ -249,6 +249,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 				Resources: &sdk.ResourceCapabilities{ListChanged: true},
 				Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			},
+			SetCacheable: setCacheable,
 		},
 	)
 	for _, t := range tools {

@@ -125,8 +125,14 @@ func TestNewProtocolEdges(t *testing.T) {
 		t.Errorf("ping at 2026-07-28: %d %s", status, body)
 	}
 	status, _, body = e.do("POST", "/mcp", k, `{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{`+meta+`}}`, with(hdr, "Mcp-Method", "server/discover"))
-	if status != 200 || !strings.Contains(body, `"2026-07-28"`) {
+	if status != 200 || !strings.Contains(body, `"2026-07-28"`) || !strings.Contains(body, `"ttlMs":600000`) || !strings.Contains(body, `"cacheScope":"public"`) {
 		t.Errorf("discover: %d %s", status, body)
+	}
+	// A list depends on who asks and on the pages open: private, not
+	// cached on a timer.
+	status, _, body = e.do("POST", "/mcp", k, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta+`}}`, with(hdr, "Mcp-Method", "tools/list"))
+	if status != 200 || !strings.Contains(body, `"ttlMs":0`) || !strings.Contains(body, `"cacheScope":"private"`) {
+		t.Errorf("tools/list: %d %.300s", status, body)
 	}
 	origin := "http://" + strings.TrimPrefix(e.url, "http://")
 	status, _, body = e.do("POST", "/mcp", k, mcpInit, with(mcpHeaders, "Origin", origin))
