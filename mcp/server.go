@@ -241,7 +241,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{
 			Instructions: instructions,
-			Logger:       opts.Logger,
+			Logger:       sdkLog(opts.Logger),
 			// No logging capability: logs go to stderr, not to the client.
 			// Resources and prompts are those of pages that run an MCP
 			// server (@mcp-b/global), bridged as they come and go.

@@ -29,7 +29,7 @@ import (
 // httpEnv is a mcp.Server over a fake backend behind the HTTP handler, serving
 // on a real loopback listener.
 type httpEnv struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	addr    string
 	keys    *KeyStore
@@ -42,12 +42,12 @@ type httpEnv struct {
 	served  chan error
 }
 
-func newHTTPEnv(t *testing.T, configure func(*Options)) *httpEnv {
+func newHTTPEnv(t testing.TB, configure func(*Options)) *httpEnv {
 	t.Helper()
 	return newHTTPEnvWith(t, nil, configure)
 }
 
-func newHTTPEnvWith(t *testing.T, server func(*mcp.Options), configure func(*Options)) *httpEnv {
+func newHTTPEnvWith(t testing.TB, server func(*mcp.Options), configure func(*Options)) *httpEnv {
 	t.Helper()
 	e := &httpEnv{t: t, backend: executortest.NewBackend("fake")}
 	log, buf := bufLogger()
