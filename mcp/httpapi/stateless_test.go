@@ -134,6 +134,12 @@ func TestNewProtocolEdges(t *testing.T) {
 	if status != 200 || !strings.Contains(body, `"ttlMs":0`) || !strings.Contains(body, `"cacheScope":"private"`) {
 		t.Errorf("tools/list: %d %.300s", status, body)
 	}
+	// At 2025-11-25 a stream is primed with an event id, from which a
+	// client whose connection dropped resumes (Last-Event-ID).
+	status, _, body = e.do("POST", "/mcp", k, mcpInit, mcpHeaders)
+	if status != 200 || !strings.Contains(body, "event: prime") || !strings.Contains(body, "id: ") {
+		t.Errorf("a 2025-11-25 stream is not primed: %d %s", status, body)
+	}
 	origin := "http://" + strings.TrimPrefix(e.url, "http://")
 	status, _, body = e.do("POST", "/mcp", k, mcpInit, with(mcpHeaders, "Origin", origin))
 	if status != 200 {

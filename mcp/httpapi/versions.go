@@ -31,6 +31,9 @@ import (
 // newProtocol is the first version that is stateless.
 const newProtocol = "2026-07-28"
 
+// eventStoreBytes bounds the events kept for resuming 2025-11-25 streams.
+const eventStoreBytes = 16 << 20
+
 // metaVersion is the _meta key of a request's protocol version.
 const metaVersion = "io.modelcontextprotocol/protocolVersion"
 
@@ -98,6 +101,13 @@ func (h *Handler) mcpHandler(srv *sdk.Server) http.Handler {
 	}
 	stateful := base
 	stateful.SessionTimeout = h.opts.SessionTimeout
+	// A 2025-11-25 client whose connection drops mid-call resumes its
+	// stream (Last-Event-ID) and loses no answer: the SDK keeps the
+	// events of live sessions, at most eventStoreBytes of them all (the
+	// oldest go first), and primes each stream with an event id.
+	events := sdk.NewMemoryEventStore(nil)
+	events.SetMaxBytes(eventStoreBytes)
+	stateful.EventStore = events
 	statelessOpts := base
 	statelessOpts.Stateless = true
 	// A stateless call lives as long as its POST: a client that goes
