@@ -1,9 +1,13 @@
 package httpapi
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStatelessBesideStateful: a 2026-07-28 client (stateless: no
@@ -144,5 +148,45 @@ func TestNewProtocolEdges(t *testing.T) {
 	status, _, body = e.do("POST", "/mcp", k, mcpInit, with(mcpHeaders, "Origin", origin))
 	if status != 200 {
 		t.Errorf("the server's own origin: %d %s", status, body)
+	}
+}
+
+// TestListenStream: subscriptions/listen at 2026-07-28 opens with
+// notifications/subscriptions/acknowledged, and an open listen stream
+// neither counts as a call in flight nor holds up shutdown.
+func TestListenStream(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "k"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/mcp", strings.NewReader(body))
+	for k, v := range with(mcpHeaders, "Authorization", "Bearer "+k, "Content-Type", "application/json", "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen") {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	first := ""
+	for first == "" && sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			first = d
+		}
+	}
+	if !strings.Contains(first, `"notifications/subscriptions/acknowledged"`) || !strings.Contains(first, `"toolsListChanged":true`) {
+		t.Fatalf("first frame: %d %q", resp.StatusCode, first)
+	}
+	if e.handler.inFlight() != 0 {
+		t.Error("a listen stream counts as a call in flight")
+	}
+	start := time.Now()
+	if err := e.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("shutdown waited %s on a listen stream", took)
 	}
 }
