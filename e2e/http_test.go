@@ -121,25 +121,12 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connect opens an MCP session over HTTP with key and extra headers.
+// connect opens an MCP session over HTTP with key and extra headers, at
+// protocol 2025-11-25: a stateful session with a browser context of its
+// own, which these tests are about (connectAt speaks 2026-07-28).
 func (h *httpServer) connect(key string, header map[string]string) *sdk.ClientSession {
 	h.t.Helper()
-	hdr := headerRT{}
-	for k, v := range header {
-		hdr[k] = v
-	}
-	if key != "" {
-		hdr["Authorization"] = "Bearer " + key
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e-http", Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: h.url + "/mcp", HTTPClient: &http.Client{Transport: hdr}}, nil)
-	if err != nil {
-		h.t.Fatalf("connect over HTTP: %v", err)
-	}
-	h.t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return h.connectAt("2025-11-25", key, header, nil)
 }
 
 // rest sends one REST request and returns the status, headers and body.

@@ -74,7 +74,7 @@ type loadClient struct {
 func dialLoad(ctx context.Context, url, token string) (*loadClient, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e-load-" + token, Version: "1"}, nil).Connect(ctx,
-		&sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tr}}, nil)
+		&sdk.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: tr}}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session, a browser context
 	if err != nil {
 		tr.CloseIdleConnections()
 		return nil, err

@@ -216,6 +216,11 @@ func testPageTools(t *testing.T, backend string, flags ...string) {
 		// page-tool gate is tested on its own, as the last line of defence.
 	}, append([]string{"--allow-domain=127.0.0.1", "--enable-mutations", "--unsafe-enable-eval", "--unsafe-no-egress-boundary"}, flags...)...)
 
+	// The go-sdk client speaks 2026-07-28 over stdio too: list_changed
+	// reaches it on its subscriptions/listen stream.
+	if v := s.session.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Errorf("negotiated %s over stdio, want 2026-07-28", v)
+	}
 	s.call("navigate", map[string]any{"url": base + "/wm/native"})
 	native := []string{"page_" + host + "_add", "page_" + host + "_boom", "page_" + host + "_hang", "page_" + host + "_hello", "page_" + host + "_leave", "page_" + host + "_temp"}
 	s.waitLive("showed the native tools", func(n []string) bool { return hasAll(n, native...) })

@@ -150,9 +150,11 @@ type Options struct {
 	// and reported (with the files that were rejected) by chrome_status.
 	Plugins *Plugins
 	// SessionOf maps an MCP request to its Manager session (HTTP: the MCP
-	// session's own browser context, or a named one); nil means the MCP
-	// session id, or DefaultSession without one. An error is reported to
-	// the caller as the call's result.
+	// session's own browser context, a named or minted one, or the
+	// principal's default); mcpSession is "" for a request with no MCP
+	// session (stdio, stateless HTTP). nil means the MCP session id, or
+	// DefaultSession without one. An error is reported to the caller as
+	// the call's result.
 	SessionOf func(ctx context.Context, mcpSession string, extra *sdk.RequestExtra, p Principal) (string, error)
 	// Secrets are the operator's secrets (nil: none): substituted for
 	// <secret:NAME> where a tool takes them, once the policy allowed it,
@@ -239,7 +241,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{
 			Instructions: instructions,
-			Logger:       opts.Logger,
+			Logger:       sdkLog(opts.Logger),
 			// No logging capability: logs go to stderr, not to the client.
 			// Resources and prompts are those of pages that run an MCP
 			// server (@mcp-b/global), bridged as they come and go.
@@ -247,6 +249,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 				Resources: &sdk.ResourceCapabilities{ListChanged: true},
 				Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 			},
+			SetCacheable: setCacheable,
 		},
 	)
 	for _, t := range tools {
@@ -465,14 +468,15 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 				res, err = s.recovered(e.tool.Name, r), nil
 			}
 		}()
-		session := DefaultSession
-		if req.Session != nil && req.Session.ID() != "" {
-			session = req.Session.ID()
+		var mcpID string // "" on stdio's and on a stateless request's session
+		if req.Session != nil {
+			mcpID = req.Session.ID()
 		}
+		session := cmp.Or(mcpID, DefaultSession)
 		p := s.identify(ctx, req.Extra)
 		if s.opts.SessionOf != nil {
 			var err error
-			if session, err = s.opts.SessionOf(ctx, session, req.Extra, p); err != nil {
+			if session, err = s.opts.SessionOf(ctx, mcpID, req.Extra, p); err != nil {
 				res := s.finish(e.tool, session, time.Now(), nil, err)
 				s.redactResult(res)
 				return res, nil

@@ -83,7 +83,7 @@ func runConcurrent(t *testing.T, p *peer, url string, pid int, echo string, n in
 			tr := http.DefaultTransport.(*http.Transport).Clone()
 			defer tr.CloseIdleConnections()
 			cs, err := sdk.NewClient(&sdk.Implementation{Name: "compare", Version: "1"}, nil).Connect(ctx,
-				&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, nil)
+				&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tr}}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}) // a session, a browser context
 			cancel()
 			if err != nil {
 				r.lost, r.firstProblem = cmpLoadRounds*4, "connect: "+err.Error()

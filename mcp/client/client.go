@@ -22,8 +22,10 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -208,6 +210,9 @@ func call[T any](ctx context.Context, c *Client, name string, params any) (*T, *
 // MCP is a Transport over an MCP session.
 type MCP struct {
 	Session *sdk.ClientSession
+	// release gives back what the client holds on the server beside the
+	// session (a minted browser context: see ConnectHTTP).
+	release func() error
 }
 
 // ConnectMCP starts an MCP session over t (any SDK transport) and returns a
@@ -229,11 +234,32 @@ func ConnectStdio(ctx context.Context, cmd *exec.Cmd) (*Client, error) {
 // ConnectHTTP connects to a chromegate server's Streamable HTTP endpoint
 // (http://127.0.0.1:7890/mcp), with key as the bearer key ("" for none).
 // httpClient may be nil.
+//
+// The client has a browser context of its own whatever the protocol the
+// server and it agree on: at 2025-11-25 its MCP session's; at 2026-07-28,
+// which has no sessions, one it mints (POST /mcp/sessions) and presents
+// with every request (X-Chromegate-Session). Close gives it back.
 func ConnectHTTP(ctx context.Context, endpoint, key string, httpClient *http.Client) (*Client, error) {
-	return ConnectMCP(ctx, &sdk.StreamableClientTransport{
-		Endpoint:   endpoint,
-		HTTPClient: withBearer(httpClient, key),
-	})
+	hc := withBearer(httpClient, key)
+	ph := &presentHandle{base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport)}
+	withHandle := *hc
+	withHandle.Transport = ph
+	c, err := ConnectMCP(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &withHandle})
+	if err != nil {
+		return nil, err
+	}
+	m := c.t.(*MCP)
+	if v := m.Session.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+		return c, nil
+	}
+	handle, err := mintHandle(ctx, hc, endpoint)
+	if err != nil {
+		_ = m.Session.Close()
+		return nil, err
+	}
+	ph.handle.Store(&handle)
+	m.release = func() error { return dropHandle(hc, endpoint, handle) }
+	return c, nil
 }
 
 // CallTool implements Transport.
@@ -262,7 +288,13 @@ func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, erro
 }
 
 // Close implements Transport.
-func (m *MCP) Close() error { return m.Session.Close() }
+func (m *MCP) Close() error {
+	var err error
+	if m.release != nil {
+		err = m.release()
+	}
+	return errors.Join(m.Session.Close(), err)
+}
 
 // ListTools implements ToolLister.
 func (m *MCP) ListTools(ctx context.Context) ([]Tool, error) {

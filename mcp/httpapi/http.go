@@ -32,7 +32,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -127,10 +126,11 @@ type Handler struct {
 
 	mu       sync.Mutex
 	mcp      map[string]*mcpSession // by MCP session id
-	named    map[string]*namedSession
-	inflight int           // tool calls running
-	requests int           // requests other than event streams (GET) being served
-	idle     chan struct{} // closed when requests drops to 0 during shutdown
+	named    map[string]*ctxEntry   // by Manager session: named and minted contexts
+	retiring map[string]*ctxEntry   // deleted while calls still ran on them
+	inflight int                    // tool calls running
+	requests int                    // requests other than event streams (GET) being served
+	idle     chan struct{}          // closed when requests drops to 0 during shutdown
 	draining bool
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -140,12 +140,6 @@ type mcpSession struct {
 	owner    string // the principal that opened it
 	inflight int
 	ended    bool
-}
-
-type namedSession struct {
-	owner    string
-	inflight int
-	last     time.Time
 }
 
 // Core is what the HTTP front needs of the MCP server: an *mcp.Server.
@@ -192,16 +186,17 @@ func New(core Core, opts Options) (*Handler, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{
-		core:  core,
-		opts:  opts,
-		log:   log,
-		hosts: map[string]bool{},
-		orig:  map[string]bool{},
-		local: IsLoopback(host),
-		start: time.Now(),
-		mcp:   map[string]*mcpSession{},
-		named: map[string]*namedSession{},
-		stop:  make(chan struct{}),
+		core:     core,
+		opts:     opts,
+		log:      log,
+		hosts:    map[string]bool{},
+		orig:     map[string]bool{},
+		local:    IsLoopback(host),
+		start:    time.Now(),
+		mcp:      map[string]*mcpSession{},
+		named:    map[string]*ctxEntry{},
+		retiring: map[string]*ctxEntry{},
+		stop:     make(chan struct{}),
 	}
 	for _, n := range []string{"localhost", "127.0.0.1", "[::1]"} {
 		h.hosts[n+":"+port] = true
@@ -219,6 +214,11 @@ func New(core Core, opts Options) (*Handler, error) {
 		}
 		h.hosts[n] = true
 	}
+	// The server's own origins: a request from them is not cross-origin
+	// (and no page is served there to make one).
+	for hp := range h.hosts {
+		h.orig["http://"+hp] = true
+	}
 	for _, o := range opts.Origins {
 		n, err := normalOrigin(o)
 		if err != nil {
@@ -233,35 +233,12 @@ func New(core Core, opts Options) (*Handler, error) {
 
 	h.mux = http.NewServeMux()
 	if !opts.NoMCP {
-		stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
-			SessionTimeout:      opts.SessionTimeout,
-			MaxRequestBodyBytes: opts.MaxBodyBytes,
-			Logger:              h.log,
-			// The SDK refuses a non-loopback Host on a loopback listener;
-			// the Host allowlist above is stricter, and must win when it
-			// names more hosts (--http-host) for a loopback server.
-			DisableLocalhostProtection: len(opts.Hosts) > 0,
-		})
-		// The SDK binds a session to the key that opened it (a session id
-		// presented with another key is refused) through its TokenInfo;
-		// the principal was authenticated already, this only hands it on.
-		bound := auth.RequireBearerToken(func(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
-			p, ok := principalFrom(r.Context())
-			if !ok {
-				return nil, auth.ErrInvalidToken
-			}
-			return &auth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}, nil
-		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(stream)
-		h.mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if isAnonymous(r.Context()) {
-				stream.ServeHTTP(w, r)
-				return
-			}
-			bound.ServeHTTP(w, r)
-		}))
+		h.mux.Handle("/mcp", h.mcpHandler(srv))
+		h.routeSessions("/mcp")
 	}
 	if !opts.NoREST {
 		h.routeREST()
+		h.routeSessions("/api/v1")
 	}
 	go h.reap()
 	return h, nil
@@ -307,16 +284,17 @@ func (h *Handler) Identify(_ context.Context, extra *sdk.RequestExtra) mcp.Princ
 
 var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// SessionOf implements mcp.Front for MCP over HTTP: the MCP session's own
-// browser context, or the caller's named one (SessionHeader).
+// SessionOf implements mcp.Front for MCP over HTTP: the context the
+// request's SessionHeader presents, else its stateful MCP session's own,
+// else (a stateless request) its principal's default context.
 func (h *Handler) SessionOf(_ context.Context, mcpID string, extra *sdk.RequestExtra, p mcp.Principal) (string, error) {
 	if extra != nil {
-		if name := extra.Header.Get(SessionHeader); name != "" {
-			return h.namedKey(p, name)
+		if presented := extra.Header.Get(SessionHeader); presented != "" {
+			return h.contextKey(p, presented)
 		}
 	}
 	if mcpID == "" {
-		return "", executor.Errorf(executor.CodeBadArgs, "this request has no MCP session")
+		return h.namedKey(p, defaultContext)
 	}
 	h.mu.Lock()
 	ms := h.mcp[mcpID]
@@ -327,58 +305,32 @@ func (h *Handler) SessionOf(_ context.Context, mcpID string, extra *sdk.RequestE
 	return "mcp:" + mcpID, nil
 }
 
-// namedKey is the Manager session of the principal's named context.
-func (h *Handler) namedKey(p mcp.Principal, name string) (string, error) {
-	if !sessionNameRE.MatchString(name) {
-		return "", executor.Errorf(executor.CodeBadArgs, "session name %q: use 1-64 of A-Z a-z 0-9 _ . - (starting with a letter or digit)", name)
-	}
-	key := "named:" + p.Name + ":" + name
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.named[key] == nil {
-		n := 0
-		for _, ns := range h.named {
-			if ns.owner == p.Name {
-				n++
-			}
-		}
-		if n >= MaxNamedSessions {
-			return "", executor.Errorf(executor.CodeBadArgs, "%s already has %d named sessions", p.Name, n).
-				WithHint("reuse a session name; an unused named session is closed after it has been idle")
-		}
-		h.named[key] = &namedSession{owner: p.Name, last: time.Now()}
-	}
-	return key, nil
-}
-
 // track is an SDK middleware: it notices MCP sessions as they start (to
 // close their browser context when they end) and counts calls in flight
-// (for shutdown and for closing contexts only when no call uses them).
+// on MCP sessions and other contexts (for shutdown, and for closing a
+// context only when no call uses it).
 func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		ss, _ := req.GetSession().(*sdk.ServerSession)
-		if ss == nil || ss.ID() == "" {
-			return next(ctx, method, req)
+		var id string
+		if ss, _ := req.GetSession().(*sdk.ServerSession); ss != nil {
+			id = ss.ID()
 		}
-		id := ss.ID()
 		switch method {
 		case "initialize":
+			if id == "" {
+				break
+			}
 			owner := h.Identify(ctx, req.GetExtra()).Name
 			h.mu.Lock()
 			if h.mcp[id] == nil {
-				n := 0
-				for _, ms := range h.mcp {
-					if ms.owner == owner && !ms.ended {
-						n++
-					}
-				}
-				if n >= h.opts.MaxSessionsPerKey {
+				if n := h.openContexts(owner); n >= h.opts.MaxSessionsPerKey {
 					h.mu.Unlock()
 					// The SDK closes a session whose initialize failed.
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 						Message: fmt.Sprintf("%s already has %d MCP sessions open (each is a browser context); close one (DELETE) or wait for an idle one to time out", owner, n)}
 				}
 				h.mcp[id] = &mcpSession{owner: owner}
+				ss := req.GetSession().(*sdk.ServerSession)
 				go func() {
 					_ = ss.Wait()
 					h.endMCP(id)
@@ -387,20 +339,25 @@ func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 			h.mu.Unlock()
 			res, err := next(ctx, method, req)
 			if err == nil {
-				h.warm(id, req.GetExtra())
+				if extra := req.GetExtra(); extra == nil || extra.Header.Get(SessionHeader) == "" {
+					// A request naming a context warms nothing: its
+					// calls go to that context.
+					h.warm("mcp:" + id)
+				}
 			}
 			return res, err
 		case "tools/call":
-			var named string
-			if extra := req.GetExtra(); extra != nil {
-				if name := extra.Header.Get(SessionHeader); name != "" {
-					named, _ = h.namedKey(h.Identify(ctx, extra), name)
-				}
+			var other string
+			extra := req.GetExtra()
+			if extra != nil && (extra.Header.Get(SessionHeader) != "" || id == "") {
+				// The context this call goes to (dispatch asks again and
+				// renders a refusal).
+				other, _ = h.SessionOf(ctx, id, extra, h.Identify(ctx, extra))
 			}
-			if !h.begin(id, named) {
+			if !h.begin(id, other) {
 				return nil, errShuttingDown
 			}
-			defer h.end(id, named)
+			defer h.end(id, other)
 		}
 		return next(ctx, method, req)
 	}
@@ -420,9 +377,9 @@ func (h *Handler) begin(id, named string) bool {
 	if ms := h.mcp[id]; ms != nil {
 		ms.inflight++
 	}
-	if ns := h.named[named]; ns != nil {
-		ns.inflight++
-		ns.last = time.Now()
+	if ce := h.named[named]; ce != nil {
+		ce.inflight++
+		ce.last = time.Now()
 	}
 	return true
 }
@@ -438,13 +395,25 @@ func (h *Handler) end(id, named string) {
 			closeMCP = true
 		}
 	}
-	if ns := h.named[named]; ns != nil {
-		ns.inflight--
-		ns.last = time.Now()
+	if ce := h.named[named]; ce != nil {
+		ce.inflight--
+		ce.last = time.Now()
+	}
+	closeRetired := false
+	if ce := h.retiring[named]; ce != nil {
+		// A context retired (DELETE) while this call ran on it.
+		ce.inflight--
+		if ce.inflight == 0 {
+			delete(h.retiring, named)
+			closeRetired = true
+		}
 	}
 	h.mu.Unlock()
 	if closeMCP {
 		h.closeContext("mcp:" + id)
+	}
+	if closeRetired {
+		h.closeContext(named)
 	}
 }
 
@@ -472,44 +441,6 @@ func (h *Handler) closeContext(key string) {
 	} else {
 		h.log.Debug("closed a session's browser context", "session", key)
 	}
-}
-
-// reap closes named contexts that have been idle for NamedSessionIdle.
-func (h *Handler) reap() {
-	every := min(h.opts.NamedSessionIdle/4, time.Minute)
-	t := time.NewTicker(max(every, 10*time.Millisecond))
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
-			return
-		case now := <-t.C:
-			var idle []string
-			h.mu.Lock()
-			for k, ns := range h.named {
-				if ns.inflight == 0 && now.Sub(ns.last) >= h.opts.NamedSessionIdle {
-					idle = append(idle, k)
-					delete(h.named, k)
-				}
-			}
-			h.mu.Unlock()
-			for _, k := range idle {
-				h.closeContext(k)
-			}
-		}
-	}
-}
-
-// Sessions counts the live MCP sessions and named contexts.
-func (h *Handler) Sessions() (mcpSessions, named int) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, ms := range h.mcp {
-		if !ms.ended {
-			mcpSessions++
-		}
-	}
-	return mcpSessions, len(h.named)
 }
 
 // ServeHTTP applies the hardening and authentication to every request, then
@@ -550,7 +481,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 		}
 		w.Header().Set("Access-Control-Allow-Origin", o)
 		w.Header().Add("Vary", "Origin")
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After")
+		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, "+SessionHeader)
 	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-site requests are refused", "call from a program, not a web page")
 		return mcp.Principal{}, "cross-site"
@@ -558,7 +489,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 	if r.Method == http.MethodOptions && hasOrigin {
 		// A preflight from an allowed origin; it carries no credentials.
 		w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, "+SessionHeader)
+		w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, "+SessionHeader)
 		w.Header().Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return mcp.Principal{}, "preflight"
@@ -584,12 +515,17 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
 		return mcp.Principal{}, "unauthenticated"
 	}
-	if !h.readBody(w, r, rc, api) {
+	body, ok := h.readBody(w, r, rc, api)
+	if !ok {
 		return p, "slow-body"
 	}
-	if r.Method != http.MethodGet {
+	ctx := context.WithValue(r.Context(), principalCtxKey{}, p)
+	pk := peekBody(body)
+	ctx = context.WithValue(ctx, peekCtxKey{}, pk)
+	if r.Method != http.MethodGet && !pk.listen {
 		// A POST carries calls and their answers: shutdown waits for it.
-		// A GET is an event stream that lasts as long as its session.
+		// A GET, or a POST of subscriptions/listen, is an event stream
+		// that lasts as long as its client or session.
 		h.mu.Lock()
 		h.requests++
 		h.mu.Unlock()
@@ -603,7 +539,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 			h.mu.Unlock()
 		}()
 	}
-	ctx := context.WithValue(r.Context(), principalCtxKey{}, p)
 	if anon {
 		ctx = context.WithValue(ctx, anonCtxKey{}, true)
 	}
@@ -614,24 +549,26 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 // readBody reads an authenticated request's body (at most MaxBodyBytes,
 // within the deadline serve set) and lifts the deadline. It answers 413
 // or 408 itself and returns false when the body is too large or too slow.
-func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, api bool) bool {
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, api bool) ([]byte, bool) {
+	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
-		body, err := io.ReadAll(r.Body)
+		var err error
+		body, err = io.ReadAll(r.Body)
 		_ = r.Body.Close()
 		var tooBig *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooBig):
 			h.refuse(w, api, http.StatusRequestEntityTooLarge, "BAD_ARGS", fmt.Sprintf("the request body is larger than %d bytes", h.opts.MaxBodyBytes), "send a smaller request")
-			return false
+			return nil, false
 		case err != nil:
 			w.Header().Set("Connection", "close")
 			h.refuse(w, api, http.StatusRequestTimeout, "TIMEOUT", fmt.Sprintf("the request body did not arrive within %s", h.opts.BodyTimeout), "send the whole request at once")
-			return false
+			return nil, false
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	_ = rc.SetReadDeadline(time.Time{})
-	return true
+	return body, true
 }
 
 var (

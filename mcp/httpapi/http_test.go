@@ -29,7 +29,7 @@ import (
 // httpEnv is a mcp.Server over a fake backend behind the HTTP handler, serving
 // on a real loopback listener.
 type httpEnv struct {
-	t       *testing.T
+	t       testing.TB
 	url     string
 	addr    string
 	keys    *KeyStore
@@ -42,12 +42,12 @@ type httpEnv struct {
 	served  chan error
 }
 
-func newHTTPEnv(t *testing.T, configure func(*Options)) *httpEnv {
+func newHTTPEnv(t testing.TB, configure func(*Options)) *httpEnv {
 	t.Helper()
 	return newHTTPEnvWith(t, nil, configure)
 }
 
-func newHTTPEnvWith(t *testing.T, server func(*mcp.Options), configure func(*Options)) *httpEnv {
+func newHTTPEnvWith(t testing.TB, server func(*mcp.Options), configure func(*Options)) *httpEnv {
 	t.Helper()
 	e := &httpEnv{t: t, backend: executortest.NewBackend("fake")}
 	log, buf := bufLogger()
@@ -161,8 +161,14 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// connect opens an MCP session over HTTP with key (and extra headers).
+// connect opens an MCP session over HTTP with key (and extra headers), at
+// protocol 2025-11-25: a stateful session (connectAt names another).
 func (e *httpEnv) connect(key string, header map[string]string) (*sdk.ClientSession, error) {
+	return e.connectAt("2025-11-25", key, header)
+}
+
+// connectAt connects at protocol version: 2026-07-28 is stateless.
+func (e *httpEnv) connectAt(version, key string, header map[string]string) (*sdk.ClientSession, error) {
 	h := map[string]string{}
 	for k, v := range header {
 		h[k] = v
@@ -173,12 +179,17 @@ func (e *httpEnv) connect(key string, header map[string]string) (*sdk.ClientSess
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tr := &sdk.StreamableClientTransport{Endpoint: e.url + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{h}}}
-	return sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil).Connect(ctx, tr, nil)
+	return sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil).Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: version})
 }
 
 func (e *httpEnv) mustConnect(key string, header map[string]string) *sdk.ClientSession {
 	e.t.Helper()
-	cs, err := e.connect(key, header)
+	return e.mustConnectAt("2025-11-25", key, header)
+}
+
+func (e *httpEnv) mustConnectAt(version, key string, header map[string]string) *sdk.ClientSession {
+	e.t.Helper()
+	cs, err := e.connectAt(version, key, header)
 	if err != nil {
 		e.t.Fatalf("connect: %v\nlog:\n%s", err, e.log.String())
 	}

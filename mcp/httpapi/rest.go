@@ -31,6 +31,9 @@ import (
 //	GET  /api/v1/status   → {"ok": true, "data": {...}}
 //	GET  /api/v1/tools    → {"ok": true, "data": {"tools": [MCP tool definitions]}}
 //	GET|POST /api/v1/keys, DELETE /api/v1/keys/{name}   (role "admin")
+//	POST|GET /api/v1/sessions, DELETE /api/v1/sessions/{session}
+//	      (the caller's browser contexts: see contexts.go; "session" above
+//	       is a minted handle or a name, else the caller's default context)
 
 // RESTError is the error object of a REST answer: for a tool call, the
 // very executor.Error dispatch rendered the MCP result from, in its JSON
@@ -55,7 +58,7 @@ func restError(code, msg, hint string) restAnswer {
 	return restAnswer{Error: &RESTError{Code: executor.Code(code), Message: msg, Hint: hint}}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v restAnswer) {
+func writeJSON[T any](w http.ResponseWriter, status int, v T) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -179,11 +182,12 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	name = cmpOr(name, r.Header.Get(SessionHeader))
 	if name == "" {
-		// Without a name, REST calls of one key share that key's own
-		// context, never another key's (nor stdio's default profile).
-		name = "rest"
+		// Without a name, REST calls of one key share that key's default
+		// context (as stateless MCP calls do), never another key's (nor
+		// stdio's default profile).
+		name = defaultContext
 	}
-	session, err := h.namedKey(p, name)
+	session, err := h.contextKey(p, name)
 	if err != nil {
 		e := executor.AsError(err)
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})

@@ -2,9 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"strings"
 	"time"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Warmer is the optional interface of a Core that can open a session's
@@ -19,27 +18,28 @@ type Warmer interface {
 // still being opened then, as it would have opened it itself.
 const warmTimeout = time.Minute
 
-// warm opens a new MCP session's browser context and first tab in the
-// background, unless Options.NoWarm: under load, creating a context's first
-// page (a renderer process) is most of a session's first call, and a
-// client sends that call after initialising, often after a model has
-// thought about it. The warm-up counts as a call in flight on the session,
-// so a session that ends meanwhile has its context closed once the
-// warm-up is done, never left behind; and a request naming a context
-// (SessionHeader) warms nothing, since its calls go to that context.
-func (h *Handler) warm(id string, extra *sdk.RequestExtra) {
+// warm opens a new context's browser context and first tab in the
+// background (an MCP session's, "mcp:ID", or a minted handle's), unless
+// Options.NoWarm: under load, creating a context's first page (a renderer
+// process) is most of a session's first call, and a client sends that
+// call after initialising, often after a model has thought about it. The
+// warm-up counts as a call in flight on the context, so a session that
+// ends meanwhile has its context closed once the warm-up is done, never
+// left behind.
+func (h *Handler) warm(key string) {
 	w, ok := h.core.(Warmer)
 	if !ok || h.opts.NoWarm {
 		return
 	}
-	if extra != nil && extra.Header.Get(SessionHeader) != "" {
-		return
+	id, named := "", key
+	if mcpID, isMCP := strings.CutPrefix(key, "mcp:"); isMCP {
+		id, named = mcpID, ""
 	}
-	if !h.begin(id, "") {
+	if !h.begin(id, named) {
 		return // shutting down
 	}
 	go func() {
-		defer h.end(id, "")
+		defer h.end(id, named)
 		ctx, cancel := context.WithTimeout(context.Background(), warmTimeout)
 		defer cancel()
 		go func() {
@@ -49,8 +49,8 @@ func (h *Handler) warm(id string, extra *sdk.RequestExtra) {
 			case <-ctx.Done():
 			}
 		}()
-		if err := w.WarmSession(ctx, "mcp:"+id); err != nil {
-			h.log.Debug("a session's warm-up did not finish; its first call opens what is missing", "session", id, "err", err)
+		if err := w.WarmSession(ctx, key); err != nil {
+			h.log.Debug("a session's warm-up did not finish; its first call opens what is missing", "session", key, "err", err)
 		}
 	}()
 }
