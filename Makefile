@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
 
 all: build
 
@@ -51,7 +51,18 @@ webmcp-deps: node
 	  echo "== installing @mcp-b/global for the e2e tests"; \
 	  npm ci --prefix $(WEBMCP_DIR) --no-audit --no-fund --ignore-scripts; fi
 
-deps: chromium driver webmcp-deps pdftotext
+# The official MCP conformance suite (@modelcontextprotocol/conformance,
+# pinned in e2e/testdata/conformance/package-lock.json), which
+# TestConformance runs against the built binary; shim-globsync.mjs lets it
+# run on Node 20 (it fails when the suite's file changed shape).
+CONFORMANCE_DIR := e2e/testdata/conformance
+conformance-deps: node
+	@if [ -f $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js ]; then :; else \
+	  echo "== installing @modelcontextprotocol/conformance for the e2e tests"; \
+	  npm ci --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --ignore-scripts; fi
+	@node $(CONFORMANCE_DIR)/shim-globsync.mjs
+
+deps: chromium driver webmcp-deps conformance-deps pdftotext
 
 # The real applications the e2e suite drives (e2e/realapps): Debian's
 # MediaWiki on SQLite and DokuWiki, served by PHP's built-in server with
@@ -180,6 +191,11 @@ test-ext:
 test-remote:
 	CHROMEGATE_E2E_BACKEND=browser-server $(E2E)
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(E2E)
+
+# The conformance suite alone, at 2025-11-25 and 2026-07-28 (`make test`
+# runs it in the e2e suite on the launched browser).
+conformance: conformance-deps
+	CI=true $(GO) test -race -count=1 -timeout 10m -run '^TestConformance$$' -v ./e2e/
 
 # Every parser's fuzz target, briefly (longer: make fuzz FUZZTIME=5m).
 FUZZTIME ?= 10s
