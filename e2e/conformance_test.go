@@ -145,6 +145,8 @@ func notTestable(c conformanceCheck) bool {
 // server-SCENARIO-TIMESTAMP, the timestamp an ISO time with : and . as -.
 var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
+var suiteTotal = regexp.MustCompile(`Total: \d+ passed, \d+ failed`)
+
 var runningScenario = regexp.MustCompile(`(?m)^=== Running scenario: (\S+) ===$`)
 
 // readConformanceResults reads every scenario's checks.json under dir: by
@@ -282,8 +284,8 @@ func TestConformance(t *testing.T) {
 				}
 			}
 
-			t.Logf("%s: %d scenarios; passed %d, failed %d, not testable %d; %d of the failing and not testable are expected (the suite's fixtures)",
-				rev, len(results), passed, failed, untestable, expectedFailed)
+			t.Logf("%s: %d scenarios, distinct checks: passed %d, failed %d, not testable %d; %d of the failing and not testable are expected (the suite's fixtures); the suite's own count (FAILURE only, repeats counted): %s",
+				rev, len(results), passed, failed, untestable, expectedFailed, cmp.Or(suiteTotal.FindString(stdout.String()), "none printed"))
 			for _, u := range unexpected {
 				t.Errorf("failing check not in %s: %s", baseline, u)
 			}
