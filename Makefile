@@ -192,7 +192,7 @@ test-remote:
 	CHROMEGATE_E2E_BACKEND=browser-server $(E2E)
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(E2E)
 
-# The conformance suite alone, at 2025-11-25 and 2026-07-28 (`make test`
+# The conformance suite alone, at 2025-06-18, 2025-11-25 and 2026-07-28 (`make test`
 # runs it in the e2e suite on the launched browser).
 conformance: conformance-deps
 	CI=true $(GO) test -race -count=1 -timeout 10m -run '^TestConformance$$' -v ./e2e/
