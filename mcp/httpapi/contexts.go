@@ -50,6 +50,7 @@ const (
 type ctxEntry struct {
 	owner    string
 	handle   bool // minted: counts with MCP sessions, idles out after SessionTimeout
+	retired  bool // deleted while calls ran on it: closed when the last ends
 	inflight int
 	last     time.Time
 }
@@ -218,9 +219,7 @@ func (h *Handler) retire(key string) {
 	closeNow := ce != nil && ce.inflight == 0
 	if ce != nil {
 		delete(h.named, key)
-		if !closeNow {
-			h.retiring[key] = ce
-		}
+		ce.retired = true
 	}
 	h.mu.Unlock()
 	if closeNow {

@@ -193,11 +193,12 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 		return
 	}
-	if !h.begin("", session) {
+	c, ok := h.begin("", session)
+	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, restError("NO_BACKEND", "the server is shutting down", "retry against a running server"))
 		return
 	}
-	defer h.end("", session)
+	defer h.end(c)
 	res, err := h.core.Call(r.Context(), session, p, command, m["params"])
 	var rpc *jsonrpc.Error
 	switch {
