@@ -232,14 +232,13 @@ func cmpOr(a, b string) string {
 
 func (h *Handler) restStatus(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	mcpN, namedN := h.Sessions()
 	// The server's own entries (Options.Status's among them) win, as ever.
 	st := h.core.Status(r.Context())
 	for k, v := range map[string]any{
 		"principal": p,
 		"mcp":       !h.opts.NoMCP,
 		"rest":      !h.opts.NoREST,
-		"sessions":  map[string]int{"mcp": mcpN, "named": namedN},
+		"sessions":  h.sessionCounts(),
 		"uptime_s":  int(time.Since(h.start).Seconds()),
 	} {
 		if _, taken := st[k]; !taken {
