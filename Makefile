@@ -255,7 +255,7 @@ callpath: deps
 	$(GO) test -tags callpath -run '^TestCallPath$$' -count=1 -v ./e2e/bench/
 
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./policy/
+	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./mcp/httpapi/ ./policy/
 
 clean:
 	rm -rf bin demo-out dist

@@ -44,7 +44,7 @@ func (h *httpServer) connectAt(version, key string, header map[string]string, op
 
 // cookieSite serves /set?v=X (sets cookie v=X) and /echo (shows the
 // cookies it got) on 127.0.0.1.
-func cookieSite(t *testing.T) string {
+func cookieSite(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ const (
 type ctxEntry struct {
 	owner    string
 	handle   bool // minted: counts with MCP sessions, idles out after SessionTimeout
+	retired  bool // deleted while calls ran on it: closed when the last ends
 	inflight int
 	last     time.Time
 }
@@ -218,9 +219,7 @@ func (h *Handler) retire(key string) {
 	closeNow := ce != nil && ce.inflight == 0
 	if ce != nil {
 		delete(h.named, key)
-		if !closeNow {
-			h.retiring[key] = ce
-		}
+		ce.retired = true
 	}
 	h.mu.Unlock()
 	if closeNow {
@@ -264,12 +263,27 @@ func (h *Handler) reap() {
 // Sessions counts the live MCP sessions and the other contexts (named,
 // default and minted).
 func (h *Handler) Sessions() (mcpSessions, named int) {
+	c := h.sessionCounts()
+	return c["mcp"], c["named"] + c["handles"]
+}
+
+// sessionCounts counts the live contexts by kind: "mcp" sessions,
+// "named" contexts (the default ones among them) and minted "handles".
+func (h *Handler) sessionCounts() map[string]int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	out := map[string]int{"mcp": 0, "named": 0, "handles": 0}
 	for _, ms := range h.mcp {
 		if !ms.ended {
-			mcpSessions++
+			out["mcp"]++
 		}
 	}
-	return mcpSessions, len(h.named)
+	for _, ce := range h.named {
+		if ce.handle {
+			out["handles"]++
+		} else {
+			out["named"]++
+		}
+	}
+	return out
 }

@@ -127,7 +127,6 @@ type Handler struct {
 	mu       sync.Mutex
 	mcp      map[string]*mcpSession // by MCP session id
 	named    map[string]*ctxEntry   // by Manager session: named and minted contexts
-	retiring map[string]*ctxEntry   // deleted while calls still ran on them
 	inflight int                    // tool calls running
 	requests int                    // requests other than event streams (GET) being served
 	idle     chan struct{}          // closed when requests drops to 0 during shutdown
@@ -186,17 +185,16 @@ func New(core Core, opts Options) (*Handler, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{
-		core:     core,
-		opts:     opts,
-		log:      log,
-		hosts:    map[string]bool{},
-		orig:     map[string]bool{},
-		local:    IsLoopback(host),
-		start:    time.Now(),
-		mcp:      map[string]*mcpSession{},
-		named:    map[string]*ctxEntry{},
-		retiring: map[string]*ctxEntry{},
-		stop:     make(chan struct{}),
+		core:  core,
+		opts:  opts,
+		log:   log,
+		hosts: map[string]bool{},
+		orig:  map[string]bool{},
+		local: IsLoopback(host),
+		start: time.Now(),
+		mcp:   map[string]*mcpSession{},
+		named: map[string]*ctxEntry{},
+		stop:  make(chan struct{}),
 	}
 	for _, n := range []string{"localhost", "127.0.0.1", "[::1]"} {
 		h.hosts[n+":"+port] = true
@@ -354,10 +352,11 @@ func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 				// renders a refusal).
 				other, _ = h.SessionOf(ctx, id, extra, h.Identify(ctx, extra))
 			}
-			if !h.begin(id, other) {
+			c, ok := h.begin(id, other)
+			if !ok {
 				return nil, errShuttingDown
 			}
-			defer h.end(id, other)
+			defer h.end(c)
 		}
 		return next(ctx, method, req)
 	}
@@ -365,55 +364,58 @@ func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 
 var errShuttingDown = errors.New("the server is shutting down")
 
-// begin counts a call in flight on an MCP session (id) and/or a named
-// context (named); it refuses new calls while the server drains.
-func (h *Handler) begin(id, named string) bool {
+// begin counts a call in flight on an MCP session (id) and/or a named or
+// minted context (named); it refuses new calls while the server drains.
+// The call's end hands the returned call to end.
+func (h *Handler) begin(id, named string) (*inflight, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.draining {
-		return false
+		return nil, false
 	}
 	h.inflight++
 	if ms := h.mcp[id]; ms != nil {
 		ms.inflight++
 	}
-	if ce := h.named[named]; ce != nil {
+	ce := h.named[named]
+	if ce != nil {
 		ce.inflight++
 		ce.last = time.Now()
 	}
-	return true
+	return &inflight{id: id, key: named, ce: ce}, true
 }
 
-func (h *Handler) end(id, named string) {
+// inflight is a call begin counted: on what.
+type inflight struct {
+	id, key string
+	ce      *ctxEntry
+}
+
+func (h *Handler) end(c *inflight) {
 	h.mu.Lock()
 	h.inflight--
 	closeMCP := false
-	if ms := h.mcp[id]; ms != nil {
+	if ms := h.mcp[c.id]; ms != nil {
 		ms.inflight--
 		if ms.ended && ms.inflight == 0 {
-			delete(h.mcp, id)
+			delete(h.mcp, c.id)
 			closeMCP = true
 		}
 	}
-	if ce := h.named[named]; ce != nil {
+	closeRetired := false
+	if ce := c.ce; ce != nil {
 		ce.inflight--
 		ce.last = time.Now()
-	}
-	closeRetired := false
-	if ce := h.retiring[named]; ce != nil {
-		// A context retired (DELETE) while this call ran on it.
-		ce.inflight--
-		if ce.inflight == 0 {
-			delete(h.retiring, named)
-			closeRetired = true
-		}
+		// A context retired (DELETE) while this call ran on it closes
+		// when its last call ends.
+		closeRetired = ce.retired && ce.inflight == 0
 	}
 	h.mu.Unlock()
 	if closeMCP {
-		h.closeContext("mcp:" + id)
+		h.closeContext("mcp:" + c.id)
 	}
 	if closeRetired {
-		h.closeContext(named)
+		h.closeContext(c.key)
 	}
 }
 

@@ -193,11 +193,12 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
 		return
 	}
-	if !h.begin("", session) {
+	c, ok := h.begin("", session)
+	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, restError("NO_BACKEND", "the server is shutting down", "retry against a running server"))
 		return
 	}
-	defer h.end("", session)
+	defer h.end(c)
 	res, err := h.core.Call(r.Context(), session, p, command, m["params"])
 	var rpc *jsonrpc.Error
 	switch {
@@ -231,14 +232,13 @@ func cmpOr(a, b string) string {
 
 func (h *Handler) restStatus(w http.ResponseWriter, r *http.Request) {
 	p, _ := principalFrom(r.Context())
-	mcpN, namedN := h.Sessions()
 	// The server's own entries (Options.Status's among them) win, as ever.
 	st := h.core.Status(r.Context())
 	for k, v := range map[string]any{
 		"principal": p,
 		"mcp":       !h.opts.NoMCP,
 		"rest":      !h.opts.NoREST,
-		"sessions":  map[string]int{"mcp": mcpN, "named": namedN},
+		"sessions":  h.sessionCounts(),
 		"uptime_s":  int(time.Since(h.start).Seconds()),
 	} {
 		if _, taken := st[k]; !taken {

@@ -35,11 +35,12 @@ func (h *Handler) warm(key string) {
 	if mcpID, isMCP := strings.CutPrefix(key, "mcp:"); isMCP {
 		id, named = mcpID, ""
 	}
-	if !h.begin(id, named) {
+	c, ok := h.begin(id, named)
+	if !ok {
 		return // shutting down
 	}
 	go func() {
-		defer h.end(id, named)
+		defer h.end(c)
 		ctx, cancel := context.WithTimeout(context.Background(), warmTimeout)
 		defer cancel()
 		go func() {
