@@ -56,8 +56,10 @@ webmcp-deps: node
 # TestConformance runs against the built binary; shim-globsync.mjs lets it
 # run on Node 20 (it fails when the suite's file changed shape).
 CONFORMANCE_DIR := e2e/testdata/conformance
+CONFORMANCE_PKG = $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance
 conformance-deps: node
-	@if [ -f $(CONFORMANCE_DIR)/node_modules/@modelcontextprotocol/conformance/dist/index.js ]; then :; else \
+	@if [ -f $(CONFORMANCE_PKG)/dist/index.js ] && [ "$$(node -p 'require("./$(CONFORMANCE_PKG)/package.json").version')" = \
+	  "$$(node -p 'require("./$(CONFORMANCE_DIR)/package.json").dependencies["@modelcontextprotocol/conformance"]')" ]; then :; else \
 	  echo "== installing @modelcontextprotocol/conformance for the e2e tests"; \
 	  npm ci --prefix $(CONFORMANCE_DIR) --no-audit --no-fund --ignore-scripts; fi
 	@node $(CONFORMANCE_DIR)/shim-globsync.mjs

@@ -48,17 +48,31 @@ var conformanceRevisions = []string{"2025-06-18", "2025-11-25", "2026-07-28"}
 const shimMarker = "chromegate: globSync shim"
 
 // needConformance returns the suite's CLI (dist/index.js) and the node that
-// runs it; it fails in CI, and skips elsewhere, when either is missing or
-// the CLI was installed without its Node 20 shim.
+// runs it; it fails in CI, and skips elsewhere, when either is missing, the
+// installed suite is not the pinned version, or the CLI was installed
+// without its Node 20 shim.
 func needConformance(t *testing.T) (node, cli string) {
 	t.Helper()
-	cli, err := filepath.Abs(filepath.Join(conformanceDir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"))
+	pkg := filepath.Join(conformanceDir, "node_modules", "@modelcontextprotocol", "conformance")
+	cli, err := filepath.Abs(filepath.Join(pkg, "dist", "index.js"))
 	var src []byte
 	if err == nil {
 		src, err = os.ReadFile(cli)
 	}
 	if err == nil && !bytes.Contains(src, []byte(shimMarker)) {
 		err = fmt.Errorf("%s is not patched by shim-globsync.mjs", cli)
+	}
+	if err == nil {
+		var pinned struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		var installed struct {
+			Version string `json:"version"`
+		}
+		err = cmp.Or(readJSONFile(filepath.Join(conformanceDir, "package.json"), &pinned), readJSONFile(filepath.Join(pkg, "package.json"), &installed))
+		if want := pinned.Dependencies["@modelcontextprotocol/conformance"]; err == nil && installed.Version != want {
+			err = fmt.Errorf("the installed suite is %s, package.json pins %s", installed.Version, want)
+		}
 	}
 	if err == nil {
 		node, err = exec.LookPath("node")
@@ -70,6 +84,17 @@ func needConformance(t *testing.T) (node, cli string) {
 		t.Skipf("the conformance suite cannot run: %v (run `make conformance-deps`)", err)
 	}
 	return node, cli
+}
+
+func readJSONFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // expectedFailure is one entry of expected-failures.yml.
