@@ -218,10 +218,11 @@ func readConformanceResults(t *testing.T, dir string) map[string]map[string]conf
 }
 
 // TestConformance runs the official MCP conformance suite against the built
-// binary over HTTP at 2025-06-18, 2025-11-25 and 2026-07-28: every scenario on that
-// revision's timeline (the revision's required set and its pending
-// scenarios; extensions chromegate does not declare, such as tasks, are
-// not run), each check judged against expected-failures.yml.
+// binary over HTTP at 2025-06-18, 2025-11-25 and 2026-07-28: every scenario
+// on that revision's timeline (`--suite all --spec-version REV`: the
+// revision's required set and its pending scenarios; extensions chromegate
+// does not declare, such as tasks, are not run), each check judged against
+// expected-failures.yml.
 func TestConformance(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
 	node, cli := needConformance(t)
@@ -303,7 +304,7 @@ func TestConformance(t *testing.T) {
 			for _, e := range expected {
 				checks := results[e.scenario]
 				if checks == nil {
-					continue // a scenario of the other revision
+					continue // a scenario of another revision
 				}
 				ran[e.String()] = true
 				if c, ok := checks[e.check]; !ok {
