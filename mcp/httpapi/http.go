@@ -486,7 +486,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 		}
 		w.Header().Set("Access-Control-Allow-Origin", o)
 		w.Header().Add("Vary", "Origin")
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, "+SessionHeader)
+		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, WWW-Authenticate, "+SessionHeader)
 	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-site requests are refused", "call from a program, not a web page")
 		return mcp.Principal{}, "cross-site"
