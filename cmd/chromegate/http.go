@@ -29,6 +29,7 @@ type httpFlags struct {
 	shutdownTimeout  time.Duration
 	maxSessions      int
 	load             loadFlags
+	oauth            oauthFlags
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
@@ -43,6 +44,7 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&h.namedSessionIdle, "named-session-idle", httpapi.DefaultNamedSessionIdle, "with --http: a named browser context ("+httpapi.SessionHeader+", REST session) idle this long is closed")
 	fs.IntVar(&h.maxSessions, "max-sessions-per-key", httpapi.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
 	h.load.register(fs)
+	h.oauth.register(fs)
 	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", httpapi.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
 }
 
@@ -112,8 +114,8 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		if !hf.allowRemote {
 			return fmt.Errorf("--http %s is not a loopback address: pass --allow-remote as well (and create a key first)", hf.addr.v)
 		}
-		if keys.Empty() {
-			return fmt.Errorf("--http %s with --allow-remote needs at least one key: chromegate keys create NAME --data-dir %s", hf.addr.v, dataDir)
+		if keys.Empty() && hf.oauth.issuer == "" {
+			return fmt.Errorf("--http %s with --allow-remote needs at least one key (or --oauth-issuer): chromegate keys create NAME --data-dir %s", hf.addr.v, dataDir)
 		}
 	}
 	ln, err := net.Listen("tcp", hf.addr.v)
@@ -134,6 +136,10 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		Logger:            log,
 	}
 	hf.load.http(&hopts)
+	if hopts.OAuth, err = hf.oauth.build(hopts.Addr); err != nil {
+		ln.Close()
+		return err
+	}
 	h, err := httpapi.New(srv, hopts)
 	if err != nil {
 		ln.Close()
@@ -142,10 +148,10 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if !local {
 		log.Warn("serving on a non-loopback address: anyone who can reach it and holds a key can drive the browser", "addr", ln.Addr().String())
 	}
-	if keys.Empty() {
+	if keys.Empty() && hopts.OAuth == nil {
 		log.Warn("no keys: any local program can use this server without one; create a key to require keys (chromegate keys create NAME)", "keys", keys.Path())
 	}
 	log.Info("chromegate serving over HTTP", "version", chromegateVersion(), "addr", ln.Addr().String(),
-		"mcp", !hf.noMCP, "rest", !hf.noREST, "keys", keys.Path())
+		"mcp", !hf.noMCP, "rest", !hf.noREST, "keys", keys.Path(), "oauth_issuer", hf.oauth.issuer)
 	return h.Serve(ctx, ln, hf.shutdownTimeout)
 }

@@ -232,7 +232,8 @@ func ConnectStdio(ctx context.Context, cmd *exec.Cmd) (*Client, error) {
 }
 
 // ConnectHTTP connects to a chromegate server's Streamable HTTP endpoint
-// (http://127.0.0.1:7890/mcp), with key as the bearer key ("" for none).
+// (http://127.0.0.1:7890/mcp), with key as the bearer (a key, or an OAuth
+// access token; "" for none).
 // httpClient may be nil.
 //
 // The client has a browser context of its own whatever the protocol the

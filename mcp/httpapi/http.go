@@ -97,6 +97,9 @@ type Options struct {
 	// MaxSessionsPerKey bounds the open MCP sessions of one principal
 	// (default DefaultMaxSessionsPerKey): each holds a browser context.
 	MaxSessionsPerKey int
+	// OAuth, if set, takes access tokens of an authorization server
+	// beside keys (see oauth.go); then no request is served without one.
+	OAuth *OAuth
 	// NoWarm leaves a new MCP session's browser context and first tab to
 	// its first call, instead of opening them as soon as the session has
 	// initialised (see warm.go).
@@ -483,7 +486,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 		}
 		w.Header().Set("Access-Control-Allow-Origin", o)
 		w.Header().Add("Vary", "Origin")
-		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, "+SessionHeader)
+		w.Header().Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Retry-After, WWW-Authenticate, "+SessionHeader)
 	} else if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		h.refuse(w, api, http.StatusForbidden, "FORBIDDEN", "cross-site requests are refused", "call from a program, not a web page")
 		return mcp.Principal{}, "cross-site"
@@ -511,10 +514,24 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 	if api {
 		transport = "rest"
 	}
+	if h.opts.OAuth != nil && r.Method == http.MethodGet && (r.URL.Path == protectedResourcePath || r.URL.Path == protectedResourcePath+"/mcp") {
+		// RFC 9728: public, so a client learns where to get a token.
+		writeJSON(w, http.StatusOK, h.opts.OAuth.protectedResource())
+		return mcp.Principal{}, "metadata"
+	}
 	p, anon, err := h.authenticate(r, transport)
 	if err != nil {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="chromegate"`)
-		h.refuse(w, api, http.StatusUnauthorized, "UNAUTHORIZED", err.Error(), "send Authorization: Bearer <key>; keys come from `chromegate keys create`")
+		status, hint := http.StatusUnauthorized, "send Authorization: Bearer <key>; keys come from `chromegate keys create`"
+		if h.opts.OAuth == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="chromegate"`)
+		} else {
+			w.Header().Set("WWW-Authenticate", h.opts.OAuth.challenge(h.metadataURL(r), err))
+			hint = "send Authorization: Bearer <key or access token>; the authorization server is named at " + h.metadataURL(r)
+			if errors.Is(err, errInsufficientScope) {
+				status, hint = http.StatusForbidden, "get a token with the scopes the WWW-Authenticate header names"
+			}
+		}
+		h.refuse(w, api, status, "UNAUTHORIZED", err.Error(), hint)
 		return mcp.Principal{}, "unauthenticated"
 	}
 	body, ok := h.readBody(w, r, rc, api)
@@ -583,7 +600,7 @@ var (
 func (h *Handler) authenticate(r *http.Request, transport string) (p mcp.Principal, anon bool, err error) {
 	authz := r.Header.Get("Authorization")
 	if authz == "" {
-		if h.local && h.opts.Keys.Empty() {
+		if h.local && h.opts.Keys.Empty() && h.opts.OAuth == nil {
 			return mcp.Principal{Name: anonymous, Roles: []string{}, Transport: transport}, true, nil
 		}
 		return mcp.Principal{}, false, errNoKey
@@ -592,7 +609,16 @@ func (h *Handler) authenticate(r *http.Request, transport string) (p mcp.Princip
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return mcp.Principal{}, false, errNoKey
 	}
-	p, err = h.opts.Keys.Authenticate(strings.TrimSpace(key), transport)
+	key = strings.TrimSpace(key)
+	if h.opts.OAuth != nil && !strings.HasPrefix(key, KeyPrefix) {
+		p, err = h.opts.OAuth.Authenticate(r.Context(), key, transport)
+		if errors.Is(err, errIssuerDown) {
+			// The cause names the issuer's URLs, never the token.
+			h.log.Error("an access token cannot be checked; refusing it", "err", err)
+		}
+		return p, false, err
+	}
+	p, err = h.opts.Keys.Authenticate(key, transport)
 	if err != nil {
 		if !errors.Is(err, ErrNoKey) {
 			// The store could not be read: fail closed, and say why in the
