@@ -49,10 +49,11 @@ func TestTargetsStayInMainFrame(t *testing.T) {
 // TestTabInfoOrigin: TabInfo gives the document's origin where the URL
 // does not carry it: an about:blank written by a page is that page's, one
 // of an opaque origin that a page opened is opaque, and a fresh tab's is
-// the URL's own.
+// the URL's own. Not parallel: it finds the popups as the tabs that were
+// not there before, and another test's new tab (which it would then close)
+// must not be among them.
 func TestTabInfoOrigin(t *testing.T) {
 	s := shared(t)
-	t.Parallel()
 	ctx := func() context.Context { return ctxFor(t, 10*time.Second) }
 	opener := tabAt(t, s, "/")
 	if info, err := s.TabInfo(ctx(), opener); err != nil || info.Origin != "" {

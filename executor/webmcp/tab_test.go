@@ -146,11 +146,20 @@ func TestTabReplayAndChanges(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a new document did not drop the old one's tools")
 	}
-	l.mu.Lock()
-	sent := strings.Join(l.sent, " ")
-	l.mu.Unlock()
-	if !strings.Contains(sent, "WebMCP.disable WebMCP.enable") {
-		t.Errorf("the domain was not re-enabled for the new document: %s", sent)
+	// The drop is announced before the domain is asked again: wait for
+	// the re-enable rather than race it.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.mu.Lock()
+		sent := strings.Join(l.sent, " ")
+		l.mu.Unlock()
+		if strings.Contains(sent, "WebMCP.disable WebMCP.enable") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the domain was not re-enabled for the new document: %s", sent)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
