@@ -99,8 +99,8 @@ type OAuth struct {
 	keys       *jose.JSONWebKeySet
 	fetched    time.Time
 	limits     map[string]*subjectLimit
-	introspect map[[32]byte]introspected // opaque tokens' answers
-	verified   map[[32]byte]introspected // JWTs whose signature checked out
+	introspect map[[32]byte]remembered // opaque tokens' answers
+	verified   map[[32]byte]remembered // JWTs whose signature checked out
 }
 
 type subjectLimit struct {
@@ -108,7 +108,8 @@ type subjectLimit struct {
 	last  time.Time
 }
 
-type introspected struct {
+// remembered is a token's claims, kept until a time.
+type remembered struct {
 	claims tokenClaims
 	until  time.Time
 }
@@ -137,8 +138,8 @@ func NewOAuth(opts OAuthOptions) (*OAuth, error) {
 		opts:       opts,
 		algs:       []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512, jose.ES256, jose.ES384, jose.ES512, jose.EdDSA},
 		limits:     map[string]*subjectLimit{},
-		introspect: map[[32]byte]introspected{},
-		verified:   map[[32]byte]introspected{},
+		introspect: map[[32]byte]remembered{},
+		verified:   map[[32]byte]remembered{},
 	}, nil
 }
 
@@ -279,17 +280,23 @@ func (o *OAuth) verifiedJWT(ctx context.Context, token string) (tokenClaims, err
 	if err != nil || c.Expiry == nil {
 		return c, err
 	}
-	until := c.Expiry.Time().Add(o.opts.Leeway)
-	if limit := time.Now().Add(5 * time.Minute); until.After(limit) {
+	o.remember(o.verified, sum, c, o.opts.Leeway, 5*time.Minute)
+	return c, nil
+}
+
+// remember keeps a token's claims in m (under the token's hash, never the
+// token) until it expires, plus slack, and at most for keep.
+func (o *OAuth) remember(m map[[32]byte]remembered, sum [32]byte, c tokenClaims, slack, keep time.Duration) {
+	until := c.Expiry.Time().Add(slack)
+	if limit := time.Now().Add(keep); until.After(limit) {
 		until = limit
 	}
 	o.mu.Lock()
-	if len(o.verified) >= maxSubjects {
-		clear(o.verified)
+	defer o.mu.Unlock()
+	if len(m) >= maxSubjects {
+		clear(m)
 	}
-	o.verified[sum] = introspected{claims: c, until: until}
-	o.mu.Unlock()
-	return c, nil
+	m[sum] = remembered{claims: c, until: until}
 }
 
 func (o *OAuth) verifyJWT(ctx context.Context, token string) (tokenClaims, error) {
@@ -438,16 +445,7 @@ func (o *OAuth) verifyOpaque(ctx context.Context, token string) (tokenClaims, er
 		c.Issuer = o.opts.Issuer // RFC 7662: iss is optional; the endpoint is the issuer's
 	}
 	if c.Expiry != nil {
-		until := c.Expiry.Time()
-		if limit := time.Now().Add(time.Minute); until.After(limit) {
-			until = limit
-		}
-		o.mu.Lock()
-		if len(o.introspect) >= maxSubjects {
-			clear(o.introspect)
-		}
-		o.introspect[sum] = introspected{claims: c, until: until}
-		o.mu.Unlock()
+		o.remember(o.introspect, sum, c, 0, time.Minute)
 	}
 	return c, nil
 }
