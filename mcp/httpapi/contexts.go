@@ -64,8 +64,12 @@ func (h *Handler) contextKey(p mcp.Principal, presented string) (string, error) 
 	return h.namedKey(p, presented)
 }
 
-var errUnknownHandle = executor.Errorf(executor.CodeBadArgs, "the session handle is unknown, has ended or belongs to another principal").
-	WithHint("mint a handle with POST /mcp/sessions, or send no " + SessionHeader + " to use your default context")
+// errUnknownHandle is the one refusal of a handle that is not the
+// caller's, whatever the reason.
+func errUnknownHandle() error {
+	return executor.Errorf(executor.CodeBadArgs, "the session handle is unknown, has ended or belongs to another principal").
+		WithHint("mint a handle with POST /mcp/sessions, or send no " + SessionHeader + " to use your default context")
+}
 
 // handleKey is the Manager session of a minted handle, if p minted it.
 func (h *Handler) handleKey(p mcp.Principal, handle string) (string, error) {
@@ -74,7 +78,7 @@ func (h *Handler) handleKey(p mcp.Principal, handle string) (string, error) {
 	defer h.mu.Unlock()
 	ce := h.named[key]
 	if ce == nil || !ce.handle || ce.owner != p.Name {
-		return "", errUnknownHandle
+		return "", errUnknownHandle()
 	}
 	return key, nil
 }
