@@ -24,6 +24,7 @@ import (
 var callPath = append([]stage{
 	{"secrets out", (*Server).secretsOutStage}, // last on every way out: no reply carries a secret's value
 	{"recover", (*Server).recoverStage},        // a panic is an INTERNAL reply, its stack goes to the log
+	{"observe", (*Server).observeStage},        // the operator's metrics learn how the call ended (callobserver.go)
 	{"envelope", (*Server).envelopeStage},      // the outcome rendered as the MCP reply, and logged
 	{"acl", (*Server).aclStage},                // a tool the key or the policy's list hides is refused by name
 	{"rate", (*Server).rateStage},              // the key's budget of calls

@@ -136,6 +136,9 @@ type Options struct {
 	// requests through: a call's result says which requests it blocked.
 	Egress *egress.Boundary
 	Logger *slog.Logger // default: discard
+	// Observer, if set, learns how every tool call ended (callobserver.go);
+	// nil costs nothing.
+	Observer Observer
 	// MaxResultChars caps the text of a result (default
 	// DefaultMaxResultChars); longer text is cut with a visible marker.
 	MaxResultChars int

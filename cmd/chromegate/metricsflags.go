@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/chromegate/chromegate/cmd/chromegate/internal/metrics"
+	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/httpapi"
+	"github.com/chromegate/chromegate/policy/gate"
+)
+
+// startMetrics serves serve --metrics-addr: Prometheus metrics at /metrics,
+// /healthz and /readyz (internal/metrics). Off (nil, nothing served) when
+// addr is empty: the default costs nothing. Like --http, a non-loopback
+// address needs --allow-remote. Readiness is the default session's
+// browser backend answering within 5 s.
+func startMetrics(ctx context.Context, addr string, allowRemote bool, mgr *executor.Manager, log *slog.Logger) (*metrics.Metrics, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
+	}
+	if !httpapi.IsLoopback(host) && !allowRemote {
+		return nil, fmt.Errorf("--metrics-addr %s is not a loopback address: pass --allow-remote as well", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	m := metrics.New(chromegateVersion())
+	ready := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := mgr.Ready(ctx, mcp.DefaultSession)
+		return err
+	}
+	srv := &http.Server{Handler: m.Handler(ready), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("metrics endpoint stopped", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
+	return m, nil
+}
+
+// observed returns the server's Observer and the gate with its decisions
+// counted, when m is set; nothing changes when it is not.
+func observed(m *metrics.Metrics, g gate.Decider) (mcp.Observer, gate.Decider) {
+	if m == nil {
+		return nil, g
+	}
+	return m, m.Decider(g)
+}
