@@ -15,7 +15,9 @@ import (
 
 type allowAll struct{}
 
-func (allowAll) Decide(context.Context, gate.Question) gate.Decision { return gate.Decision{Allow: true} }
+func (allowAll) Decide(context.Context, gate.Question) gate.Decision {
+	return gate.Decision{Allow: true}
+}
 
 // TestLabelsBounded: calls of many page tools through page_tool_call, and
 // decisions of an unknown kind, add no label value per name.
