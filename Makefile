@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps metrics-deps bench-realapps clean
 
 all: build
 
@@ -77,6 +77,13 @@ realapps-deps:
 	  && [ -d /usr/share/php8.2-sqlite3 ] && [ -x /usr/bin/sqlite3 ]; then :; else \
 	  echo "== installing the real applications: $(REALAPPS_PKGS)"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $(REALAPPS_PKGS); fi
+
+# Debian's prometheus, which scrapes serve --metrics-addr in
+# TestMetricsScrapedByPrometheus.
+metrics-deps:
+	@if [ -x /usr/bin/prometheus ]; then :; else \
+	  echo "== installing prometheus"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends prometheus; fi
 
 # Every task of every real application through chromegate (CI runs the
 # short set inside `make test`).
