@@ -167,7 +167,7 @@ vet:
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/executor/cdp$$')
 E2E_MATRIX ?= $(CURDIR)/bin/e2e-matrix.txt
 E2E = CHROMEGATE_E2E_MATRIX=$(E2E_MATRIX) $(GO) test -race -count=1 -timeout 30m ./e2e/
-test: deps realapps-deps mcpb-deps vet
+test: deps realapps-deps mcpb-deps metrics-deps vet
 	node --test extension/
 	@mkdir -p bin && rm -f $(E2E_MATRIX)
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-a test-lane-b
