@@ -78,3 +78,17 @@ func TestHandler(t *testing.T) {
 		}
 	}
 }
+
+// What the metrics add to one call: a counted call and two decisions
+// through the wrapped gate (the Prometheus side of the observe stage).
+func BenchmarkObserve(b *testing.B) {
+	m := New("bench")
+	d := m.Decider(allowAll{})
+	q := gate.Question{Kind: gate.KindCall}
+	b.ReportAllocs()
+	for b.Loop() {
+		d.Decide(context.Background(), q)
+		d.Decide(context.Background(), gate.Question{Kind: gate.KindLanded})
+		m.ObserveCall("click", "cdp", "ok", time.Millisecond)
+	}
+}
