@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromegate/chromegate/cmd/chromegate/internal/metrics"
 	"github.com/chromegate/chromegate/executor"
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 	"github.com/chromegate/chromegate/policy/gate"
@@ -21,22 +22,14 @@ import (
 // addr is empty: the default costs nothing. Like --http, a non-loopback
 // address needs --allow-remote. Readiness is the default session's
 // browser backend answering within 5 s.
-func startMetrics(ctx context.Context, addr string, allowRemote bool, mgr *executor.Manager, log *slog.Logger) (*metrics.Metrics, error) {
-	if addr == "" {
-		return nil, nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
-	}
-	if !httpapi.IsLoopback(host) && !allowRemote {
-		return nil, fmt.Errorf("--metrics-addr %s is not a loopback address: pass --allow-remote as well", addr)
+func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *executor.Manager, log *slog.Logger) error {
+	if m == nil {
+		return nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr: %w", err)
+		return fmt.Errorf("--metrics-addr: %w", err)
 	}
-	m := metrics.New(chromegateVersion())
 	ready := func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -54,7 +47,32 @@ func startMetrics(ctx context.Context, addr string, allowRemote bool, mgr *execu
 		_ = srv.Close()
 	}()
 	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
-	return m, nil
+	return nil
+}
+
+// newMetrics checks serve --metrics-addr and makes the collectors; nil
+// when the flag is not given.
+func newMetrics(addr string, allowRemote bool) (*metrics.Metrics, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
+	}
+	if !httpapi.IsLoopback(host) && !allowRemote {
+		return nil, fmt.Errorf("--metrics-addr %s is not a loopback address: pass --allow-remote as well", addr)
+	}
+	return metrics.New(chromegateVersion()), nil
+}
+
+// egressObserved is the egress boundary's decider, with its decisions
+// counted when m is set.
+func egressObserved(m *metrics.Metrics, d egress.Decider) egress.Decider {
+	if m == nil {
+		return d
+	}
+	return m.Requests(d)
 }
 
 // observed returns the server's Observer and the gate with its decisions

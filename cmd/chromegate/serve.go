@@ -180,7 +180,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	policyTook := time.Since(t0)
 	defer closeGate()
-	boundary := egress.NewBoundary(gate)
+	mx, err := newMetrics(cfg.metricsAddr, cfg.http.allowRemote)
+	if err != nil {
+		return err
+	}
+	boundary := egress.NewBoundary(egressObserved(mx, gate))
 	if cfg.noEgress {
 		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
 		boundary = nil
@@ -239,8 +243,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		defer recorder.Close()
 		log.Info("recording every call", "dir", cfg.record)
 	}
-	mx, err := startMetrics(ctx, cfg.metricsAddr, cfg.http.allowRemote, mgr, log)
-	if err != nil {
+	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, log); err != nil {
 		return err
 	}
 	observer, decider := observed(mx, gate)

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policy/gate"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -30,6 +31,8 @@ type Metrics struct {
 	callTime  *prometheus.HistogramVec
 	decisions *prometheus.CounterVec
 	decTime   *prometheus.HistogramVec
+
+	egressDenials prometheus.Counter
 }
 
 // New registers chromegate's collectors, the Go runtime's and the
@@ -56,6 +59,10 @@ func New(version string) *Metrics {
 			Help:    "Policy evaluation time by phase.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1},
 		}, []string{"phase"}),
+		egressDenials: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chromegate_egress_denials_total",
+			Help: "Requests of the browser's pages the egress boundary refused (request phase).",
+		}),
 	}
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "chromegate_build_info",
@@ -63,7 +70,7 @@ func New(version string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "goversion": goVersion()},
 	})
 	build.Set(1)
-	r.MustRegister(m.calls, m.callTime, m.decisions, m.decTime, build,
+	r.MustRegister(m.calls, m.callTime, m.decisions, m.decTime, m.egressDenials, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -139,4 +146,24 @@ func (m *Metrics) Handler(ready func(context.Context) error) http.Handler {
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	return mux
+}
+
+// Requests counts and times every decision of the egress boundary (the
+// page's own requests: phase "request", and each denial in
+// chromegate_egress_denials_total).
+func (m *Metrics) Requests(d egress.Decider) egress.Decider { return requests{m, d} }
+
+type requests struct {
+	m *Metrics
+	d egress.Decider
+}
+
+func (r requests) DecideRequest(ctx context.Context, req *egress.Request) egress.Verdict {
+	start := time.Now()
+	v := r.d.DecideRequest(ctx, req)
+	r.m.ObserveDecision(gate.KindRequest, v.Allow, time.Since(start))
+	if !v.Allow {
+		r.m.egressDenials.Inc()
+	}
+	return v
 }

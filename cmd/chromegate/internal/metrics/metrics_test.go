@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/policy/gate"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -90,5 +91,22 @@ func BenchmarkObserve(b *testing.B) {
 		d.Decide(context.Background(), q)
 		d.Decide(context.Background(), gate.Question{Kind: gate.KindLanded})
 		m.ObserveCall("click", "cdp", "ok", time.Millisecond)
+	}
+}
+
+// Each request the boundary refuses is a request-phase denial.
+func TestRequestsCounted(t *testing.T) {
+	m := New("test")
+	d := m.Requests(egress.DeciderFunc(func(_ context.Context, r *egress.Request) egress.Verdict {
+		return egress.Verdict{Allow: r.URL == "https://ok.test/"}
+	}))
+	for _, u := range []string{"https://ok.test/", "http://10.0.0.1/?secret=1", "http://10.0.0.2/"} {
+		d.DecideRequest(t.Context(), &egress.Request{URL: u})
+	}
+	if v := testutil.ToFloat64(m.egressDenials); v != 2 {
+		t.Fatalf("denials = %v", v)
+	}
+	if v := testutil.ToFloat64(m.decisions.WithLabelValues("request", "allow")); v != 1 {
+		t.Fatalf("allowed = %v", v)
 	}
 }
