@@ -116,8 +116,14 @@ func listConsole(t *testing.T, s *server, args map[string]any) (consoleListing, 
 // waitConsole lists until a message containing text is there.
 func waitConsole(t *testing.T, s *server, text string, args map[string]any) consoleListing {
 	t.Helper()
+	return waitConsoleFor(t, s, text, args, 20*time.Second)
+}
+
+// waitConsoleFor is waitConsole with a deadline of its own.
+func waitConsoleFor(t *testing.T, s *server, text string, args map[string]any, within time.Duration) consoleListing {
+	t.Helper()
 	var l consoleListing
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
 		a := map[string]any{"text": text}
 		for k, v := range args {
 			a[k] = v
@@ -236,8 +242,14 @@ func TestConsoleIsBounded(t *testing.T) {
 	// A hundred thousand through the real browser (a million takes
 	// minutes through the driver; the rings' own tests add a million).
 	const n = 100_000
-	s.call("navigate", map[string]any{"url": fmt.Sprintf("http://allowed.test:%s/flood?n=%d", port, n), "timeout_ms": 120000})
-	l := waitConsole(t, s, "flood-done", map[string]any{"limit": 200, "offset": 800})
+	// The flood holds up the page's load; what is tested is the log it
+	// leaves, so a navigation that did not see "load" in time (the
+	// extension carries every message through chrome.debugger, slow on a
+	// busy machine) is fine: the log is waited for below.
+	if res := s.try("navigate", map[string]any{"url": fmt.Sprintf("http://allowed.test:%s/flood?n=%d", port, n), "timeout_ms": 60000}); res.IsError && !strings.HasPrefix(resultText(res), "TIMEOUT") {
+		t.Fatalf("navigate: %s", resultText(res))
+	}
+	l := waitConsoleFor(t, s, "flood-done", map[string]any{"limit": 200, "offset": 800}, 2*time.Minute)
 	if l.Total > 1000 || l.Total+l.Dropped < n+3 {
 		t.Fatalf("total %d dropped %d after %d messages", l.Total, l.Dropped, n+3)
 	}
