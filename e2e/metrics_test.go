@@ -30,6 +30,20 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 	}
 	metricsAddr := freeLoopback(t)
 	h := startHTTP(t, t.TempDir(), "--metrics-addr", metricsAddr)
+	// A page that rebinds its name to 127.0.0.1 reads no metrics and
+	// starts no browser through /readyz.
+	for _, path := range []string{"/metrics", "/readyz"} {
+		req, _ := http.NewRequest("GET", "http://"+metricsAddr+path, nil)
+		req.Host = "rebound.example:80"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s with a rebound Host: %d", path, resp.StatusCode)
+		}
+	}
 
 	if code, _, body := h.rest("POST", "/api/v1/command", "", `{"command":"chrome_status","params":{}}`, nil); code != 200 {
 		t.Fatalf("chrome_status: %d %s", code, body)

@@ -40,18 +40,24 @@ func startDebug(ctx context.Context, addr string, log *slog.Logger) error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: loopbackOnly(mux), ReadHeaderTimeout: 5 * time.Second}
+	serveAside(ctx, ln, loopbackOnly(mux), "debug endpoint (pprof)", log)
+	return nil
+}
+
+// serveAside serves h on ln until ctx ends: a side listener of the server
+// (pprof, metrics), whose failure is logged and stops nothing else.
+func serveAside(ctx context.Context, ln net.Listener, h http.Handler, what string, log *slog.Logger) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("debug endpoint stopped", "err", err)
+			log.Warn(what+" stopped", "err", err)
 		}
 	}()
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
-	log.Info("debug endpoint (pprof) listening", "addr", ln.Addr().String())
-	return nil
+	log.Info(what+" listening", "addr", ln.Addr().String())
 }
 
 // loopbackOnly refuses requests whose Host is not a loopback name, so a web

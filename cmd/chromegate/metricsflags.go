@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/chromegate/chromegate/cmd/chromegate/internal/metrics"
@@ -20,8 +18,9 @@ import (
 // startMetrics serves serve --metrics-addr: Prometheus metrics at /metrics,
 // /healthz and /readyz (internal/metrics). Off (nil, nothing served) when
 // addr is empty: the default costs nothing. Like --http, a non-loopback
-// address needs --allow-remote. Readiness is the default session's
-// browser backend answering within 5 s.
+// address needs --allow-remote; a loopback one answers only requests
+// that name a loopback host (DNS rebinding). Readiness is the default
+// session's browser backend answering within 5 s.
 func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *executor.Manager, log *slog.Logger) error {
 	if m == nil {
 		return nil
@@ -36,17 +35,13 @@ func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *exe
 		_, err := mgr.Ready(ctx, mcp.DefaultSession)
 		return err
 	}
-	srv := &http.Server{Handler: m.Handler(ready), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("metrics endpoint stopped", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	log.Info("metrics endpoint listening", "addr", ln.Addr().String())
+	h := m.Handler(ready)
+	if host, _, _ := net.SplitHostPort(addr); httpapi.IsLoopback(host) {
+		// On loopback, as pprof: a page that rebinds a name to 127.0.0.1
+		// reads nothing, and starts no browser through /readyz.
+		h = loopbackOnly(h)
+	}
+	serveAside(ctx, ln, h, "metrics endpoint", log)
 	return nil
 }
 

@@ -264,13 +264,6 @@ func (h *Handler) reap() {
 	}
 }
 
-// Sessions counts the live MCP sessions and the other contexts (named,
-// default and minted).
-func (h *Handler) Sessions() (mcpSessions, named int) {
-	c := h.sessionCounts()
-	return c["mcp"], c["named"] + c["handles"]
-}
-
 // sessionCounts counts the live contexts by kind: "mcp" sessions,
 // "named" contexts (the default ones among them) and minted "handles".
 func (h *Handler) sessionCounts() map[string]int {

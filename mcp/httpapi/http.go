@@ -288,7 +288,10 @@ var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 // SessionOf implements mcp.Front for MCP over HTTP: the context the
 // request's SessionHeader presents, else its stateful MCP session's own,
 // else (a stateless request) its principal's default context.
-func (h *Handler) SessionOf(_ context.Context, mcpID string, extra *sdk.RequestExtra, p mcp.Principal) (string, error) {
+func (h *Handler) SessionOf(ctx context.Context, mcpID string, extra *sdk.RequestExtra, p mcp.Principal) (string, error) {
+	if key, ok := ctx.Value(resolvedCtxKey{}).(string); ok {
+		return key, nil // track resolved it for this call
+	}
 	if extra != nil {
 		if presented := extra.Header.Get(SessionHeader); presented != "" {
 			return h.contextKey(p, presented)
@@ -305,6 +308,9 @@ func (h *Handler) SessionOf(_ context.Context, mcpID string, extra *sdk.RequestE
 	}
 	return "mcp:" + mcpID, nil
 }
+
+// resolvedCtxKey holds the context track resolved for a tool call.
+type resolvedCtxKey struct{}
 
 // track is an SDK middleware: it notices MCP sessions as they start (to
 // close their browser context when they end) and counts calls in flight
@@ -351,9 +357,13 @@ func (h *Handler) track(next sdk.MethodHandler) sdk.MethodHandler {
 			var other string
 			extra := req.GetExtra()
 			if extra != nil && (extra.Header.Get(SessionHeader) != "" || id == "") {
-				// The context this call goes to (dispatch asks again and
-				// renders a refusal).
-				other, _ = h.SessionOf(ctx, id, extra, h.Identify(ctx, extra))
+				// The context this call goes to, resolved once: SessionOf
+				// finds it in ctx when dispatch asks (a refusal is left to
+				// dispatch, which renders it).
+				if key, err := h.SessionOf(ctx, id, extra, h.Identify(ctx, extra)); err == nil {
+					other = key
+					ctx = context.WithValue(ctx, resolvedCtxKey{}, key)
+				}
 			}
 			c, ok := h.begin(id, other)
 			if !ok {
@@ -539,8 +549,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 		return p, "slow-body"
 	}
 	ctx := context.WithValue(r.Context(), principalCtxKey{}, p)
-	pk := peekBody(body)
-	ctx = context.WithValue(ctx, peekCtxKey{}, pk)
+	var pk peek
+	if r.Method == http.MethodPost && r.URL.Path == "/mcp" {
+		// Only an MCP message is routed by what it carries.
+		pk = peekBody(body)
+		ctx = context.WithValue(ctx, peekCtxKey{}, pk)
+	}
 	if r.Method != http.MethodGet && !pk.listen {
 		// A POST carries calls and their answers: shutdown waits for it.
 		// A GET, or a POST of subscriptions/listen, is an event stream

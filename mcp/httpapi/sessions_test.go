@@ -99,7 +99,7 @@ func TestHTTPSessionTimeout(t *testing.T) {
 		_, ok := e.manager.Current("mcp:" + id)
 		return !ok
 	})
-	if mcpN, _ := e.handler.Sessions(); mcpN != 0 {
+	if mcpN := e.handler.sessionCounts()["mcp"]; mcpN != 0 {
 		t.Errorf("%d MCP sessions left", mcpN)
 	}
 	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_text", Arguments: map[string]any{}}); err == nil {

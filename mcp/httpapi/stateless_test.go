@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStatelessBesideStateful: a 2026-07-28 client (stateless: no
@@ -182,11 +181,9 @@ func TestListenStream(t *testing.T) {
 	if e.handler.inFlight() != 0 {
 		t.Error("a listen stream counts as a call in flight")
 	}
-	start := time.Now()
+	// shutdown fails the test if Serve has not returned (the drain
+	// waiting on the stream would hold it for the 30 s deadline).
 	if err := e.shutdown(); err != nil {
 		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Errorf("shutdown waited %s on a listen stream", took)
 	}
 }

@@ -1,10 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,7 +55,7 @@ func peekBody(body []byte) peek {
 		} `json:"params"`
 	}
 	var msgs []msg
-	body = []byte(strings.TrimSpace(string(body)))
+	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		_ = json.Unmarshal(body, &msgs)
 	} else {
