@@ -403,7 +403,10 @@ func (o *OAuth) verifyOpaque(ctx context.Context, token string) (tokenClaims, er
 	if strings.HasPrefix(token, KeyPrefix) {
 		return tokenClaims{}, errInvalidToken // a key, never sent out
 	}
-	if o.opts.Introspection == "" && o.opts.ClientID != "" {
+	o.mu.Lock()
+	discover := o.opts.Introspection == "" && o.opts.ClientID != "" && o.jwksURL == ""
+	o.mu.Unlock()
+	if discover {
 		// The discovery document may name the endpoint.
 		if _, err := o.fetchJWKS(ctx); err != nil {
 			return tokenClaims{}, err
