@@ -214,7 +214,6 @@ func TestDirectory(t *testing.T) {
 	}
 }
 
-
 // A checkpoint opens on another replica with the fleet's key, not with
 // another key, and not as another session's.
 func TestCheckpointSealed(t *testing.T) {
