@@ -7,7 +7,9 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"io"
@@ -99,6 +101,15 @@ func newBundleServer(t testing.TB, body []byte) *bundleServer {
 		s.mu.Lock()
 		b := s.body
 		s.mu.Unlock()
+		// An ETag, as nginx sends: OPA asks with If-None-Match and
+		// activates again only what changed.
+		sum := sha256.Sum256(b)
+		etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("ETag", etag)
 		w.Header().Set("Content-Type", "application/gzip")
 		w.Write(b)
 	}))
