@@ -620,7 +620,7 @@ func (e *Engine) Status() Status {
 		s.LastError = *p
 	}
 	if e.opa != nil {
-		s.OPA = e.opa.status()
+		s.OPA = e.opa.Status()
 	}
 	return s
 }

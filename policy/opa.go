@@ -473,7 +473,8 @@ type DecisionLogStatus struct {
 	DroppedRateLimit uint64 `json:"dropped_rate_limit"`
 }
 
-func (o *OPA) status() *OPAStatus {
+// Status reports the plugins: bundles, activations, the decision log.
+func (o *OPA) Status() *OPAStatus {
 	s := &OPAStatus{Replica: o.replica, Bundles: map[string]BundleStatus{}}
 	o.mu.Lock()
 	s.Activations = maps.Clone(o.activations)

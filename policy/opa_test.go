@@ -289,11 +289,11 @@ func TestOPABundleActivatesUpdatesAndKeepsTheLastGood(t *testing.T) {
 		{"tampered", tampered},
 		{"http.send", buildUnchecked(t, network, priv, "r-network")},
 	} {
-		errorsBefore := o.status().Activations["error"]
-		requestsBefore := o.status().Bundles["authz"].LastRequest
+		errorsBefore := o.Status().Activations["error"]
+		requestsBefore := o.Status().Bundles["authz"].LastRequest
 		srv.publish(c.body)
 		waitFor(t, c.name+" refused", func() bool {
-			s := o.status()
+			s := o.Status()
 			b := s.Bundles["authz"]
 			return b.LastRequest.After(requestsBefore) && (b.Code != "" || s.Activations["error"] > errorsBefore)
 		})
@@ -306,7 +306,7 @@ func TestOPABundleActivatesUpdatesAndKeepsTheLastGood(t *testing.T) {
 		if got := e.Status().Bundles["authz"]; got != "r2" {
 			t.Fatalf("%s: revision %q in force, want r2", c.name, got)
 		}
-		t.Logf("%s: refused: %s", c.name, o.status().Bundles["authz"].Message)
+		t.Logf("%s: refused: %s", c.name, o.Status().Bundles["authz"].Message)
 	}
 }
 
@@ -390,7 +390,7 @@ func TestOPAFailsClosedWithoutABundle(t *testing.T) {
 	if d.Allow || !strings.Contains(firstReason(d), "no policy bundle has been activated yet") {
 		t.Fatalf("before any bundle: %+v", d)
 	}
-	waitFor(t, "the bundle server's error", func() bool { return o.status().Bundles["authz"].Message != "" })
+	waitFor(t, "the bundle server's error", func() bool { return o.Status().Bundles["authz"].Message != "" })
 	d = e.Decide(t.Context(), navigateInput(t, "https://a.test/"))
 	if d.Allow || !strings.Contains(firstReason(d), "bundle authz:") {
 		t.Fatalf("with the server down: %+v", d)
@@ -457,21 +457,21 @@ func TestOPADecisionLogBufferIsBoundedAndResumes(t *testing.T) {
 	// With the collector down, decisions are still made; the buffer stays
 	// within its limit and drops are counted.
 	n := 0
-	for o.status().DecisionLogs.DroppedBufferFull == 0 {
+	for o.Status().DecisionLogs.DroppedBufferFull == 0 {
 		for range 500 {
 			if d := e.Decide(ctx, navigateInput(t, "https://a.test/"+strings.Repeat("p", n%97))); !d.Allow {
 				t.Fatalf("decision with the collector down: %+v", d)
 			}
 			n++
 		}
-		if s := o.status().DecisionLogs; s.BufferBytes > limit {
+		if s := o.Status().DecisionLogs; s.BufferBytes > limit {
 			t.Fatalf("buffer %d bytes, limit %d", s.BufferBytes, limit)
 		}
 		if n > 2_000_000 {
 			t.Fatal("no drop counted after 2M decisions")
 		}
 	}
-	s := o.status().DecisionLogs
+	s := o.Status().DecisionLogs
 	t.Logf("collector down: %d decisions before the first drop with a %d KiB buffer; buffer %d bytes; drops %d",
 		n, limit>>10, s.BufferBytes, s.DroppedBufferFull)
 
@@ -481,7 +481,7 @@ func TestOPADecisionLogBufferIsBoundedAndResumes(t *testing.T) {
 		_, raw := col.received()
 		return strings.Contains(raw, "a.test")
 	})
-	waitFor(t, "the buffer to drain", func() bool { return o.status().DecisionLogs.BufferBytes == 0 })
+	waitFor(t, "the buffer to drain", func() bool { return o.Status().DecisionLogs.BufferBytes == 0 })
 }
 
 // The embedded default policy, built into a bundle and activated by OPA,

@@ -187,6 +187,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err != nil {
 		return err
 	}
+	if mx != nil && cfg.policy.opa != nil {
+		mx.WatchBundles(gate.Engine.Status)
+	}
 	boundary := egress.NewBoundary(egressObserved(mx, gate))
 	if cfg.noEgress {
 		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
