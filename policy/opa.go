@@ -96,7 +96,23 @@ type OPA struct {
 	activations map[string]uint64 // by result: ok, error
 	logged      atomic.Uint64
 	stopOnce    sync.Once
+
+	// lines carries decision-log lines from Write to the goroutine that
+	// hands them to the plugin (logLines); queueDrops counts the lines a
+	// full queue refused.
+	lines      chan []byte
+	queueDrops atomic.Uint64
+	linesDone  chan struct{} // closed: logLines drains and returns
+	linesGone  chan struct{} // closed by logLines when it returns
 }
+
+// DecisionQueue bounds the decision-log lines waiting for OPA's
+// decision-log plugin (about 300 bytes each). Handing a line to the plugin
+// takes on the order of 100 µs (it evaluates the bundle's mask and drop
+// policies and encodes the event), so it is done off the decision's path,
+// by one goroutine; a decision only queues its line. A line that finds
+// the queue full is dropped and counted (DecisionLogStatus.DroppedQueueFull).
+const DecisionQueue = 10_000
 
 // NewOPA parses cfg and builds OPA's plugin manager with the bundle
 // plugin, and the decision-log and status plugins when the configuration
@@ -120,7 +136,8 @@ func NewOPA(cfg OPAConfig) (*OPA, error) {
 		return nil, fmt.Errorf("opa config: %w", err)
 	}
 	o := &OPA{manager: m, replica: replica, met: metrics.New(), log: log,
-		activations: map[string]uint64{}, bundles: map[string]*bundleplugin.Status{}}
+		activations: map[string]uint64{}, bundles: map[string]*bundleplugin.Status{},
+		lines: make(chan []byte, DecisionQueue), linesDone: make(chan struct{}), linesGone: make(chan struct{})}
 	bcfg, err := bundleplugin.NewConfigBuilder().WithBytes(m.Config.Bundles).
 		WithServices(m.Services()).WithKeyConfigs(m.PublicKeys()).Parse()
 	if err != nil {
@@ -240,7 +257,33 @@ func (e *Engine) startOPA(ctx context.Context) error {
 		activators.Delete(o.manager.Store)
 		return fmt.Errorf("opa: %w", err)
 	}
+	if o.logs != nil {
+		go o.logLines()
+	} else {
+		close(o.linesGone)
+	}
 	return nil
+}
+
+// logLines hands queued decision-log lines to the plugin until stop, then
+// what is still queued.
+func (o *OPA) logLines() {
+	defer close(o.linesGone)
+	for {
+		select {
+		case line := <-o.lines:
+			o.logLine(line)
+		case <-o.linesDone:
+			for {
+				select {
+				case line := <-o.lines:
+					o.logLine(line)
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // stop stops the plugins, giving the decision-log plugin a few seconds to
@@ -249,6 +292,11 @@ func (o *OPA) stop() {
 	o.stopOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		close(o.linesDone)
+		select {
+		case <-o.linesGone:
+		case <-ctx.Done():
+		}
 		o.manager.Stop(ctx)
 		activators.Delete(o.manager.Store)
 	})
@@ -471,6 +519,11 @@ type DecisionLogStatus struct {
 	// DroppedRateLimit counts the events dropped by
 	// reporting.max_decisions_per_second.
 	DroppedRateLimit uint64 `json:"dropped_rate_limit"`
+	// DroppedQueueFull counts the decisions dropped before the plugin
+	// because DecisionQueue lines were already waiting for it.
+	DroppedQueueFull uint64 `json:"dropped_queue_full"`
+	// Queued is how many decisions wait for the plugin.
+	Queued int `json:"queued"`
 }
 
 // Status reports the plugins: bundles, activations, the decision log.
@@ -490,6 +543,8 @@ func (o *OPA) Status() *OPAStatus {
 			BufferBytes:       size,
 			DroppedBufferFull: counter(o.met, "decision_logs_dropped_buffer_size_limit_bytes_exceeded"),
 			DroppedRateLimit:  counter(o.met, "decision_logs_dropped_rate_limit_exceeded"),
+			DroppedQueueFull:  o.queueDrops.Load(),
+			Queued:            len(o.lines),
 		}
 	}
 	return s
@@ -503,9 +558,10 @@ func counter(m metrics.Metrics, name string) uint64 {
 // DecisionWriter returns the writer that hands each decision-log line to
 // OPA's decision-log plugin, or nil when the configuration has no
 // decision_logs. Give it to WithDecisionLog (wrapped in whatever redacts
-// the file log, and beside the file if there is one). Its Write never
-// fails: an event OPA refuses is logged, not returned, so that the file
-// log beside it is still written.
+// the file log, and beside the file if there is one). Its Write queues
+// the line (DecisionQueue) and never fails or waits: an event OPA refuses
+// is logged, a line the full queue refuses counted, not returned, so that
+// the file log beside it is still written.
 func (o *OPA) DecisionWriter() io.Writer {
 	if o.logs == nil {
 		return nil
@@ -515,15 +571,24 @@ func (o *OPA) DecisionWriter() io.Writer {
 
 type decisionWriter struct{ o *OPA }
 
-// Write turns one decision-log line (a LogEntry's JSON) into an OPA
-// decision-log event: the decision's facts as input, allow and reasons as
-// result, the bundles that decided, the eval time and a repeat count as
-// custom fields.
 func (w decisionWriter) Write(p []byte) (int, error) {
+	select {
+	case w.o.lines <- bytes.Clone(p):
+	default:
+		w.o.queueDrops.Add(1)
+	}
+	return len(p), nil
+}
+
+// logLine turns one decision-log line (a LogEntry's JSON) into an OPA
+// decision-log event and hands it to the plugin: the decision's facts as
+// input, allow and reasons as result, the bundles that decided, the eval
+// time and a repeat count as custom fields.
+func (o *OPA) logLine(p []byte) {
 	var line map[string]any
 	if err := util.UnmarshalJSON(bytes.TrimSpace(p), &line); err != nil {
-		w.o.log.Error("opa decision log: not a decision line", "err", err)
-		return len(p), nil
+		o.log.Error("opa decision log: not a decision line", "err", err)
+		return
 	}
 	info := &server.Info{DecisionID: newDecisionID(), Path: DecisionPath, Timestamp: time.Now().UTC()}
 	if t, ok := line["time"].(string); ok {
@@ -550,12 +615,11 @@ func (w decisionWriter) Write(p []byte) (int, error) {
 	}
 	var input any = line
 	info.Input, info.Results, info.Custom = &input, &result, custom
-	if err := w.o.logs.Log(context.Background(), info); err != nil {
-		w.o.log.Error("opa decision log", "err", err)
-		return len(p), nil
+	if err := o.logs.Log(context.Background(), info); err != nil {
+		o.log.Error("opa decision log", "err", err)
+		return
 	}
-	w.o.logged.Add(1)
-	return len(p), nil
+	o.logged.Add(1)
 }
 
 func newDecisionID() string {

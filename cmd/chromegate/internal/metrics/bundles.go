@@ -8,7 +8,7 @@ import (
 
 // Bundle and decision-log health, read from OPA's plugins at each scrape
 // (policy.OPA.Status). Label values: a result (ok, error), a drop reason
-// (buffer_full, rate_limit), a bundle's name from the OPA configuration,
+// (queue_full, buffer_full, rate_limit), a bundle's name from the OPA configuration,
 // and, on the info metric only, the revision in force (one series a
 // bundle at a time, as chromegate_build_info's version).
 
@@ -26,7 +26,7 @@ var (
 	logsEventsDesc = prometheus.NewDesc("chromegate_decision_logs_events_total",
 		"Decisions handed to OPA's decision-log plugin.", nil, nil)
 	logsDroppedDesc = prometheus.NewDesc("chromegate_decision_logs_dropped_total",
-		"Decision-log drops by reason: buffer_full (the buffer dropped its oldest chunks of events, counted once a drop), rate_limit (one event each).", []string{"reason"}, nil)
+		"Decision-log drops by reason: queue_full (a decision's event, dropped before OPA's plugin: it was that far behind), buffer_full (the plugin's buffer dropped its oldest chunks of events, counted once a drop), rate_limit (one event each).", []string{"reason"}, nil)
 	logsBufferDesc = prometheus.NewDesc("chromegate_decision_logs_buffer_bytes",
 		"Compressed decision-log events waiting to be uploaded.", nil, nil)
 )
@@ -82,6 +82,7 @@ func (c bundleCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(logsEventsDesc, prometheus.CounterValue, float64(l.Logged))
 		ch <- prometheus.MustNewConstMetric(logsDroppedDesc, prometheus.CounterValue, float64(l.DroppedBufferFull), "buffer_full")
 		ch <- prometheus.MustNewConstMetric(logsDroppedDesc, prometheus.CounterValue, float64(l.DroppedRateLimit), "rate_limit")
+		ch <- prometheus.MustNewConstMetric(logsDroppedDesc, prometheus.CounterValue, float64(l.DroppedQueueFull), "queue_full")
 		ch <- prometheus.MustNewConstMetric(logsBufferDesc, prometheus.GaugeValue, float64(l.BufferBytes))
 	}
 }

@@ -17,13 +17,14 @@ func TestBundleMetrics(t *testing.T) {
 		Activations: map[string]uint64{"ok": 3, "error": 1},
 		Bundles: map[string]policy.BundleStatus{"authz": {ActiveRevision: "v7", LastSuccessfulActivation: at,
 			Code: "bundle_error", Message: "failed to verify JWT signature"}},
-		DecisionLogs: &policy.DecisionLogStatus{Logged: 10, BufferBytes: 512, DroppedBufferFull: 2},
+		DecisionLogs: &policy.DecisionLogStatus{Logged: 10, BufferBytes: 512, DroppedBufferFull: 2, DroppedQueueFull: 5},
 	}}
 	m.WatchBundles(func() policy.Status { return st })
 	want := `
-# HELP chromegate_decision_logs_dropped_total Decision-log drops by reason: buffer_full (the buffer dropped its oldest chunks of events, counted once a drop), rate_limit (one event each).
+# HELP chromegate_decision_logs_dropped_total Decision-log drops by reason: queue_full (a decision's event, dropped before OPA's plugin: it was that far behind), buffer_full (the plugin's buffer dropped its oldest chunks of events, counted once a drop), rate_limit (one event each).
 # TYPE chromegate_decision_logs_dropped_total counter
 chromegate_decision_logs_dropped_total{reason="buffer_full"} 2
+chromegate_decision_logs_dropped_total{reason="queue_full"} 5
 chromegate_decision_logs_dropped_total{reason="rate_limit"} 0
 # HELP chromegate_policy_bundle_activations_total OPA bundle activations by result: ok, or error (the last good bundle stays in force).
 # TYPE chromegate_policy_bundle_activations_total counter
