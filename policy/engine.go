@@ -251,7 +251,10 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	fp := e.fingerprint()
 	e.watchFP.Store(&fp)
 	if cfg.opa != nil {
-		return e, e.startOPA(ctx)
+		if err := e.startOPA(ctx); err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	st, err := e.build(ctx, e.load)
 	if err != nil {

@@ -89,7 +89,7 @@ type OPA struct {
 	log     *slog.Logger
 
 	eng     *Engine
-	pending atomic.Pointer[state] // prepared in an activation, not yet committed
+	pending atomic.Pointer[pendingState] // prepared in an activation, not yet committed
 
 	mu          sync.Mutex
 	bundles     map[string]*bundleplugin.Status
@@ -113,6 +113,12 @@ type OPA struct {
 // by one goroutine; a decision only queues its line. A line that finds
 // the queue full is dropped and counted (DecisionLogStatus.DroppedQueueFull).
 const DecisionQueue = 10_000
+
+// pendingState is a policy prepared in the transaction txn.
+type pendingState struct {
+	txn uint64
+	st  *state
+}
 
 // NewOPA parses cfg and builds OPA's plugin manager with the bundle
 // plugin, and the decision-log and status plugins when the configuration
@@ -254,6 +260,7 @@ func (e *Engine) startOPA(ctx context.Context) error {
 		return fmt.Errorf("opa: %w", err)
 	}
 	if err := o.manager.Start(ctx); err != nil {
+		o.manager.Stop(ctx)
 		activators.Delete(o.manager.Store)
 		return fmt.Errorf("opa: %w", err)
 	}
@@ -352,7 +359,7 @@ func (o *OPA) activate(opts *bundle.ActivateOpts) error {
 		})
 		e.reloadMu.Unlock()
 		if err == nil {
-			o.pending.Store(st)
+			o.pending.Store(&pendingState{txn: opts.Txn.ID(), st: st})
 		} else {
 			e.failed(err)
 		}
@@ -362,10 +369,11 @@ func (o *OPA) activate(opts *bundle.ActivateOpts) error {
 }
 
 // committed is OPA's compiler trigger: a transaction that activated a
-// bundle has committed, so its policy goes in force.
-func (o *OPA) committed(storage.Transaction) {
-	if st := o.pending.Swap(nil); st != nil {
-		o.eng.install(st)
+// bundle has committed, so its policy goes in force. (A policy prepared in
+// a transaction that did not commit never does.)
+func (o *OPA) committed(txn storage.Transaction) {
+	if p := o.pending.Swap(nil); p != nil && p.txn == txn.ID() {
+		o.eng.install(p.st)
 	}
 }
 
