@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,36 +39,11 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 	base := site(t)
 	dir := t.TempDir()
 
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
-	signKey := filepath.Join(dir, "sign.pem")
-	if err := os.WriteFile(signKey, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	signKey, pub := bundleSigner(t, dir)
 	served := t.TempDir()
 	build := func(rev string, allow []string) {
 		t.Helper()
-		src := t.TempDir()
-		if err := policies.WriteTree(src); err != nil {
-			t.Fatal(err)
-		}
-		dataPath := filepath.Join(src, "default", "data.json")
-		var data map[string]any
-		raw, _ := os.ReadFile(dataPath)
-		if err := json.Unmarshal(raw, &data); err != nil {
-			t.Fatal(err)
-		}
-		data["allow_domains"] = allow
-		raw, _ = json.Marshal(data)
-		os.WriteFile(dataPath, raw, 0o644)
-		out, err := exec.Command(binary, "policy", "build", "--signing-key", signKey, "--revision", rev,
-			"-o", filepath.Join(served, "authz.tar.gz"), filepath.Join(src, "default")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("policy build: %v\n%s", err, out)
-		}
+		buildDefaultBundle(t, signKey, rev, allow, filepath.Join(served, "authz.tar.gz"))
 	}
 	build("v1", []string{})
 	bundles := httptest.NewServer(etagFiles(served))
@@ -75,21 +51,7 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 	col := &logCollector{}
 	collector := httptest.NewServer(col)
 	t.Cleanup(collector.Close)
-
-	cfg, _ := json.Marshal(map[string]any{
-		"services": map[string]any{
-			"bundles":   map[string]any{"url": bundles.URL},
-			"collector": map[string]any{"url": collector.URL},
-		},
-		"keys": map[string]any{"release": map[string]any{"algorithm": "RS256",
-			"key": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))}},
-		"bundles": map[string]any{"authz": map[string]any{"service": "bundles", "resource": "authz.tar.gz",
-			"signing": map[string]any{"keyid": "release"}, "polling": map[string]any{"min_delay_seconds": 1, "max_delay_seconds": 1}}},
-		"decision_logs": map[string]any{"service": "collector", "reporting": map[string]any{"min_delay_seconds": 1, "max_delay_seconds": 1}},
-		"labels":        map[string]any{"team": "e2e"},
-	})
-	cfgPath := filepath.Join(dir, "opa.json")
-	os.WriteFile(cfgPath, cfg, 0o600)
+	cfgPath := opaConfigFile(t, dir, bundles.URL+"/authz.tar.gz", collector.URL, pub)
 	h := startHTTP(t, dir, "--opa-config", cfgPath, "--replica", "e2e-replica", "--enable-mutations")
 
 	navigate := func(url string) (allowed bool, body string) {
@@ -155,6 +117,81 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 	if raw := col.body(); strings.Contains(raw, secret) {
 		t.Fatalf("the collector received the token:\n%s", raw)
 	}
+}
+
+// bundleSigner writes an RSA key that signs bundles to dir/sign.pem and
+// returns its path and the public key, PEM.
+func bundleSigner(t testing.TB, dir string) (signKey, public string) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	signKey = filepath.Join(dir, "sign.pem")
+	if err := os.WriteFile(signKey, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return signKey, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
+}
+
+// buildDefaultBundle runs `chromegate policy build` on the default policy
+// with allow as its allow_domains, signed with signKey, to out (written
+// atomically by the command).
+func buildDefaultBundle(t testing.TB, signKey, rev string, allow []string, out string) {
+	t.Helper()
+	src := t.TempDir()
+	if err := policies.WriteTree(src); err != nil {
+		t.Fatal(err)
+	}
+	dataPath := filepath.Join(src, "default", "data.json")
+	var data map[string]any
+	raw, _ := os.ReadFile(dataPath)
+	if err := json.Unmarshal(raw, &data); err != nil {
+		t.Fatal(err)
+	}
+	data["allow_domains"] = allow
+	raw, _ = json.Marshal(data)
+	if err := os.WriteFile(dataPath, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command(binary, "policy", "build", "--signing-key", signKey, "--revision", rev,
+		"-o", out, filepath.Join(src, "default")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("policy build: %v\n%s", err, b)
+	}
+}
+
+// opaConfigFile writes an OPA configuration to dir/opa.json: one signed
+// bundle "authz" at bundleURL (polled every second) verified with pub,
+// decision logs to collectorURL (uploaded every second; none when empty),
+// labels.team "e2e". Several replicas may share it (--replica tells them
+// apart).
+func opaConfigFile(t testing.TB, dir, bundleURL, collectorURL, pub string) string {
+	t.Helper()
+	u, err := url.Parse(bundleURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resource := strings.TrimPrefix(u.Path, "/")
+	u.Path = ""
+	cfg := map[string]any{
+		"services": map[string]any{"bundles": map[string]any{"url": u.String()}},
+		"keys":     map[string]any{"release": map[string]any{"algorithm": "RS256", "key": pub}},
+		"bundles": map[string]any{"authz": map[string]any{"service": "bundles", "resource": resource,
+			"signing": map[string]any{"keyid": "release"}, "polling": map[string]any{"min_delay_seconds": 1, "max_delay_seconds": 1}}},
+		"labels": map[string]any{"team": "e2e"},
+	}
+	if collectorURL != "" {
+		cfg["services"].(map[string]any)["collector"] = map[string]any{"url": collectorURL}
+		cfg["decision_logs"] = map[string]any{"service": "collector", "reporting": map[string]any{"min_delay_seconds": 1, "max_delay_seconds": 1}}
+	}
+	raw, _ := json.Marshal(cfg)
+	p := filepath.Join(dir, "opa.json")
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // etagFiles serves dir with an ETag per content, as nginx does, so that
