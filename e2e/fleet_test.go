@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,7 +28,8 @@ type fleetRig struct {
 	redis    *testkit.Redis
 	env      []string
 	replicas []*httpServer
-	lb       string // http://host:port of HAProxy
+	metrics  []string // each replica's --metrics-addr
+	lb       string   // http://host:port of HAProxy
 	dir      *fleet.Store
 }
 
@@ -60,13 +62,17 @@ func startFleet(t *testing.T, n int, extra ...string) *fleetRig {
 	f.env = []string{"CHROMEGATE_REDIS_URL=" + f.redis.URL(), "CHROMEGATE_CHECKPOINT_KEY=" + base64.StdEncoding.EncodeToString(key)}
 	var wg sync.WaitGroup
 	f.replicas = make([]*httpServer, n)
+	for range n {
+		f.metrics = append(f.metrics, freeLoopback(t))
+	}
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			env := append(append([]string{}, f.env...), fmt.Sprintf("CHROMEGATE_REPLICA=r%d", i+1))
 			mark := fmt.Sprintf("e2e-fleet-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), i)
-			f.replicas[i] = startHTTPEnv(t, t.TempDir(), mark, env, append(append([]string{}, permissive...), extra...)...)
+			args := append(append([]string{"--metrics-addr=" + f.metrics[i]}, permissive...), extra...)
+			f.replicas[i] = startHTTPEnv(t, t.TempDir(), mark, env, args...)
 		}()
 	}
 	wg.Wait()
@@ -186,6 +192,7 @@ func TestFleet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	site := cookieSite(t)
+	prom, promLog := startPrometheus(t, f.metrics...)
 	agentsKey := f.fleetKey("agents")
 	adminKey := f.fleetKey("ops", "--role", "admin")
 
@@ -329,6 +336,25 @@ func TestFleet(t *testing.T) {
 		}
 	}
 	each("check after Redis came back", func(a *agent) error { return a.check(ctx, site) })
+	// Prometheus, scraping the replicas, saw the takeovers, the
+	// checkpoints and Redis back up on every live replica.
+	for query, atLeast := range map[string]float64{
+		`sum(chromegate_fleet_takeovers_total)`:            float64(len(held[victim])),
+		`sum(chromegate_fleet_checkpoints_saved_total)`:    float64(len(agents)),
+		`sum(chromegate_fleet_checkpoints_restored_total)`: float64(len(held[victim])),
+		`sum(chromegate_fleet_redis_up)`:                   float64(len(live)),
+		`sum(chromegate_fleet_redis_errors_total)`:         1,
+	} {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			got, _ := strconv.ParseFloat(promQuery(t, prom, query), 64)
+			if got >= atLeast {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("prometheus: %s = %v, want at least %v\n%s", query, got, atLeast, tail(promLog.String(), 3000))
+			}
+		}
+	}
 	for _, r := range live {
 		if strings.Contains(r.log.String(), f.redis.Password) || strings.Contains(r.log.String(), agentsKey) {
 			t.Fatal("a replica's log names the Redis password or a key")
