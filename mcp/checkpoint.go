@@ -77,7 +77,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 	defer cancel()
 	start := time.Now()
-	st, _, err := helpers.SaveState(ctx, c.ex, helpers.SaveOptions{Decide: c.originDecider(policy.StateSave, policy.StateCheckpoint)})
+	st, _, err := helpers.SaveState(ctx, c.ex, helpers.SaveOptions{Decide: s.stateCall(c, UseCheckpoint, c.ex).originDecider(policy.StateSave, policy.StateCheckpoint)})
 	if err != nil {
 		s.log.Warn("a session's checkpoint could not be read; its last one stands", "session", c.Session, "err", err)
 		return
@@ -135,9 +135,7 @@ func (s *Server) restoreCheckpoint(ctx context.Context, c *Call, ex executor.Exe
 			s.log.Error("a session's checkpoint does not parse; the session starts afresh", "session", c.Session, "err", err)
 			return
 		}
-		rc := *c
-		rc.ex = ex
-		decide := rc.originDecider(policy.StateLoad, policy.StateCheckpoint)
+		decide := s.stateCall(c, UseRestore, ex).originDecider(policy.StateLoad, policy.StateCheckpoint)
 		rep, err := helpers.RestoreState(ctx, ex, ck.State, helpers.RestoreOptions{Decide: decide, OpenTabs: true})
 		if err != nil {
 			s.log.Error("a session's checkpoint could not be restored", "session", c.Session, "err", err)
@@ -193,4 +191,17 @@ func (s *Server) reopenTabs(ctx context.Context, ex executor.Executor, ck checkp
 		_, _ = ex.SelectTab(ctx, selected)
 	}
 	return opened
+}
+
+// stateCall is c as a call of the state tool of use u (state_save,
+// state_load) on ex: a checkpoint is decided as that tool's, whatever call
+// it follows or precedes (a get_text does not restore a cookie as a read).
+// c's own tool stands when the server has no state tools.
+func (s *Server) stateCall(c *Call, u Use, ex executor.Executor) *Call {
+	sc := &Call{Tool: c.Tool, Args: map[string]any{}, Session: c.Session, Principal: c.Principal, srv: s, ex: ex}
+	if e, ok := s.toolFor(u); ok {
+		sc.Tool = e.tool
+		sc.Args = map[string]any{"name": "--checkpoint"}
+	}
+	return sc
 }

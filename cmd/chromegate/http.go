@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromegate/chromegate/cmd/chromegate/internal/metrics"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/fleet"
@@ -95,7 +96,7 @@ func joinHTTPArg(args []string) []string {
 }
 
 // serveHTTP listens on the --http address and serves srv until ctx ends.
-func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.Server) error {
+func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.Server, mx *metrics.Metrics) error {
 	hf := cfg.http
 	if hf.noMCP && hf.noREST {
 		return errors.New("--no-mcp-http and --no-rest together leave nothing to serve")
@@ -110,6 +111,9 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	}
 	if shared != nil {
 		defer shared.Close()
+		if mx != nil {
+			mx.Fleet(shared)
+		}
 	}
 	keys, err := openKeys(ctx, shared, dataDir, true)
 	if err != nil {

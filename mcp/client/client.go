@@ -149,6 +149,15 @@ type Client struct {
 // New returns a client over t.
 func New(t Transport) *Client { return &Client{t: t} }
 
+// Handle is the handle of the browser context the client minted and
+// presents (see HTTPOptions.Handle), "" when it has none.
+func (c *Client) Handle() string {
+	if m, ok := c.t.(*MCP); ok {
+		return m.handle
+	}
+	return ""
+}
+
 // Close closes the transport (and, for stdio, stops the server).
 func (c *Client) Close() error { return c.t.Close() }
 
@@ -217,6 +226,7 @@ type MCP struct {
 	// release gives back what the client holds on the server beside the
 	// session (a minted browser context: see ConnectHTTP).
 	release func() error
+	handle  string // the minted context's handle, "" for none
 	// redial starts a new MCP session on the same endpoint and context
 	// (nil: a lost session is an error).
 	redial func(ctx context.Context) (*sdk.ClientSession, error)
@@ -265,6 +275,9 @@ type HTTPOptions struct {
 	// new MCP session (the specification's answer to a 404 for a session)
 	// and goes on in the same context, restored from its checkpoint.
 	Handle bool
+	// Protocol asks for this MCP revision (e.g. "2025-11-25"; "" for the
+	// newest both sides speak).
+	Protocol string
 }
 
 // ConnectHTTPWith is ConnectHTTP with options.
@@ -276,11 +289,15 @@ func ConnectHTTPWith(ctx context.Context, endpoint, key string, o HTTPOptions) (
 	transport := func() sdk.Transport {
 		return &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &withHandle}
 	}
-	c, err := ConnectMCP(ctx, transport())
-	if err != nil {
-		return nil, err
+	dial := func(ctx context.Context) (*sdk.ClientSession, error) {
+		return sdk.NewClient(clientImpl, nil).Connect(ctx, transport(), &sdk.ClientSessionOptions{ProtocolVersion: o.Protocol})
 	}
-	m := c.t.(*MCP)
+	s, err := dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chromegate: connect: %w", err)
+	}
+	m := &MCP{Session: s}
+	c := New(m)
 	if v := m.Session.InitializeResult().ProtocolVersion; v < "2026-07-28" && !o.Handle {
 		return c, nil
 	}
@@ -290,10 +307,9 @@ func ConnectHTTPWith(ctx context.Context, endpoint, key string, o HTTPOptions) (
 		return nil, err
 	}
 	ph.handle.Store(&handle)
+	m.handle = handle
 	m.release = func() error { return dropHandle(hc, endpoint, handle) }
-	m.redial = func(ctx context.Context) (*sdk.ClientSession, error) {
-		return sdk.NewClient(clientImpl, nil).Connect(ctx, transport(), nil)
-	}
+	m.redial = dial
 	return c, nil
 }
 

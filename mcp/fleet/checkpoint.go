@@ -30,9 +30,11 @@ func (s *Store) SaveCheckpoint(ctx context.Context, session string, plain []byte
 	ctx, cancel := opCtx(ctx)
 	defer cancel()
 	if err := s.rdb.Set(ctx, s.checkpointKey(session), sealed, idle).Err(); err != nil {
+		s.stats.ckErrors.Add(1)
 		return s.unavailable("save a checkpoint", err)
 	}
 	s.answered()
+	s.stats.saved.Add(1)
 	return nil
 }
 
@@ -50,16 +52,20 @@ func (s *Store) LoadCheckpoint(ctx context.Context, session string) ([]byte, boo
 		return nil, false, nil
 	}
 	if err != nil {
+		s.stats.ckErrors.Add(1)
 		return nil, false, s.unavailable("load a checkpoint", err)
 	}
 	s.answered()
 	n := s.aead.NonceSize()
 	if len(sealed) < n+s.aead.Overhead() {
+		s.stats.ckErrors.Add(1)
 		return nil, false, errors.New("the checkpoint is too short to be one")
 	}
 	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(session))
 	if err != nil {
+		s.stats.ckErrors.Add(1)
 		return nil, false, fmt.Errorf("the checkpoint does not open with this replica's key (another key, or not this session's): %w", err)
 	}
+	s.stats.restored.Add(1)
 	return plain, true, nil
 }

@@ -127,6 +127,7 @@ func (s *Store) Adopt(ctx context.Context, session string) error {
 		return s.unavailable("adopt a session", err)
 	}
 	s.answered()
+	s.stats.takeovers.Add(1)
 	return nil
 }
 

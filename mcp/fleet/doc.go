@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/time/rate"
 )
 
 // Doc is a small document every replica shares (the keys): its bytes and
@@ -20,6 +21,8 @@ import (
 type Doc struct {
 	s    *Store
 	name string
+
+	syncs *rate.Limiter // of Sync
 
 	mu        sync.Mutex
 	data      []byte
@@ -33,7 +36,7 @@ func (s *Store) Doc(ctx context.Context, name string) *Doc {
 	s.docsMu.Lock()
 	d := s.docs[name]
 	if d == nil {
-		d = &Doc{s: s, name: name}
+		d = &Doc{s: s, name: name, syncs: rate.NewLimiter(syncRate, syncRate)}
 		s.docs[name] = d
 	}
 	s.docsMu.Unlock()
@@ -87,6 +90,25 @@ func (d *Doc) refresh(ctx context.Context) error {
 	d.mu.Unlock()
 	return nil
 }
+
+// Sync confirms the copy now: a caller that found nothing in the copy (a
+// key made a moment ago on another replica) asks Redis rather than wait
+// for the next poll. At most syncRate syncs a second are made, whoever
+// asks (requests with made-up keys cost Redis nothing more); past that,
+// the copy stands.
+func (d *Doc) Sync(ctx context.Context) error {
+	if !d.syncs.Allow() {
+		return nil
+	}
+	ctx, cancel := opCtx(ctx)
+	defer cancel()
+	if err := d.refresh(ctx); err != nil {
+		return d.s.unavailable("sync "+d.name, err)
+	}
+	return nil
+}
+
+const syncRate = 50
 
 // Current is the document and its version, as confirmed at most MaxStale
 // ago; otherwise an error wrapping ErrUnavailable. An absent document is

@@ -86,6 +86,7 @@ type Store struct {
 	log     *slog.Logger
 
 	up        atomic.Bool
+	stats     counters
 	stop      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -166,6 +167,7 @@ func (s *Store) Close() error {
 
 // unavailable wraps a Redis error as ErrUnavailable, and notes Redis down.
 func (s *Store) unavailable(op string, err error) error {
+	s.stats.unavailable.Add(1)
 	if s.up.Swap(false) {
 		s.log.Warn("the shared state (Redis) stopped answering", "op", op, "err", err)
 	}
@@ -236,3 +238,29 @@ func (q quiet) Printf(_ context.Context, format string, v ...any) {
 }
 
 var quietOnce sync.Once
+
+// Stats are what a Store counted since it opened.
+type Stats struct {
+	// Takeovers are sessions this replica took over from another.
+	Takeovers uint64
+	// CheckpointsSaved and CheckpointsRestored count checkpoints;
+	// CheckpointErrors those that could not be stored or opened.
+	CheckpointsSaved, CheckpointsRestored, CheckpointErrors uint64
+	// Unavailable counts operations Redis did not answer.
+	Unavailable uint64
+}
+
+type counters struct {
+	takeovers, saved, restored, ckErrors, unavailable atomic.Uint64
+}
+
+// Stats returns the store's counts.
+func (s *Store) Stats() Stats {
+	return Stats{
+		Takeovers:           s.stats.takeovers.Load(),
+		CheckpointsSaved:    s.stats.saved.Load(),
+		CheckpointsRestored: s.stats.restored.Load(),
+		CheckpointErrors:    s.stats.ckErrors.Load(),
+		Unavailable:         s.stats.unavailable.Load(),
+	}
+}

@@ -206,7 +206,12 @@ func (h *Handler) routeSessions(prefix string) {
 			h.refuse(w, api, status, string(e.Code), err.Error(), e.Hint)
 			return
 		}
-		h.warm("handle:" + handle)
+		if h.opts.Fleet == nil {
+			// In a fleet the handle's calls go where the balancer
+			// hashes it, which may not be here: nothing is warmed
+			// for them on the replica that minted it.
+			h.warm("handle:" + handle)
+		}
 		w.Header().Set(SessionHeader, handle)
 		writeJSON(w, http.StatusCreated, sessionInfo{Session: handle, Kind: "handle", IdleTimeoutS: int(h.opts.SessionTimeout.Seconds())})
 	})

@@ -439,18 +439,18 @@ func (s *KeyStore) Empty() bool {
 // came close. transport is "http" or "rest".
 func (s *KeyStore) Authenticate(presented, transport string) (mcp.Principal, error) {
 	sum := sha256.Sum256([]byte(presented))
-	s.mu.Lock()
-	err := s.reloadLocked()
-	keys := s.keys
-	s.mu.Unlock()
+	found, err := s.find(sum)
+	if err == nil && found == nil {
+		if sy, ok := s.backend.(syncer); ok {
+			// A key made a moment ago on another replica: ask again
+			// (at most every few tens of milliseconds, whoever asks).
+			if err = sy.sync(); err == nil {
+				found, err = s.find(sum)
+			}
+		}
+	}
 	if err != nil {
 		return mcp.Principal{}, err
-	}
-	var found *liveKey
-	for _, k := range keys {
-		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
-			found = k
-		}
 	}
 	if found == nil || found.info.Expires != nil && !time.Now().Before(*found.info.Expires) {
 		return mcp.Principal{}, ErrNoKey
@@ -467,6 +467,28 @@ func (s *KeyStore) Authenticate(presented, transport string) (mcp.Principal, err
 	}
 	return p, nil
 }
+
+// find is the key whose hash is sum, or nil; every stored hash is
+// compared, in constant time.
+func (s *KeyStore) find(sum [sha256.Size]byte) (*liveKey, error) {
+	s.mu.Lock()
+	err := s.reloadLocked()
+	keys := s.keys
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var found *liveKey
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
+			found = k
+		}
+	}
+	return found, nil
+}
+
+// syncer is a keysBackend that can be asked to confirm its keys now.
+type syncer interface{ sync() error }
 
 // ErrWiderKey is returned when a principal asks for a key with a right it
 // does not have itself.

@@ -54,6 +54,12 @@ func (k sharedKeys) stamp() (any, error) {
 	return ver, err
 }
 
+func (k sharedKeys) sync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return k.doc.Sync(ctx)
+}
+
 func (k sharedKeys) read() (keysFile, any, error) {
 	data, ver, err := k.doc.Current()
 	if err != nil {
