@@ -167,7 +167,9 @@ func NewOPA(cfg OPAConfig) (*OPA, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opa config: status: %w", err)
 		}
-		m.Register(status.Name, status.New(scfg, m).WithMetrics(o.met))
+		sp := status.New(scfg, m).WithMetrics(o.met)
+		m.Register(status.Name, sp)
+		bp.RegisterBulkListener(status.Name, sp.BulkUpdateBundleStatus) // as OPA's runtime does
 	}
 	m.RegisterCompilerTrigger(o.committed)
 	return o, nil

@@ -131,6 +131,7 @@ type collector struct {
 	mu     sync.Mutex
 	raw    bytes.Buffer // every body received, decompressed
 	events []map[string]any
+	status []map[string]any // OPA's status reports (POST /status)
 }
 
 func newCollector(t testing.TB) *collector {
@@ -138,6 +139,17 @@ func newCollector(t testing.TB) *collector {
 	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/status") {
+			var report map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&report); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			c.mu.Lock()
+			c.status = append(c.status, report)
+			c.mu.Unlock()
 			return
 		}
 		zr, err := gzip.NewReader(r.Body)
@@ -173,6 +185,7 @@ func (c *collector) received() ([]map[string]any, string) {
 type opaTestConfig struct {
 	bundleURL, collectorURL, publicKey string
 	bufferBytes                        int
+	status                             bool // OPA's status reports to the collector too
 }
 
 func (c opaTestConfig) json() []byte {
@@ -193,6 +206,9 @@ func (c opaTestConfig) json() []byte {
 			rep["buffer_size_limit_bytes"] = c.bufferBytes
 		}
 		cfg["decision_logs"] = map[string]any{"service": "collector", "reporting": rep}
+		if c.status {
+			cfg["status"] = map[string]any{"service": "collector"}
+		}
 	}
 	b, _ := json.Marshal(cfg)
 	return b
@@ -260,6 +276,9 @@ func TestOPABundleActivatesUpdatesAndKeepsTheLastGood(t *testing.T) {
 	srv.publish(buildBundle(t, hostsPolicy("b.test"), priv, "r2"))
 	waitFor(t, "a decision under r2", func() bool { return e.Decide(ctx, navigateInput(t, "https://b.test/")).Allow })
 	t.Logf("bundle activation: publish → first decision under the new revision: %v (polling every 1 s)", time.Since(published))
+	if b := o.Status().Bundles["authz"]; !b.LastSuccessfulDownload.IsZero() {
+		t.Logf("bundle activation: download → activated (verify, compile, prepare, commit): %v", b.LastSuccessfulActivation.Sub(b.LastSuccessfulDownload))
+	}
 	if got := e.Status().Bundles["authz"]; got != "r2" {
 		t.Fatalf("revision %q, want r2", got)
 	}
@@ -405,7 +424,7 @@ func TestOPADecisionLogsReachTheCollectorWithoutSecrets(t *testing.T) {
 	priv, pub := testKeys(t)
 	srv := newBundleServer(t, buildBundle(t, hostsPolicy("a.test"), priv, "r1"))
 	col := newCollector(t)
-	e, _ := newOPAEngine(t, opaTestConfig{bundleURL: srv.URL, collectorURL: col.URL, publicKey: pub}, "replica-7")
+	e, _ := newOPAEngine(t, opaTestConfig{bundleURL: srv.URL, collectorURL: col.URL, publicKey: pub, status: true}, "replica-7")
 	ctx := t.Context()
 	waitFor(t, "r1", func() bool { return e.Status().Bundles["authz"] == "r1" })
 
@@ -438,6 +457,20 @@ func TestOPADecisionLogsReachTheCollectorWithoutSecrets(t *testing.T) {
 			t.Errorf("path %v, decision_id %v", ev["path"], ev["decision_id"])
 		}
 	}
+	// OPA's status plugin reports the bundle in force, as the replica.
+	waitFor(t, "a status report naming r1", func() bool {
+		col.mu.Lock()
+		defer col.mu.Unlock()
+		for _, r := range col.status {
+			labels, _ := r["labels"].(map[string]any)
+			bundles, _ := r["bundles"].(map[string]any)
+			authz, _ := bundles["authz"].(map[string]any)
+			if labels["replica"] == "replica-7" && authz["active_revision"] == "r1" {
+				return true
+			}
+		}
+		return false
+	})
 	first := evs[0]
 	if first["input"].(map[string]any)["target_host"] != "a.test" || first["result"].(map[string]any)["allow"] != true {
 		t.Errorf("first event: %v", first)
@@ -508,6 +541,10 @@ func TestDefaultPolicyRoundTripsThroughABundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the default bundle", func() bool { return viaBundle.Status().Bundles["authz"] == "default-1" })
+	if b := o.Status().Bundles["authz"]; !b.LastSuccessfulDownload.IsZero() {
+		t.Logf("default policy bundle (%d bytes): download → activated (compile, prepare, commit): %v",
+			tgz.Len(), b.LastSuccessfulActivation.Sub(b.LastSuccessfulDownload))
+	}
 
 	page := NewPage("https://example.com/a")
 	inputs := []Input{navigateInput(t, "https://example.com/"), navigateInput(t, "https://evil.test/"),
