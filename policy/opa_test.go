@@ -582,3 +582,49 @@ func TestDefaultPolicyRoundTripsThroughABundle(t *testing.T) {
 		t.Fatalf("%d of %d allowed: the inputs do not tell policies apart", allowed, len(inputs))
 	}
 }
+
+func TestOPAConfigRefused(t *testing.T) {
+	t.Parallel()
+	_, pub := testKeys(t)
+	good := opaTestConfig{bundleURL: "http://127.0.0.1:1", publicKey: pub}.json()
+	edit := func(f func(map[string]any)) []byte {
+		var d map[string]any
+		json.Unmarshal(good, &d)
+		f(d)
+		b, _ := json.Marshal(d)
+		return b
+	}
+	for _, c := range []struct {
+		name, want string
+		config     []byte
+	}{
+		{"unsigned bundle", `has no signing block`, edit(func(d map[string]any) {
+			delete(d["bundles"].(map[string]any)["authz"].(map[string]any), "signing")
+		})},
+		{"no bundles", "no bundles", edit(func(d map[string]any) { delete(d, "bundles") })},
+		{"legacy bundle", "single `bundle` key", edit(func(d map[string]any) { d["bundle"] = map[string]any{"name": "x"} })},
+		{"unknown key id", "authz", edit(func(d map[string]any) {
+			d["bundles"].(map[string]any)["authz"].(map[string]any)["signing"] = map[string]any{"keyid": "nope"}
+		})},
+		{"not YAML", "opa config", []byte("{{{")},
+	} {
+		if _, err := NewOPA(OPAConfig{Config: c.config}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want it to say %q", c.name, err, c.want)
+		}
+	}
+	// YAML works, and labels.replica defaults to the configuration's own.
+	yaml := "services:\n  b: {url: 'http://127.0.0.1:1'}\nkeys:\n  k:\n    algorithm: RS256\n    key: |\n" +
+		indent(pub, "      ") + "bundles:\n  authz: {service: b, signing: {keyid: k}}\nlabels: {replica: from-config}\n"
+	o, err := NewOPA(OPAConfig{Config: []byte(yaml)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.replica != "from-config" || o.manager.Labels()["replica"] != "from-config" {
+		t.Fatalf("replica %q, labels %v", o.replica, o.manager.Labels())
+	}
+}
+
+func indent(s, by string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return by + strings.Join(lines, "\n"+by) + "\n"
+}
