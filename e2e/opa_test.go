@@ -33,6 +33,9 @@ import (
 // navigation the first bundle denies is allowed once the second is
 // published; the collector receives both decisions with their bundle's
 // revision and the replica's label, and never the token in the URL.
+// Before the first bundle is published (the server answers 404) every call
+// is denied, saying why, and /readyz is 503; the metrics name the revision
+// in force.
 func TestOPABundlesAndDecisionLogs(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
@@ -45,14 +48,24 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 		t.Helper()
 		buildDefaultBundle(t, signKey, rev, allow, filepath.Join(served, "authz.tar.gz"))
 	}
-	build("v1", []string{})
 	bundles := httptest.NewServer(etagFiles(served))
 	t.Cleanup(bundles.Close)
 	col := &logCollector{}
 	collector := httptest.NewServer(col)
 	t.Cleanup(collector.Close)
 	cfgPath := opaConfigFile(t, dir, bundles.URL+"/authz.tar.gz", collector.URL, pub)
-	h := startHTTP(t, dir, "--opa-config", cfgPath, "--replica", "e2e-replica", "--enable-mutations")
+	metricsAddr := freeLoopback(t)
+	h := startHTTP(t, dir, "--opa-config", cfgPath, "--replica", "e2e-replica", "--enable-mutations", "--metrics-addr", metricsAddr)
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + metricsAddr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
 
 	navigate := func(url string) (allowed bool, body string) {
 		t.Helper()
@@ -63,12 +76,25 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 		}
 		return !strings.Contains(body, "POLICY_DENIED"), body
 	}
-	// Until v1 activates every call is denied, saying so; then v1 denies
-	// the site with its own reason.
+	// No bundle yet: every call denied (the tool is not even listed), and
+	// /readyz says why, with the bundle server's answer.
+	var last string
+	waitUntil(t, "/readyz to give the bundle server's Not Found", func() bool {
+		var code int
+		code, last = get("/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(last, "no policy bundle has been activated yet") &&
+			strings.Contains(last, "server replied with Not Found")
+	}, func() string { return last })
+	if ok, body := navigate(base + "/form"); ok {
+		t.Fatalf("allowed before any bundle: %s", body)
+	}
+
+	// Then v1 decides: it denies the site with its own reason.
+	build("v1", []string{})
 	waitUntil(t, "bundle v1", func() bool {
-		_, body := navigate(base + "/form")
-		return !strings.Contains(body, "no policy bundle has been activated yet")
-	})
+		_, last = navigate(base + "/form")
+		return strings.Contains(last, "allow_domains")
+	}, func() string { return last })
 	if ok, body := navigate(base + "/form"); ok {
 		t.Fatalf("v1 allowed the site: %s", body)
 	}
@@ -91,6 +117,10 @@ func TestOPABundlesAndDecisionLogs(t *testing.T) {
 		t.Fatalf("navigate over MCP under v2: %s", resultText(res))
 	}
 
+	if _, body := get("/metrics"); !strings.Contains(body, `chromegate_policy_bundle_info{bundle="authz",revision="v2"} 1`) ||
+		!strings.Contains(body, "chromegate_policy_waiting 0") {
+		t.Fatalf("metrics after v2:\n%s", grepLines(body, "chromegate_policy_", "chromegate_decision_logs_"))
+	}
 	var sawV1, sawV2 bool
 	waitUntil(t, "decisions of both revisions at the collector", func() bool {
 		sawV1, sawV2 = false, false
@@ -253,12 +283,31 @@ func (c *logCollector) body() string {
 	return c.raw.String()
 }
 
-// waitUntil polls cond every 100 ms for up to a minute.
-func waitUntil(t testing.TB, what string, cond func() bool) {
+// waitUntil polls cond every 100 ms for up to a minute; on giving up it
+// shows what each of last says.
+func waitUntil(t testing.TB, what string, cond func() bool, last ...func() string) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after a minute", what)
+			var seen []string
+			for _, f := range last {
+				seen = append(seen, f())
+			}
+			t.Fatalf("waiting for %s: gave up after a minute; last: %s", what, strings.Join(seen, "; "))
 		}
 	}
+}
+
+// grepLines keeps the lines of s that start with one of prefixes.
+func grepLines(s string, prefixes ...string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, p := range prefixes {
+			if strings.HasPrefix(l, p) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }

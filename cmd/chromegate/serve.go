@@ -249,7 +249,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		defer recorder.Close()
 		log.Info("recording every call", "dir", cfg.record)
 	}
-	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, log); err != nil {
+	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, gate.Engine.Status, log); err != nil {
 		return err
 	}
 	observer, decider := observed(mx, gate)
