@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -49,19 +48,10 @@ func BenchmarkSharedState(b *testing.B) {
 				if _, err := cs.CallTool(context.Background(), args); err != nil {
 					b.Fatal(err)
 				}
-				took := make([]time.Duration, 0, b.N)
-				b.ResetTimer()
-				for range b.N {
-					start := time.Now()
-					if _, err := cs.CallTool(context.Background(), args); err != nil {
-						b.Fatal(err)
-					}
-					took = append(took, time.Since(start))
-				}
-				b.StopTimer()
-				slices.Sort(took)
-				b.ReportMetric(float64(took[len(took)/2].Microseconds()), "median-µs")
-				b.ReportMetric(float64(took[len(took)*95/100].Microseconds()), "p95-µs")
+				timeCalls(b, func() error {
+					_, err := cs.CallTool(context.Background(), args)
+					return err
+				})
 			})
 		}
 	}
