@@ -352,8 +352,15 @@ func (o *OPA) activate(opts *bundle.ActivateOpts) error {
 	if len(opts.Bundles) == 0 {
 		return err // the manager's Init, with no bundle yet
 	}
-	if err == nil {
-		e := o.eng
+	e := o.eng
+	if err != nil {
+		// OPA's compile errors, with file:line and removed builtins
+		// explained, as a directory's are.
+		if _, ok := errors.AsType[ast.Errors](err); ok {
+			err = &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
+		}
+		e.failed(err)
+	} else {
 		e.reloadMu.Lock()
 		var st *state
 		st, err = e.build(opts.Ctx, func(ctx context.Context) (loaded, error) {

@@ -325,7 +325,11 @@ func TestOPABundleActivatesUpdatesAndKeepsTheLastGood(t *testing.T) {
 		if got := e.Status().Bundles["authz"]; got != "r2" {
 			t.Fatalf("%s: revision %q in force, want r2", c.name, got)
 		}
-		t.Logf("%s: refused: %s", c.name, o.Status().Bundles["authz"].Message)
+		msg := o.Status().Bundles["authz"].Message
+		t.Logf("%s: refused: %s", c.name, msg)
+		if c.name == "http.send" && !strings.Contains(msg, "builtin http.send is not available in chromegate policies") {
+			t.Errorf("http.send: the refusal does not say why: %s", msg)
+		}
 	}
 }
 
