@@ -632,3 +632,47 @@ func indent(s, by string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return by + strings.Join(lines, "\n"+by) + "\n"
 }
+
+// Three replicas pull from one bundle server and log to one collector: a
+// new revision reaches all three, and the collector tells them apart.
+func TestOPAReplicasShareOneServer(t *testing.T) {
+	priv, pub := testKeys(t)
+	srv := newBundleServer(t, buildBundle(t, hostsPolicy("a.test"), priv, "r1"))
+	col := newCollector(t)
+	cfg := opaTestConfig{bundleURL: srv.URL, collectorURL: col.URL, publicKey: pub}
+	var engines []*Engine
+	for _, name := range []string{"replica-a", "replica-b", "replica-c"} {
+		e, _ := newOPAEngine(t, cfg, name)
+		engines = append(engines, e)
+	}
+	ctx := t.Context()
+	for _, e := range engines {
+		waitFor(t, "r1", func() bool { return e.Status().Bundles["authz"] == "r1" })
+	}
+	published := time.Now()
+	srv.publish(buildBundle(t, hostsPolicy("b.test"), priv, "r2"))
+	var last time.Duration
+	for i, e := range engines {
+		waitFor(t, "r2 everywhere", func() bool { return e.Decide(ctx, navigateInput(t, "https://b.test/")).Allow })
+		if d := time.Since(published); d > last {
+			last = d
+		}
+		if got := e.Status().Bundles["authz"]; got != "r2" {
+			t.Fatalf("replica %d: revision %q", i, got)
+		}
+	}
+	t.Logf("bundle activation across 3 replicas: publish → the last one decides under r2: %v (polling every 1 s)", last)
+	waitFor(t, "r2 decisions from every replica", func() bool {
+		seen := map[string]bool{}
+		evs, _ := col.received()
+		for _, ev := range evs {
+			labels, _ := ev["labels"].(map[string]any)
+			bundles, _ := ev["bundles"].(map[string]any)
+			authz, _ := bundles["authz"].(map[string]any)
+			if r, _ := labels["replica"].(string); authz["revision"] == "r2" {
+				seen[r] = true
+			}
+		}
+		return len(seen) == 3
+	})
+}
