@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,15 +38,15 @@ type fleetRig struct {
 // haproxyBin is Debian's HAProxy; make fleet-deps installs it.
 const haproxyBin = "/usr/sbin/haproxy"
 
-func startFleet(t testing.TB, n int, extra ...string) *fleetRig {
+func startFleet(t testing.TB, n int) *fleetRig {
 	t.Helper()
-	return startFleetWith(t, n, true, extra...)
+	return startFleetWith(t, n, true, permissive...)
 }
 
-// startFleetWith is startFleet; without shared, the replicas share
-// nothing (no Redis): one such replica is a server alone behind the
-// balancer, the baseline of the fleet's cost.
-func startFleetWith(t testing.TB, n int, shared bool, extra ...string) *fleetRig {
+// startFleetWith is startFleet with the replicas' flags; without shared,
+// the replicas share nothing (no Redis): one such replica is a server
+// alone behind the balancer, the baseline of the fleet's cost.
+func startFleetWith(t testing.TB, n int, shared bool, flags ...string) *fleetRig {
 	t.Helper()
 	needBrowser(t)
 	for _, bin := range []string{haproxyBin, testkit.RedisServer} {
@@ -64,7 +66,7 @@ func startFleetWith(t testing.TB, n int, shared bool, extra ...string) *fleetRig
 	ln.Close()
 	// The replicas take requests whose Host is the balancer's, as a
 	// fleet behind a load balancer is told with --http-host.
-	extra = append([]string{"--http-host=" + bind}, extra...)
+	flags = append([]string{"--http-host=" + bind}, flags...)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	if shared {
@@ -81,7 +83,7 @@ func startFleetWith(t testing.TB, n int, shared bool, extra ...string) *fleetRig
 			defer wg.Done()
 			env := append(append([]string{}, f.env...), fmt.Sprintf("CHROMEGATE_REPLICA=r%d", i+1))
 			mark := fmt.Sprintf("e2e-fleet-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), i)
-			args := append(append([]string{"--metrics-addr=" + f.metrics[i]}, permissive...), extra...)
+			args := append([]string{"--metrics-addr=" + f.metrics[i]}, flags...)
 			f.replicas[i] = startHTTPEnv(t, t.TempDir(), mark, env, args...)
 		}()
 	}
@@ -378,4 +380,76 @@ func maxDur(ds []time.Duration) time.Duration {
 		m = max(m, d)
 	}
 	return m
+}
+
+// TestFleetPolicy: three replicas take their policy from one bundle
+// server and send their decisions to one collector, through OPA's own
+// plugins. A new signed bundle reaches every replica (the time until the
+// last decides under it is the fleet's activation time); the collector
+// down, decisions are still made and kept, and once it is up again it
+// receives them, each with its replica and the revision that decided.
+func TestFleetPolicy(t *testing.T) {
+	testkit.Backends(t, testkit.CDP)
+	needBrowser(t)
+	dir := t.TempDir()
+	signKey, pub := bundleSigner(t, dir)
+	served := t.TempDir()
+	bundle := filepath.Join(served, "authz.tar.gz")
+	buildDefaultBundle(t, signKey, "v1", []string{"127.0.0.1"}, bundle)
+	bundles := httptest.NewServer(etagFiles(served))
+	t.Cleanup(bundles.Close)
+	col := &logCollector{}
+	collector := httptest.NewServer(col)
+	t.Cleanup(collector.Close)
+	cfg := opaConfigFile(t, dir, bundles.URL+"/authz.tar.gz", collector.URL, pub)
+	f := startFleetWith(t, 3, true, "--opa-config", cfg)
+	site := cookieSite(t)
+	key := f.fleetKey("agents")
+	downKey := f.fleetKey("while-down")
+	navigateAs := func(key string, r *httpServer, url string) bool {
+		t.Helper()
+		params, _ := json.Marshal(map[string]any{"command": "navigate", "params": map[string]any{"url": url}})
+		code, _, body := r.rest("POST", "/api/v1/command", key, string(params), nil)
+		if code != 200 && !strings.Contains(body, "POLICY_DENIED") {
+			t.Fatalf("navigate on %s: %d %s", r.addr, code, body)
+		}
+		return code == 200
+	}
+	navigate := func(r *httpServer, url string) bool { t.Helper(); return navigateAs(key, r, url) }
+	for _, r := range f.replicas {
+		waitUntil(t, "bundle v1 on "+r.addr, func() bool { return navigate(r, site+"/echo") })
+	}
+
+	// v2 denies the site: every replica decides under it about a polling
+	// interval after it is published.
+	published := time.Now()
+	buildDefaultBundle(t, signKey, "v2", []string{}, bundle)
+	for _, r := range f.replicas {
+		waitUntil(t, "bundle v2 on "+r.addr, func() bool { return !navigate(r, site+"/echo?v2") })
+	}
+	t.Logf("bundle v2 published → the last of 3 replicas deciding under it: %v", time.Since(published))
+
+	// The collector goes down: calls go on, decisions are kept; up again,
+	// it receives them.
+	col.down.Store(true)
+	for i, r := range f.replicas {
+		for range 5 {
+			navigateAs(downKey, r, fmt.Sprintf("%s/while-down-%d", site, i))
+		}
+	}
+	time.Sleep(2 * time.Second) // uploads fail meanwhile (every second)
+	col.down.Store(false)
+	waitUntil(t, "the decisions made while the collector was down, from every replica", func() bool {
+		seen := map[string]bool{}
+		for _, ev := range col.events() {
+			labels, _ := ev["labels"].(map[string]any)
+			bundles, _ := ev["bundles"].(map[string]any)
+			authz, _ := bundles["authz"].(map[string]any)
+			input, _ := ev["input"].(map[string]any)
+			if input["principal"] == "while-down" && authz["revision"] == "v2" {
+				seen[fmt.Sprint(labels["replica"])] = true
+			}
+		}
+		return seen["r1"] && seen["r2"] && seen["r3"]
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,12 +246,17 @@ func etagFiles(dir string) http.Handler {
 
 // logCollector takes OPA's decision-log uploads: gzip'd JSON arrays.
 type logCollector struct {
-	mu  sync.Mutex
+	down atomic.Bool // answers 503, as a collector that is down behind its proxy
+	mu   sync.Mutex
 	raw bytes.Buffer
 	evs []map[string]any
 }
 
 func (c *logCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if c.down.Load() {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
 	zr, err := gzip.NewReader(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
