@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# make image: chromegate's container image, built without a daemon.
+#
+#   1. the static binary (CGO_ENABLED=0), stamped as make release stamps it,
+#      into the build context bin/image/;
+#   2. a Debian base image from Debian's own mirror: debootstrap (minbase)
+#      of $SUITE with the suite's -updates and -security sources, imported
+#      into buildah as $BASE_IMAGE (once; kept in buildah's storage);
+#   3. Containerfile built by `buildah bud` FROM that base;
+#   4. the image written as an OCI archive, bin/chromegate-image.tar.
+#
+# buildah runs with --storage-driver vfs and --isolation chroot: the
+# default OCI isolation (crun) fails in VMs without the kernel features it
+# needs ("did not get container create message from subprocess"), and vfs
+# needs no overlay mounts. As root; network only to Debian's mirror (apt)
+# and the npm registry (the driver).
+#
+# `build.sh smoke` runs the built image's binary inside it, as its own
+# non-root user: chromegate version, then chromegate doctor (which
+# launches the headless shell and opens a page).
+set -euo pipefail
+
+ROOT_DIR=$(cd "$(dirname "$0")/../../../.." && pwd)
+HERE=$ROOT_DIR/cmd/chromegate/deploy/image
+cd "$ROOT_DIR"
+
+SUITE=${SUITE:-bookworm}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+BASE_IMAGE=${BASE_IMAGE:-localhost/chromegate-debian:$SUITE}
+IMAGE=${IMAGE:-localhost/chromegate:latest}
+OUT=${OUT:-bin/chromegate-image.tar}
+CTX=bin/image
+BUILDAH=(buildah --storage-driver vfs)
+
+need() { command -v "$1" >/dev/null || { echo "build.sh: $1 is missing: apt-get install -y buildah debootstrap" >&2; exit 1; }; }
+
+smoke() {
+  local ctr
+  ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
+  trap '"${BUILDAH[@]}" rm "$ctr" >/dev/null' RETURN
+  # As the image's user (10001), with /tmp as the only scratch: the root
+  # filesystem is not written (the data dir is the image's own here).
+  "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- chromegate version
+  "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- \
+    chromegate doctor --headless-shell=on --browser-arg=--no-sandbox
+}
+
+if [ "${1:-}" = smoke ]; then
+  need buildah
+  smoke
+  exit 0
+fi
+
+need buildah
+need debootstrap
+start=$(date +%s)
+
+# 1. The binary.
+mkdir -p "$CTX"
+VERSION=${VERSION:-$(git describe --tags --match 'v[0-9]*' 2>/dev/null | sed 's/^v//' || true)}
+VERSION=${VERSION:-0.0.0-dev}
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE=$(git log -1 --format=%cI 2>/dev/null || date -u +%FT%TZ)
+CGO_ENABLED=0 ${GO:-go} build -trimpath \
+  -ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT -X main.date=$DATE" \
+  -o "$CTX/chromegate" ./cmd/chromegate
+cp "$HERE/Containerfile" "$CTX/Containerfile"
+
+# 2. The base, from Debian's mirror (once).
+if ! "${BUILDAH[@]}" inspect --type image "$BASE_IMAGE" >/dev/null 2>&1; then
+  echo "== debootstrap $SUITE from $MIRROR into $BASE_IMAGE"
+  rootfs=$(mktemp -d /var/tmp/chromegate-rootfs.XXXXXX)
+  trap 'rm -rf "$rootfs"' EXIT
+  debootstrap --variant=minbase "$SUITE" "$rootfs" "$MIRROR"
+  # The sources Debian's own image has: the suite, its updates and its
+  # security archive (where Chromium's releases land).
+  rm -f "$rootfs/etc/apt/sources.list"
+  cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<SRC
+Types: deb
+URIs: $MIRROR
+Suites: $SUITE $SUITE-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: ${MIRROR%/debian}/debian-security
+Suites: $SUITE-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  # As Debian's image does: no recommends by default, no caches kept.
+  printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$rootfs/etc/apt/apt.conf.d/90chromegate"
+  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
+  tar -C "$rootfs" --numeric-owner -cf "$rootfs.tar" .
+  ctr=$("${BUILDAH[@]}" from scratch)
+  "${BUILDAH[@]}" add "$ctr" "$rootfs.tar" /
+  "${BUILDAH[@]}" config --cmd /bin/bash --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$ctr"
+  "${BUILDAH[@]}" commit --rm "$ctr" "$BASE_IMAGE"
+  rm -f "$rootfs.tar"
+fi
+
+# 3. The image. Behind a TLS-inspecting proxy (a CA of the site's own in
+# /usr/local/share/ca-certificates), npm needs that CA to fetch the
+# driver: the host's bundle is mounted for the build's RUN steps only,
+# never copied into the image. EXTRA_CA_FILE names another bundle.
+EXTRA_CA_FILE=${EXTRA_CA_FILE:-}
+if [ -z "$EXTRA_CA_FILE" ] && compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  EXTRA_CA_FILE=/etc/ssl/certs/ca-certificates.crt
+fi
+ca=()
+if [ -n "$EXTRA_CA_FILE" ]; then
+  ca=(--volume "$EXTRA_CA_FILE:/run/extra-ca.crt:ro" --build-arg EXTRA_CA=/run/extra-ca.crt)
+fi
+echo "== buildah bud $IMAGE"
+"${BUILDAH[@]}" bud --isolation chroot --pull-never --layers=false "${ca[@]}" \
+  --build-arg BASE="$BASE_IMAGE" -f "$CTX/Containerfile" -t "$IMAGE" "$CTX"
+
+# 4. The archive.
+rm -f "$OUT"
+"${BUILDAH[@]}" push "$IMAGE" "oci-archive:$OUT:$IMAGE"
+end=$(date +%s)
+echo "== $OUT: $(du -h "$OUT" | cut -f1) (image $("${BUILDAH[@]}" images --format '{{.Size}}' "$IMAGE")), built in $((end - start)) s"
