@@ -24,7 +24,7 @@ import (
 // fleetRig is a fleet on loopback: replicas of `chromegate serve --http`
 // sharing a real Redis, behind a real HAProxy running the shipped config.
 type fleetRig struct {
-	t        *testing.T
+	t        testing.TB
 	redis    *testkit.Redis
 	env      []string
 	replicas []*httpServer
@@ -36,7 +36,15 @@ type fleetRig struct {
 // haproxyBin is Debian's HAProxy; make fleet-deps installs it.
 const haproxyBin = "/usr/sbin/haproxy"
 
-func startFleet(t *testing.T, n int, extra ...string) *fleetRig {
+func startFleet(t testing.TB, n int, extra ...string) *fleetRig {
+	t.Helper()
+	return startFleetWith(t, n, true, extra...)
+}
+
+// startFleetWith is startFleet; without shared, the replicas share
+// nothing (no Redis): one such replica is a server alone behind the
+// balancer, the baseline of the fleet's cost.
+func startFleetWith(t testing.TB, n int, shared bool, extra ...string) *fleetRig {
 	t.Helper()
 	needBrowser(t)
 	for _, bin := range []string{haproxyBin, testkit.RedisServer} {
@@ -59,7 +67,9 @@ func startFleet(t *testing.T, n int, extra ...string) *fleetRig {
 	extra = append([]string{"--http-host=" + bind}, extra...)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	f.env = []string{"CHROMEGATE_REDIS_URL=" + f.redis.URL(), "CHROMEGATE_CHECKPOINT_KEY=" + base64.StdEncoding.EncodeToString(key)}
+	if shared {
+		f.env = []string{"CHROMEGATE_REDIS_URL=" + f.redis.URL(), "CHROMEGATE_CHECKPOINT_KEY=" + base64.StdEncoding.EncodeToString(key)}
+	}
 	var wg sync.WaitGroup
 	f.replicas = make([]*httpServer, n)
 	for range n {

@@ -65,7 +65,7 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 
 // startPrometheus runs Debian's prometheus scraping targets (host:port)
 // every second, and returns its address and log.
-func startPrometheus(t *testing.T, targets ...string) (string, *testkit.Buffer) {
+func startPrometheus(t testing.TB, targets ...string) (string, *testkit.Buffer) {
 	t.Helper()
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -93,7 +93,7 @@ func startPrometheus(t *testing.T, targets ...string) (string, *testkit.Buffer) 
 
 // promQuery asks Prometheus's HTTP API for an instant vector's first
 // value; "" when it has none (yet).
-func promQuery(t *testing.T, addr, query string) string {
+func promQuery(t testing.TB, addr, query string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(query))
 	if err != nil {
@@ -116,7 +116,7 @@ func promQuery(t *testing.T, addr, query string) string {
 }
 
 // freeLoopback returns a loopback address whose port was free a moment ago.
-func freeLoopback(t *testing.T) string {
+func freeLoopback(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 		s.log.Warn("a session's checkpoint could not be read; its last one stands", "session", c.Session, "err", err)
 		return
 	}
-	ck := checkpoint{State: st, Tabs: []string{}, Saved: start.UTC()}
+	ck := checkpoint{State: st, Tabs: []string{}}
 	if tabs, err := c.ex.Tabs(ctx); err == nil {
 		for i, t := range tabs {
 			ck.Tabs = append(ck.Tabs, t.URL)
@@ -91,6 +92,20 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 			}
 		}
 	}
+	same, err := json.Marshal(ck)
+	if err != nil {
+		s.log.Error("encode a checkpoint", "session", c.Session, "err", err)
+		return
+	}
+	// A call that changed nothing the checkpoint holds (a click that
+	// opened a menu) stores nothing: the last checkpoint this executor
+	// stored stands. Keyed by executor, not session: a context restored
+	// anew stores its first checkpoint whatever an earlier copy stored.
+	sum := sha256.Sum256(same)
+	if last, ok := s.checkpointed.Load(c.ex); ok && last.([sha256.Size]byte) == sum {
+		return
+	}
+	ck.Saved = start.UTC()
 	data, err := json.Marshal(ck)
 	if err != nil {
 		s.log.Error("encode a checkpoint", "session", c.Session, "err", err)
@@ -99,6 +114,13 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 	if err := cp.SaveCheckpoint(ctx, c.Session, data); err != nil {
 		s.log.Warn("a session's checkpoint could not be stored; its last one stands", "session", c.Session, "err", err)
 		return
+	}
+	if _, loaded := s.checkpointed.Swap(c.ex, sum); !loaded {
+		ex := c.ex
+		go func() {
+			<-ex.Done()
+			s.checkpointed.Delete(ex)
+		}()
 	}
 	s.log.Debug("checkpoint saved", "session", c.Session, "bytes", len(data), "cookies", len(st.Cookies),
 		"origins", len(st.Origins), "tabs", len(ck.Tabs), "ms", time.Since(start).Milliseconds())

@@ -207,6 +207,9 @@ type Server struct {
 	views      views    // the outline each caller last saw of each tab; see changes.go
 	started    sync.Map // executor.Executor → *sync.Once; see startState
 	restored   sync.Map // executor.Executor → *sync.Once; see restoreCheckpoint
+	// checkpointed is the hash of the checkpoint each executor stored
+	// last; see saveCheckpoint.
+	checkpointed sync.Map
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
 

@@ -101,8 +101,8 @@ func (h *Handler) namedKey(ctx context.Context, p mcp.Principal, name string) (s
 	}
 	key := "named:" + p.Name + ":" + name
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.named[key] == nil {
+	held := h.named[key] != nil
+	if !held {
 		n := 0
 		for _, ce := range h.named {
 			if ce.owner == p.Name && !ce.handle {
@@ -110,16 +110,19 @@ func (h *Handler) namedKey(ctx context.Context, p mcp.Principal, name string) (s
 			}
 		}
 		if n >= MaxNamedSessions {
+			h.mu.Unlock()
 			return "", executor.Errorf(executor.CodeBadArgs, "%s already has %d named sessions", p.Name, n).
 				WithHint("reuse a session name; an unused named session is closed after it has been idle")
 		}
-		h.named[key] = &ctxEntry{owner: p.Name, last: time.Now()}
+		if h.opts.Fleet == nil {
+			h.named[key] = &ctxEntry{owner: p.Name, last: time.Now()}
+		}
 	}
+	h.mu.Unlock()
 	if h.opts.Fleet != nil {
-		h.mu.Unlock()
-		err := h.visitShared(ctx, p, key, false, true)
-		h.mu.Lock()
-		if err != nil {
+		// The directory enters it here unless another replica holds it
+		// (then this one takes it over); visitShared makes the entry.
+		if err := h.visitShared(ctx, p, key, false, held); err != nil {
 			return "", err
 		}
 	}

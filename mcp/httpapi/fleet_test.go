@@ -12,7 +12,7 @@ import (
 )
 
 // fleetEnvs are replicas over fake backends sharing one real Redis.
-func fleetEnvs(t *testing.T, r *testkit.Redis, n int) []*httpEnv {
+func fleetEnvs(t testing.TB, r *testkit.Redis, n int) []*httpEnv {
 	t.Helper()
 	envs := make([]*httpEnv, n)
 	for i := range envs {
