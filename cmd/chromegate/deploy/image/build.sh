@@ -24,7 +24,7 @@ ROOT_DIR=$(cd "$(dirname "$0")/../../../.." && pwd)
 HERE=$ROOT_DIR/cmd/chromegate/deploy/image
 cd "$ROOT_DIR"
 
-SUITE=${SUITE:-bookworm}
+SUITE=${SUITE:-trixie}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 BASE_IMAGE=${BASE_IMAGE:-localhost/chromegate-debian:$SUITE}
 IMAGE=${IMAGE:-localhost/chromegate:latest}
@@ -37,9 +37,11 @@ need() { command -v "$1" >/dev/null || { echo "build.sh: $1 is missing: apt-get 
 smoke() {
   local ctr
   ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
-  trap '"${BUILDAH[@]}" rm "$ctr" >/dev/null' RETURN
+  trap '"${BUILDAH[@]}" rm "$ctr" >/dev/null' EXIT
   # As the image's user (10001), with /tmp as the only scratch: the root
   # filesystem is not written (the data dir is the image's own here).
+  # --no-sandbox as in the manifests: an unprivileged container has no
+  # user namespaces for Chromium's sandbox (k8s/chromegate.yaml says why).
   "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- chromegate version
   "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- \
     chromegate doctor --headless-shell=on --browser-arg=--no-sandbox
