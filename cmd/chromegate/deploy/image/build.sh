@@ -15,9 +15,9 @@
 # needs no overlay mounts. As root; network only to Debian's mirror (apt)
 # and the npm registry (the driver).
 #
-# `build.sh smoke` runs the built image's binary inside it, as its own
-# non-root user: chromegate version, then chromegate doctor (which
-# launches the headless shell and opens a page).
+# `build.sh smoke` (make image-smoke) runs the built image's binary inside
+# it, as its own non-root user, on its root filesystem mounted read-only:
+# see smoke below.
 set -euo pipefail
 
 ROOT_DIR=$(cd "$(dirname "$0")/../../../.." && pwd)
@@ -34,17 +34,59 @@ BUILDAH=(buildah --storage-driver vfs)
 
 need() { command -v "$1" >/dev/null || { echo "build.sh: $1 is missing: apt-get install -y buildah debootstrap" >&2; exit 1; }; }
 
+# smoke runs the image's binary inside it, as the image's user 10001:
+# `chromegate version` through `buildah run`; then, in the image's root
+# filesystem mounted read-only (as readOnlyRootFilesystem does) with
+# tmpfs at /tmp, /dev/shm and the data dir (the manifests' emptyDirs) and
+# the image's environment, `chromegate doctor` (which launches the
+# headless shell and opens a page) and `chromegate serve` asked /healthz
+# and /readyz by node's fetch (readiness starts the browser). --no-sandbox
+# as in the manifests: an unprivileged container has no user namespaces
+# for Chromium's sandbox (k8s/chromegate.yaml says why).
+smoke_ctr= smoke_root=
+smoke_cleanup() {
+  if [ -n "$smoke_root" ]; then
+    umount -R "$smoke_root/dev" 2>/dev/null || true
+    umount "$smoke_root/proc" "$smoke_root/var/lib/chromegate" "$smoke_root/tmp" "$smoke_root" 2>/dev/null || true
+    rmdir "$smoke_root" 2>/dev/null || true
+  fi
+  if [ -n "$smoke_ctr" ]; then "${BUILDAH[@]}" rm "$smoke_ctr" >/dev/null; fi
+}
 smoke() {
-  local ctr
-  ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
-  trap '"${BUILDAH[@]}" rm "$ctr" >/dev/null' EXIT
-  # As the image's user (10001), with /tmp as the only scratch: the root
-  # filesystem is not written (the data dir is the image's own here).
-  # --no-sandbox as in the manifests: an unprivileged container has no
-  # user namespaces for Chromium's sandbox (k8s/chromegate.yaml says why).
-  "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- chromegate version
-  "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$ctr" -- \
-    chromegate doctor --headless-shell=on --browser-arg=--no-sandbox
+  smoke_ctr=$("${BUILDAH[@]}" from --pull-never "$IMAGE")
+  trap smoke_cleanup EXIT
+  "${BUILDAH[@]}" run --isolation chroot --user 10001:10001 "$smoke_ctr" -- chromegate version
+
+  local mnt env
+  mnt=$("${BUILDAH[@]}" mount "$smoke_ctr")
+  smoke_root=$(mktemp -d /tmp/chromegate-ro.XXXXXX)
+  mount --bind "$mnt" "$smoke_root"
+  mount -o remount,ro,bind "$smoke_root"
+  mount -t tmpfs -o mode=1777 tmpfs "$smoke_root/tmp"
+  mount -t tmpfs -o mode=0700,uid=10001,gid=10001 tmpfs "$smoke_root/var/lib/chromegate"
+  mount -t proc proc "$smoke_root/proc"
+  mount --rbind /dev "$smoke_root/dev"
+  mount -t tmpfs -o mode=1777 tmpfs "$smoke_root/dev/shm"
+  if touch "$smoke_root/usr/.written" 2>/dev/null; then
+    echo "build.sh smoke: the root is not read-only" >&2
+    exit 1
+  fi
+  mapfile -t env < <("${BUILDAH[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' "$IMAGE" | grep .)
+  local in=(env -i "${env[@]}" chroot --userspec=10001:10001 "$smoke_root")
+  echo "== read-only root, tmpfs /tmp, /dev/shm and /var/lib/chromegate, uid 10001"
+  "${in[@]}" chromegate doctor --headless-shell=on --browser-arg=--no-sandbox
+  "${in[@]}" sh -c '
+    cd /var/lib/chromegate
+    chromegate serve --http=127.0.0.1:18790 --metrics-addr=127.0.0.1:19464 --headless-shell=on \
+      --browser-arg=--no-sandbox --log-level=warn </dev/null & pid=$!
+    node -e "
+      const get = async (p) => { for (let i = 0; i < 100; i++) { try { const r = await fetch(\"http://127.0.0.1:19464\" + p);
+        return [r.status, (await r.text()).trim()]; } catch { await new Promise((f) => setTimeout(f, 100)); } } return [0, \"no answer\"]; };
+      (async () => { let bad = 0;
+        for (const p of [\"/healthz\", \"/readyz\"]) { const [s, b] = await get(p); console.log(\"serve\", p, s, b.slice(0, 80)); bad += s !== 200; }
+        process.exit(bad); })();"
+    rc=$?; kill -TERM $pid; wait $pid; exit $rc'
+  echo "smoke: ok"
 }
 
 if [ "${1:-}" = smoke ]; then
@@ -90,8 +132,17 @@ Suites: $SUITE-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-  # As Debian's image does: no recommends by default, no caches kept.
+  # As Debian's slim image does: no recommends, no caches kept, no
+  # manuals, documentation (but the copyright files) or translations.
   printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' >"$rootfs/etc/apt/apt.conf.d/90chromegate"
+  cat >"$rootfs/etc/dpkg/dpkg.cfg.d/90chromegate-slim" <<'DPKG'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-include /usr/share/locale/locale.alias
+DPKG
   rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb
   tar -C "$rootfs" --numeric-owner -cf "$rootfs.tar" .
   ctr=$("${BUILDAH[@]}" from scratch)
