@@ -426,14 +426,24 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 
-	// --opa-config names a file of the mounted ConfigMap.
-	cfg := flagValue(t, c.Args, "opa-config")
+	// --opa-config names a file of the mounted ConfigMap; once serve has
+	// the flag, the Deployment must pass it.
+	cfg := opaConfigPath
+	if serveHasFlag(t, "opa-config") {
+		cfg = flagValue(t, c.Args, "opa-config")
+	} else if len(flagValues(c.Args, "opa-config")) > 0 {
+		t.Error("the Deployment passes --opa-config, which serve does not have yet")
+	}
 	cm := vols[volumeAt(t, c, filepath.Dir(cfg))]
 	gen := findPrefix(t, objs, "ConfigMap", "chromegate-opa")
 	if cm != "configMap:"+gen.Metadata.Name || gen.Data[filepath.Base(cfg)] == "" {
 		t.Errorf("--opa-config %s is not a key of the mounted ConfigMap (mounted %q)", cfg, cm)
 	}
 }
+
+// opaConfigPath is where the Deployment mounts OPA's configuration
+// (chromegate.yaml's commented --opa-config until serve has the flag).
+const opaConfigPath = "/etc/chromegate/opa/opa-config.yaml"
 
 func volumeAt(t *testing.T, c container, path string) string {
 	t.Helper()
@@ -451,6 +461,18 @@ func volumeAt(t *testing.T, c container, path string) string {
 // not in a cluster.
 func checkFlagsExist(t *testing.T, args []string) {
 	t.Helper()
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || !serveHasFlag(t, name) {
+			t.Errorf("serve has no flag %q", a)
+		}
+	}
+}
+
+// serveHasFlag reports whether cmd/chromegate registers the flag name
+// (fs.StringVar(&x, "name", …), fs.Var(&x, "name", …), fs.Bool("name", …)).
+func serveHasFlag(t *testing.T, name string) bool {
+	t.Helper()
 	var src strings.Builder
 	files, _ := filepath.Glob(filepath.Join("..", "*.go"))
 	for _, f := range files {
@@ -463,13 +485,8 @@ func checkFlagsExist(t *testing.T, args []string) {
 		}
 		src.Write(b)
 	}
-	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		re := regexp.MustCompile(`fs\.\w+\((&?[\w.]+, )?"` + regexp.QuoteMeta(name) + `"`)
-		if !strings.HasPrefix(a, "--") || !re.MatchString(src.String()) {
-			t.Errorf("serve has no flag %q", a)
-		}
-	}
+	re := regexp.MustCompile(`fs\.\w+\((&?[\w.]+, )?"` + regexp.QuoteMeta(name) + `"`)
+	return re.MatchString(src.String())
 }
 
 // TestAutoscalingAndDisruption: the HPA scales the Deployment from its
@@ -518,6 +535,19 @@ func TestAutoscalingAndDisruption(t *testing.T) {
 	}
 	if !strings.Contains(string(adapter), "seriesQuery: 'chromegate_tool_calls_total{") {
 		t.Error("the adapter rule does not read chromegate_tool_calls_total")
+	}
+	// … which chromegate exports.
+	metricsSrc, _ := filepath.Glob(filepath.Join("..", "internal", "metrics", "*.go"))
+	exported := false
+	for _, f := range metricsSrc {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exported = exported || (!strings.HasSuffix(f, "_test.go") && bytes.Contains(b, []byte(`"chromegate_tool_calls_total"`)))
+	}
+	if !exported {
+		t.Error("chromegate no longer exports chromegate_tool_calls_total, which the HPA's adapter rule reads")
 	}
 	pdb := decode[struct {
 		MaxUnavailable int `json:"maxUnavailable"`
