@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -106,6 +107,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Usage = usageFor(fs, "chromegate serve [flags]")
 	cfg.browser.register(fs)
 	cfg.policy.register(fs)
+	cfg.policy.registerOPA(fs)
 	cfg.http.register(fs)
 	cfg.ext.register(fs)
 	cfg.secrets.register(fs)
@@ -159,6 +161,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		}
 	}
 	cfg.policy.vault = cfg.vault
+	cfg.policy.replica = cmp.Or(cfg.http.fleet.replica, os.Getenv(envReplica))
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
@@ -183,6 +186,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	mx, err := newMetrics(cfg.metricsAddr, cfg.http.allowRemote)
 	if err != nil {
 		return err
+	}
+	if mx != nil && cfg.policy.opa != nil {
+		mx.WatchBundles(gate.Engine.Status)
 	}
 	boundary := egress.NewBoundary(egressObserved(mx, gate))
 	if cfg.noEgress {
@@ -243,7 +249,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		defer recorder.Close()
 		log.Info("recording every call", "dir", cfg.record)
 	}
-	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, log); err != nil {
+	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, gate.Engine.Status, log); err != nil {
 		return err
 	}
 	observer, decider := observed(mx, gate)
