@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/chromegate/chromegate/executor/cdp"
+	"github.com/chromegate/chromegate/policy"
 )
 
 // The objects the manifests hold, as far as the checks read them (kubecheck
@@ -426,24 +427,19 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 
-	// --opa-config names a file of the mounted ConfigMap; once serve has
-	// the flag, the Deployment must pass it.
-	cfg := opaConfigPath
-	if serveHasFlag(t, "opa-config") {
-		cfg = flagValue(t, c.Args, "opa-config")
-	} else if len(flagValues(c.Args, "opa-config")) > 0 {
-		t.Error("the Deployment passes --opa-config, which serve does not have yet")
-	}
+	// --opa-config names a file of the mounted ConfigMap.
+	cfg := flagValue(t, c.Args, "opa-config")
 	cm := vols[volumeAt(t, c, filepath.Dir(cfg))]
 	gen := findPrefix(t, objs, "ConfigMap", "chromegate-opa")
 	if cm != "configMap:"+gen.Metadata.Name || gen.Data[filepath.Base(cfg)] == "" {
 		t.Errorf("--opa-config %s is not a key of the mounted ConfigMap (mounted %q)", cfg, cm)
 	}
+	// … which OPA's plugin manager takes, as serve would (nothing is
+	// started or fetched: that is New's).
+	if _, err := policy.NewOPA(policy.OPAConfig{Config: []byte(gen.Data[filepath.Base(cfg)]), Replica: "chromegate-0"}); err != nil {
+		t.Errorf("the OPA configuration in the ConfigMap: %v", err)
+	}
 }
-
-// opaConfigPath is where the Deployment mounts OPA's configuration
-// (chromegate.yaml's commented --opa-config until serve has the flag).
-const opaConfigPath = "/etc/chromegate/opa/opa-config.yaml"
 
 func volumeAt(t *testing.T, c container, path string) string {
 	t.Helper()

@@ -21,6 +21,7 @@
 // names; the network is denied by default and opened only to the fleet's
 // services and the listed targets (never private, loopback or link-local
 // addresses); the in-cluster HAProxy hashes sessions exactly as the
-// loopback one; the image's user, paths, ports and Playwright version are
-// the ones the manifests and the binary expect.
+// loopback one; the OPA configuration is one OPA's plugin manager takes;
+// the image's user, paths, ports and Playwright version are the ones the
+// manifests and the binary expect.
 package deploy
