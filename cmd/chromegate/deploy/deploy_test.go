@@ -191,7 +191,13 @@ func render(t *testing.T) []object {
 	renderOnce.Do(func() {
 		goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 		k8s, _ := filepath.Abs("k8s")
-		bin := filepath.Join(os.TempDir(), "chromegate-kubecheck")
+		tmp, err := os.MkdirTemp("", "kubecheck-")
+		if err != nil {
+			renderErr = err.Error()
+			return
+		}
+		defer os.RemoveAll(tmp)
+		bin := filepath.Join(tmp, "kubecheck")
 		build := exec.Command(goBin, "build", "-o", bin, ".")
 		build.Dir = "kubecheck"
 		build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
