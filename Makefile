@@ -9,6 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
+.PHONY: image image-smoke image-deps
 .PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps metrics-deps fleet-deps test-fleet bench-realapps clean
 
 all: build
@@ -145,6 +146,22 @@ mcpb: mcpb-deps
 release: mcpb-deps
 	$(GO) run ./cmd/dist -version $(RELEASE_VERSION) -targets all -mcpb $(abspath $(MCPB)) -out $(DIST)
 	cd $(DIST) && sha256sum -c SHA256SUMS
+
+# The container image (cmd/chromegate/deploy/image): Debian's headless
+# shell, Node.js, the pinned driver and the static binary, non-root, for a
+# read-only root; built without a daemon by Debian's buildah from a
+# debootstrap'd Debian, written to bin/chromegate-image.tar (OCI archive).
+# image-smoke runs its chromegate version and doctor inside it.
+image-deps:
+	@if command -v buildah >/dev/null && command -v debootstrap >/dev/null; then :; else \
+	  echo "== installing buildah and debootstrap"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends buildah debootstrap; fi
+
+image: image-deps
+	$(SUDO) env "PATH=$$PATH" GO=$(GO) cmd/chromegate/deploy/image/build.sh
+
+image-smoke:
+	$(SUDO) cmd/chromegate/deploy/image/build.sh smoke
 
 extension-zip: build
 	@mkdir -p $(DIST)

@@ -139,7 +139,9 @@ func checkReadiness(ctx context.Context, cfg *serveConfig, log *slog.Logger) *re
 		driverMissing = true
 		r.add("playwright driver", err)
 	}
-	if _, err := cdp.FindChromium(bf.executablePath); err != nil {
+	// The browser serve would launch: a headless shell alone (the
+	// container image) is a browser.
+	if _, err := cdp.LaunchExecutable(bf.options(nil)); err != nil {
 		r.add("browser", err)
 	}
 	if driverMissing && cfg.installDriver {

@@ -26,7 +26,12 @@ const minSize = 100 * 1024;
 // a launch run; a marker file says the entry is that full one.
 const writeAfterMs = 5000;
 
-if (dir && root) {
+// Node 18 (Debian bookworm's) refuses the dynamic-import callback below
+// without --experimental-vm-modules, and the driver would not start: the
+// cache is for Node 20 and later.
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+
+if (dir && root && nodeMajor >= 20) {
   const compile = Module.prototype._compile;
   Module.prototype._compile = function (content, filename) {
     if (typeof filename !== 'string' || !filename.startsWith(root + path.sep) || content.length < minSize) {
