@@ -248,8 +248,8 @@ func etagFiles(dir string) http.Handler {
 type logCollector struct {
 	down atomic.Bool // answers 503, as a collector that is down behind its proxy
 	mu   sync.Mutex
-	raw bytes.Buffer
-	evs []map[string]any
+	raw  bytes.Buffer
+	evs  []map[string]any
 }
 
 func (c *logCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
