@@ -88,6 +88,7 @@ type serveConfig struct {
 	http           httpFlags
 	debugAddr      string
 	metricsAddr    string
+	trace          traceFlags
 	noEgress       bool
 	egressVia      string
 	secrets        secretFlags
@@ -122,6 +123,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.BoolVar(&cfg.installDriver, "install-driver", false, "when the Playwright driver is missing, install it on start in the background, as `chromegate setup` does (needs node and npm; never downloads a browser); chrome_status shows the progress")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, on this address, e.g. 127.0.0.1:9464 (off by default; non-loopback needs --allow-remote)")
+	cfg.trace.register(fs)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -247,10 +249,17 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	observer, decider := observed(mx, gate)
+	tr, stopTracing, err := startTracing(ctx, cfg.trace, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	tracer, decider := traced(tr, decider)
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:          mgr,
 		Gate:             decider,
 		Observer:         observer,
+		Tracer:           tracer,
 		Sessions:         gate.Sessions,
 		Egress:           boundary,
 		Logger:           log,
