@@ -13,7 +13,8 @@ import (
 // A Tracer makes the spans of the operator's traces (Options.Tracer;
 // OpenTelemetry in cmd/chromegate/internal/tracing, so nothing here
 // imports it): a span per call, and inside it a span of the handler's
-// run on the backend. The context StartCall returns carries the call's
+// run on the backend, and inside that a span per primitive the backend
+// runs (executor.PrimitiveTracer). The context StartCall returns carries the call's
 // span to everything the call does, the gate's decisions included, so a
 // Decider wrapped by the same Tracer makes their spans children of it.
 // Methods are called on the call's goroutine and must not block.
@@ -30,6 +31,9 @@ type Tracer interface {
 	// StartRun begins the span of the tool's handler running on backend,
 	// the primitives it calls on the browser (a child of the call's).
 	StartRun(ctx context.Context, tool, backend string) (context.Context, TraceSpan)
+	// StartPrimitive begins the span of one primitive the backend runs
+	// for the call (executor.StartPrimitive), a child of the run's.
+	executor.PrimitiveTracer
 }
 
 // A TraceSpan is a span a Tracer started. End is called once.
@@ -95,6 +99,7 @@ func (s *Server) traceStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		parent, _ := ctx.Value(traceParentKey{}).(TraceParent)
 		ctx, span := t.StartCall(ctx, TraceCall{Tool: c.Tool.Name, Principal: c.Principal.Name, Session: c.Session, Parent: parent})
+		ctx = executor.WithPrimitiveTracer(ctx, t)
 		ended := false
 		defer func() {
 			if !ended { // a panic, which recover turns into INTERNAL

@@ -139,6 +139,7 @@ const (
 	attrOutcome     = "chromegate.outcome"
 	attrPrincipal   = "chromegate.principal"
 	attrSessionKind = "chromegate.session.kind"
+	attrPrimitive   = "chromegate.primitive"
 	attrPhase       = "chromegate.policy.phase"
 	attrResult      = "chromegate.policy.result"
 	attrEvalMicros  = "chromegate.policy.eval_us"
@@ -167,6 +168,41 @@ func (t *Tracer) StartRun(ctx context.Context, tool, backend string) (context.Co
 		attribute.String(attrBackend, backend),
 	))
 	return ctx, ended{span}
+}
+
+// StartPrimitive begins the span "BACKEND PRIMITIVE" of one primitive
+// the backend runs (executor.PrimitiveTracer). A name that is not a
+// plain word is "other": the name is the backend's literal, and this
+// holds the rule should one ever not be.
+func (t *Tracer) StartPrimitive(ctx context.Context, backend, name string) (context.Context, func(error)) {
+	if !plainWord(name) {
+		name = "other"
+	}
+	ctx, span := t.tr.Start(ctx, backend+" "+name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String(attrBackend, backend),
+		attribute.String(attrPrimitive, name),
+	))
+	return ctx, func(err error) {
+		if err != nil {
+			code := string(executor.CodeOf(err))
+			span.SetAttributes(attribute.String(attrErrorType, code))
+			span.SetStatus(codes.Error, code)
+		}
+		span.End()
+	}
+}
+
+// plainWord: 1 to 40 of A-Z a-z 0-9 _ . -
+func plainWord(s string) bool {
+	if s == "" || len(s) > 40 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // ended ends a span with the backend and outcome mcp reports.

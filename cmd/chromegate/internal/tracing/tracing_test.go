@@ -24,14 +24,18 @@ const (
 )
 
 // newServer is a server over a fake browser whose gate denies what
-// mentions "denied", traced by a real OTLP exporter to r.
+// mentions "denied", traced by a real OTLP exporter to r (untraced when r
+// is nil).
 func newServer(t testing.TB, r *otlptest.Receiver, ratio float64) (*mcp.Server, *tracing.Tracer) {
 	t.Helper()
-	tr, err := tracing.New(t.Context(), tracing.Options{Endpoint: r.URL, SampleRatio: ratio, Version: "test"})
-	if err != nil {
-		t.Fatal(err)
+	var tr *tracing.Tracer
+	if r != nil {
+		var err error
+		if tr, err = tracing.New(t.Context(), tracing.Options{Endpoint: r.URL, SampleRatio: ratio, Version: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
 	}
-	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	t.Cleanup(func() { _ = mgr.Close() })
 	g := gatetest.Calls(func(_ context.Context, q gate.Question) error {
@@ -40,7 +44,11 @@ func newServer(t testing.TB, r *otlptest.Receiver, ratio float64) (*mcp.Server, 
 		}
 		return nil
 	})
-	s, err := mcp.NewServer(mcp.Options{Manager: mgr, Gate: tr.Decider(g), Tracer: tr})
+	opts := mcp.Options{Manager: mgr, Gate: g}
+	if tr != nil {
+		opts.Gate, opts.Tracer = tr.Decider(g), tr
+	}
+	s, err := mcp.NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +72,7 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 		{"type", `{"selector":"#pw","text":"` + typed + `"}`},
 		{"navigate", `{"url":"https://denied.test/?token=` + token + `"}`},
 	}
+	primitives := []string{"fake Navigate", "fake Type"}
 	for _, c := range calls {
 		if _, err := s.Call(ctx, "", p, c.tool, json.RawMessage(c.args)); err != nil {
 			t.Fatal(err)
@@ -106,6 +115,10 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 		if !slices.Contains(children, "policy call") || ran != (i != 2) { // the denied call runs nothing
 			t.Errorf("call %d: children %q", i, children)
 		}
+		// The backend's primitive, under the run.
+		if i != 2 && !hasPath(spans, root, "run "+calls[i].tool, primitives[i]) {
+			t.Errorf("call %d: no %q span under its run:\n%s", i, primitives[i], otlptest.Dump(spans))
+		}
 	}
 	if o := roots[0].Attrs["chromegate.outcome"]; o != "ok" {
 		t.Errorf("navigate outcome %q", o)
@@ -135,6 +148,20 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// hasPath says whether under root there is a chain of spans by these
+// names, each the parent of the next.
+func hasPath(spans []otlptest.Span, root otlptest.Span, names ...string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, sp := range spans {
+		if sp.ParentSpanID == root.SpanID && sp.Name == names[0] && hasPath(spans, sp, names[1:]...) {
+			return true
+		}
+	}
+	return false
 }
 
 func count(spans []otlptest.Span, prefix string) int {
