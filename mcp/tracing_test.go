@@ -43,7 +43,9 @@ type recSpan struct {
 	what string
 }
 
-func (s recSpan) End(backend, outcome string) { s.r.add("end " + s.what + " " + backend + " " + outcome) }
+func (s recSpan) End(backend, outcome string) {
+	s.r.add("end " + s.what + " " + backend + " " + outcome)
+}
 
 // The Tracer hears each call: its span begins before the tool runs, its
 // run and the backend's primitives nest inside, and it ends with the
