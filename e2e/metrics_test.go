@@ -72,6 +72,8 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 		`chromegate_tool_calls_total{tool="chrome_status",outcome="ok"}`:       "1",
 		`chromegate_policy_decisions_total{phase="call",result="deny"}`:        "1",
 		`count(chromegate_build_info)`:                                         "1",
+		`chromegate_browser_launches_total{backend="cdp",result="ok"}`:         "1",
+		`chromegate_sessions{kind="named"}`:                                    "1", // the REST calls' default context
 	} {
 		got := ""
 		for deadline := time.Now().Add(60 * time.Second); got != want; time.Sleep(500 * time.Millisecond) {

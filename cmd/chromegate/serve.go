@@ -205,6 +205,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return fmt.Errorf("--headless-shell %w", err)
 	}
 	copts.Prestarted = pre
+	events := browserEvents(mx)
+	copts.Events = events
 	if err := cfg.http.load.browser(&copts, cfg.http.addr.v != ""); err != nil {
 		return err
 	}
@@ -224,7 +226,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	backends.watchHangup(ctx, log)
 	ready := checkReadiness(ctx, &cfg, log)
-	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})
+	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log, Events: events})
 	defer func() {
 		if err := mgr.Close(); err != nil {
 			log.Warn("closing the browser", "err", err)
