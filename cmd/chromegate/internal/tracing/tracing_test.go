@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/chromegate/chromegate/cmd/chromegate/internal/tracing"
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/executor/executortest"
@@ -28,14 +30,30 @@ const (
 // is nil).
 func newServer(t testing.TB, r *otlptest.Receiver, ratio float64) (*mcp.Server, *tracing.Tracer) {
 	t.Helper()
-	var tr *tracing.Tracer
-	if r != nil {
-		var err error
-		if tr, err = tracing.New(t.Context(), tracing.Options{Endpoint: r.URL, SampleRatio: ratio, Version: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	if r == nil {
+		return serverTraced(t, nil), nil
 	}
+	return newTraced(t, tracing.Options{Endpoint: r.URL, SampleRatio: ratio, Version: "test"})
+}
+
+// newServerExporting is newServer tracing every call to exp.
+func newServerExporting(t testing.TB, exp sdktrace.SpanExporter) (*mcp.Server, *tracing.Tracer) {
+	return newTraced(t, tracing.Options{Exporter: exp, SampleRatio: 1})
+}
+
+func newTraced(t testing.TB, o tracing.Options) (*mcp.Server, *tracing.Tracer) {
+	t.Helper()
+	tr, err := tracing.New(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Shutdown(context.Background()) })
+	return serverTraced(t, tr), tr
+}
+
+// serverTraced is the server, traced by tr unless it is nil.
+func serverTraced(t testing.TB, tr *tracing.Tracer) *mcp.Server {
+	t.Helper()
 	mgr := executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
 	t.Cleanup(func() { _ = mgr.Close() })
 	g := gatetest.Calls(func(_ context.Context, q gate.Question) error {
@@ -52,7 +70,7 @@ func newServer(t testing.TB, r *otlptest.Receiver, ratio float64) (*mcp.Server, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, tr
+	return s
 }
 
 func argString(args map[string]any, k string) string { s, _ := args[k].(string); return s }
