@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # mcpb, release, extension-zip and mcpb-deps: see "What chromegate ships" below.
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps metrics-deps bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps metrics-deps fleet-deps test-fleet bench-realapps clean
 
 all: build
 
@@ -84,6 +84,25 @@ metrics-deps:
 	@if [ -x /usr/bin/prometheus ]; then :; else \
 	  echo "== installing prometheus"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends prometheus; fi
+
+# Debian's redis-server and haproxy: the fleet's tests (mcp/fleet,
+# mcp/httpapi, e2e TestFleet) run a real Redis and the shipped HAProxy
+# config on loopback. A service their packages start is not used (no test
+# talks to the default ports).
+FLEET_PKGS := redis-server haproxy
+fleet-deps:
+	@if [ -x /usr/bin/redis-server ] && [ -x /usr/sbin/haproxy ]; then :; else \
+	  echo "== installing $(FLEET_PKGS)"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $(FLEET_PKGS); fi
+
+# The fleet alone (`make test` runs the same tests in its lanes): the
+# shared state against a real Redis, then three replicas, Redis, HAProxy,
+# a bundle server, a decision-log collector and Prometheus on loopback
+# with 16 agents (e2e TestFleet*).
+test-fleet: deps fleet-deps metrics-deps
+	CI=true $(GO) test -race -count=1 -timeout 10m ./mcp/fleet/
+	CI=true $(GO) test -race -count=1 -timeout 10m -run '^TestFleet' ./mcp/httpapi/
+	CI=true $(GO) test -race -count=1 -timeout 15m -run '^TestFleet' -v ./e2e/
 
 # Every task of every real application through chromegate (CI runs the
 # short set inside `make test`).
@@ -167,7 +186,7 @@ vet:
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e '/e2e$$' -e '/executor/cdp$$')
 E2E_MATRIX ?= $(CURDIR)/bin/e2e-matrix.txt
 E2E = CHROMEGATE_E2E_MATRIX=$(E2E_MATRIX) $(GO) test -race -count=1 -timeout 30m ./e2e/
-test: deps realapps-deps mcpb-deps metrics-deps vet
+test: deps realapps-deps mcpb-deps metrics-deps fleet-deps vet
 	node --test extension/
 	@mkdir -p bin && rm -f $(E2E_MATRIX)
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-lane-a test-lane-b

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -106,6 +107,9 @@ func startHTTPEnv(t testing.TB, dataDir, mark string, env []string, args ...stri
 		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", tail(s.log.String(), 8000))
+			if dir := os.Getenv("E2E_LOG_DIR"); dir != "" {
+				_ = os.WriteFile(filepath.Join(dir, s.mark+".log"), []byte(s.log.String()), 0o644)
+			}
 		}
 	})
 	return h

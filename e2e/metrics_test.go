@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,13 +22,6 @@ import (
 // policy decisions the test made: one call allowed, one denied.
 func TestMetricsScrapedByPrometheus(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prometheus is not installed: make metrics-deps")
-		}
-		t.Skip("prometheus is not installed: make metrics-deps")
-	}
 	metricsAddr := freeLoopback(t)
 	h := startHTTP(t, t.TempDir(), "--metrics-addr", metricsAddr)
 	// A page that rebinds its name to 127.0.0.1 reads no metrics and
@@ -52,21 +46,7 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 		t.Fatalf("navigate: %s", body)
 	}
 
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: chromegate\n    static_configs:\n      - targets: ['%s']\n", metricsAddr)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	promAddr := freeLoopback(t)
-	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
-	log := &testkit.Buffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-
+	promAddr, log := startPrometheus(t, metricsAddr)
 	for query, want := range map[string]string{
 		`chromegate_tool_calls_total{tool="navigate",outcome="POLICY_DENIED"}`: "1",
 		`chromegate_tool_calls_total{tool="chrome_status",outcome="ok"}`:       "1",
@@ -85,9 +65,37 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 	}
 }
 
+// startPrometheus runs Debian's prometheus scraping targets (host:port)
+// every second, and returns its address and log.
+func startPrometheus(t testing.TB, targets ...string) (string, *testkit.Buffer) {
+	t.Helper()
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prometheus is not installed: make metrics-deps")
+		}
+		t.Skip("prometheus is not installed: make metrics-deps")
+	}
+	dir := t.TempDir()
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: chromegate\n    static_configs:\n      - targets: ['%s']\n", strings.Join(targets, "', '"))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := freeLoopback(t)
+	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
+	log := &testkit.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return promAddr, log
+}
+
 // promQuery asks Prometheus's HTTP API for an instant vector's first
 // value; "" when it has none (yet).
-func promQuery(t *testing.T, addr, query string) string {
+func promQuery(t testing.TB, addr, query string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(query))
 	if err != nil {
@@ -110,7 +118,7 @@ func promQuery(t *testing.T, addr, query string) string {
 }
 
 // freeLoopback returns a loopback address whose port was free a moment ago.
-func freeLoopback(t *testing.T) string {
+func freeLoopback(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

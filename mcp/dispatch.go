@@ -53,8 +53,11 @@ func (s *Server) aclStage(next step) step {
 func (s *Server) rateStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		if p := c.Principal; p.Rate != nil && c.Tool.Action != ActionPlugin {
-			if wait, ok := p.Rate.Take(time.Now()); !ok {
-				err := rateLimited(p, wait)
+			wait, ok, err := p.Rate.Take(ctx, time.Now())
+			if err == nil && !ok {
+				err = rateLimited(p, wait)
+			}
+			if err != nil {
 				s.recordRefused(c.Tool, c.Session, p, err)
 				return nil, err
 			}
@@ -104,6 +107,7 @@ func (s *Server) browserStage(next step) step {
 		err := s.opts.Manager.Do(ctx, c.Session, func(ctx context.Context, ex executor.Executor) error {
 			c.ex = ex
 			s.startState(ctx, c.Session, c.Principal, ex)
+			s.restoreCheckpoint(ctx, c, ex)
 			var err error
 			out, err = next(ctx, c)
 			return err

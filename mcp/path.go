@@ -32,7 +32,8 @@ var callPath = append([]stage{
 	{"decode", (*Server).decodeStage},          // arguments checked against the tool's schema and rules
 	{"deadline", (*Server).deadlineStage},      // timeout_ms or the tool's default
 	{"egress note", (*Server).egressNoteStage}, // the browser's requests the policy refused during the call
-	{"browser", (*Server).browserStage},        // the session's executor, started on first use
+	{"browser", (*Server).browserStage},        // the session's executor, started on first use (a fleet's session restored)
+	{"checkpoint", (*Server).checkpointStage},  // a fleet's session saved after an acting call (checkpoint.go)
 }, gatedPath...)
 
 // gatedPath is the gated half of callPath, run for every call and every

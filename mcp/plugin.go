@@ -624,7 +624,11 @@ func (s *Server) pluginStep(ctx context.Context, parent *Call, step *PluginStep,
 	// tool would be: a step over the limit stops the plugin with
 	// RATE_LIMITED and when to retry.
 	if r := parent.Principal.Rate; r != nil {
-		if wait, ok := r.Take(start); !ok {
+		wait, ok, err := r.Take(ctx, start)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			return nil, rateLimited(parent.Principal, wait)
 		}
 	}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -158,10 +159,24 @@ func ParseRate(s string) (float64, error) {
 
 // RateLimit is one key's budget of tool calls: a token bucket that refills
 // at the key's rate and holds a minute's worth, so a key may spend its
-// minute in a burst but not more.
+// minute in a burst but not more. The bucket is this process's, or, in a
+// fleet, one in the shared RateStore that every replica charges.
 type RateLimit struct {
 	perMin float64
 	lim    *rate.Limiter
+	shared RateStore // nil: lim is the bucket
+	id     string    // the bucket in shared
+}
+
+// RateStore holds rate limits that several processes charge together (a
+// fleet's Redis). Take charges one call to the bucket id, of perMin calls a
+// minute with burst calls at once; when the budget is spent it returns how
+// long until the next call is allowed. An error means the store could not
+// be asked: the call is refused (fail closed).
+//
+// Implementations must be safe for concurrent use.
+type RateStore interface {
+	Take(ctx context.Context, id string, perMin float64, burst int) (wait time.Duration, ok bool, err error)
 }
 
 // NewRateLimit returns a limit of perMin calls a minute.
@@ -170,19 +185,42 @@ func NewRateLimit(perMin float64) *RateLimit {
 	return &RateLimit{perMin: perMin, lim: rate.NewLimiter(rate.Limit(perMin/60), burst)}
 }
 
+// NewSharedRateLimit returns a limit of perMin calls a minute whose bucket,
+// id, is in store.
+func NewSharedRateLimit(store RateStore, id string, perMin float64) *RateLimit {
+	r := NewRateLimit(perMin)
+	r.shared, r.id = store, id
+	return r
+}
+
 // Take spends one call. When the budget is spent it returns how long until
-// the next call is allowed, and spends nothing.
-func (r *RateLimit) Take(now time.Time) (wait time.Duration, ok bool) {
+// the next call is allowed, and spends nothing. A shared limit that could
+// not be charged is an error with CodeSharedState.
+func (r *RateLimit) Take(ctx context.Context, now time.Time) (wait time.Duration, ok bool, err error) {
+	if r.shared != nil {
+		wait, ok, err := r.shared.Take(ctx, r.id, r.perMin, int(r.lim.Burst()))
+		if err != nil {
+			return 0, false, executor.Errorf(CodeSharedState, "the call could not be charged to the key's rate limit, which the replicas share: %v", err).
+				WithHint("retry in a few seconds; if it persists, the operator's Redis is down").
+				WithRetryAfter(2 * time.Second)
+		}
+		return wait, ok, nil
+	}
 	res := r.lim.ReserveN(now, 1)
 	if !res.OK() {
-		return time.Minute, false
+		return time.Minute, false, nil
 	}
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
-		return d, false
+		return d, false, nil
 	}
-	return 0, true
+	return 0, true, nil
 }
+
+// CodeSharedState is the error of a call that needs the state a fleet's
+// replicas share (a rate limit, a session held by another replica) when
+// that state cannot be reached: the call is refused, never let through.
+const CodeSharedState executor.Code = "SHARED_STATE_UNAVAILABLE"
 
 // PerMinute is the limit's rate, in calls a minute.
 func (r *RateLimit) PerMinute() float64 { return r.perMin }

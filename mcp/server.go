@@ -188,6 +188,9 @@ type Options struct {
 	// outline since the caller last saw it (serve --changes; see
 	// changes.go); a call's changes argument overrides it.
 	Changes bool
+	// Checkpoints, if set, keeps the checkpoints of a fleet's sessions
+	// (see checkpoint.go); a Front that implements Checkpoints sets it.
+	Checkpoints Checkpoints
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -206,6 +209,10 @@ type Server struct {
 	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
 	views      views    // the outline each caller last saw of each tab; see changes.go
 	started    sync.Map // executor.Executor → *sync.Once; see startState
+	restored   sync.Map // executor.Executor → *sync.Once; see restoreCheckpoint
+	// checkpointed is the hash of the checkpoint each executor stored
+	// last; see saveCheckpoint.
+	checkpointed sync.Map
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
 
@@ -455,6 +462,9 @@ func (s *Server) Attach(f Front) {
 	}
 	if s.opts.SessionOf == nil {
 		s.opts.SessionOf = f.SessionOf
+	}
+	if cp, ok := f.(Checkpoints); ok && s.opts.Checkpoints == nil {
+		s.opts.Checkpoints = cp
 	}
 }
 

@@ -230,6 +230,7 @@ func stateSaveTool() *Tool {
 		ReadOnly:    no(), Destructive: yes(), Action: ActionRead, PerOrigin: true,
 		Timeout:    stateTimeout,
 		TimeoutArg: true,
+		Use:        UseCheckpoint,
 	}, stateSave)
 }
 

@@ -193,10 +193,11 @@ type Use int
 
 // The server's own uses of its tools.
 const (
-	UseNone    Use = iota
-	UseOutline     // the outline an acting call's changes compare (snapshot)
-	UseShot        // a recording's shot after an acting call (screenshot)
-	UseRestore     // the --storage-state restored into a new browser (state_load)
+	UseNone       Use = iota
+	UseOutline        // the outline an acting call's changes compare (snapshot)
+	UseShot           // a recording's shot after an acting call (screenshot)
+	UseRestore        // the --storage-state restored into a new browser (state_load)
+	UseCheckpoint     // a fleet's checkpoint of a session, saved after an acting call (state_save)
 )
 
 // Class is the tool's class as the policy receives it (policy.NewInput),

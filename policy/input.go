@@ -308,7 +308,9 @@ type StateOrigin struct {
 	// that is not Secure, "http://host".
 	Origin string `json:"origin"`
 	// Source is "tool" for a state_save or state_load call, "serve" for
-	// the file of serve --storage-state restored into a new context.
+	// the file of serve --storage-state restored into a new context,
+	// "checkpoint" for a fleet's checkpoint of a session: saved after each
+	// acting call and restored by the replica that takes the session over.
 	Source string `json:"source"`
 }
 
@@ -318,6 +320,9 @@ const (
 	StateLoad  = "load"
 	StateTool  = "tool"
 	StateServe = "serve"
+	// StateCheckpoint is a fleet's checkpoint of a session (serve
+	// --redis-url with a checkpoint key).
+	StateCheckpoint = "checkpoint"
 )
 
 // ForStateOrigin returns the input for one origin of a storage-state call:

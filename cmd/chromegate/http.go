@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromegate/chromegate/cmd/chromegate/internal/metrics"
 	"github.com/chromegate/chromegate/executor/cdp"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/fleet"
 	"github.com/chromegate/chromegate/mcp/httpapi"
 )
 
@@ -30,6 +32,7 @@ type httpFlags struct {
 	maxSessions      int
 	load             loadFlags
 	oauth            oauthFlags
+	fleet            fleetFlags
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
@@ -45,6 +48,7 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&h.maxSessions, "max-sessions-per-key", httpapi.DefaultMaxSessionsPerKey, "with --http: open MCP sessions (each a browser context) one key may have")
 	h.load.register(fs)
 	h.oauth.register(fs)
+	h.fleet.register(fs)
 	fs.DurationVar(&h.shutdownTimeout, "shutdown-timeout", httpapi.DefaultShutdownTimeout, "with --http: on SIGINT/SIGTERM, how long calls in flight may take to finish")
 }
 
@@ -92,7 +96,7 @@ func joinHTTPArg(args []string) []string {
 }
 
 // serveHTTP listens on the --http address and serves srv until ctx ends.
-func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.Server) error {
+func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.Server, mx *metrics.Metrics) error {
 	hf := cfg.http
 	if hf.noMCP && hf.noREST {
 		return errors.New("--no-mcp-http and --no-rest together leave nothing to serve")
@@ -101,7 +105,17 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 	if dataDir == "" {
 		dataDir = cdp.DefaultDataDir()
 	}
-	keys, err := httpapi.OpenKeyStore(httpapi.KeysPath(dataDir))
+	shared, err := hf.fleet.open(log)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer shared.Close()
+		if mx != nil {
+			mx.Fleet(shared)
+		}
+	}
+	keys, err := openKeys(ctx, shared, dataDir, true)
 	if err != nil {
 		return err
 	}
@@ -133,10 +147,15 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		SessionTimeout:    hf.sessionTimeout,
 		NamedSessionIdle:  hf.namedSessionIdle,
 		MaxSessionsPerKey: hf.maxSessions,
+		Fleet:             shared,
 		Logger:            log,
 	}
 	hf.load.http(&hopts)
-	if hopts.OAuth, err = hf.oauth.build(hopts.Addr); err != nil {
+	var rates mcp.RateStore // an interface nil unless shared is set
+	if shared != nil {
+		rates = shared
+	}
+	if hopts.OAuth, err = hf.oauth.build(hopts.Addr, rates); err != nil {
 		ln.Close()
 		return err
 	}
@@ -152,6 +171,27 @@ func serveHTTP(ctx context.Context, cfg serveConfig, log *slog.Logger, srv *mcp.
 		log.Warn("no keys: any local program can use this server without one; create a key to require keys (chromegate keys create NAME)", "keys", keys.Path())
 	}
 	log.Info("chromegate serving over HTTP", "version", chromegateVersion(), "addr", ln.Addr().String(),
-		"mcp", !hf.noMCP, "rest", !hf.noREST, "keys", keys.Path(), "oauth_issuer", hf.oauth.issuer)
+		"mcp", !hf.noMCP, "rest", !hf.noREST, "keys", keys.Path(), "oauth_issuer", hf.oauth.issuer, "fleet_replica", replicaOf(shared))
 	return h.Serve(ctx, ln, hf.shutdownTimeout)
+}
+
+// openKeys opens the keys: the fleet's when shared is set (with seed,
+// seeded from the data dir's keys file when the fleet has none), else the
+// data dir's.
+func openKeys(ctx context.Context, shared *fleet.Store, dataDir string, seed bool) (*httpapi.KeyStore, error) {
+	if shared != nil {
+		from := ""
+		if seed {
+			from = httpapi.KeysPath(dataDir)
+		}
+		return httpapi.OpenSharedKeyStore(ctx, shared, from)
+	}
+	return httpapi.OpenKeyStore(httpapi.KeysPath(dataDir))
+}
+
+func replicaOf(shared *fleet.Store) string {
+	if shared == nil {
+		return ""
+	}
+	return shared.Replica()
 }

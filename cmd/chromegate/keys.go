@@ -47,6 +47,8 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&dataDir, "data-dir", "", "chromegate's data dir, which holds keys.json (default: "+cdp.DefaultDataDir()+")")
+	var ff fleetFlags
+	fs.StringVar(&ff.redisURL, "redis-url", "", "manage the keys of the fleet sharing this Redis instead of the data dir's ($"+envRedisURL+" keeps a password off the command line)")
 	switch sub {
 	case "create":
 		fs.Usage = usageFor(fs, "chromegate keys create NAME [flags]")
@@ -70,7 +72,15 @@ func cmdKeys(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if dataDir == "" {
 		dataDir = cdp.DefaultDataDir()
 	}
-	store, err := httpapi.OpenKeyStore(httpapi.KeysPath(dataDir))
+	ff.replica = "keys-command"
+	shared, err := ff.open(nil)
+	if err != nil {
+		return err
+	}
+	if shared != nil {
+		defer shared.Close()
+	}
+	store, err := openKeys(context.Background(), shared, dataDir, false)
 	if err != nil {
 		return err
 	}

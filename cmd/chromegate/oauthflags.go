@@ -35,7 +35,7 @@ func (o *oauthFlags) register(fs *flag.FlagSet) {
 }
 
 // build is the OAuth verifier of the flags, nil without --oauth-issuer.
-func (o *oauthFlags) build(addr string) (*httpapi.OAuth, error) {
+func (o *oauthFlags) build(addr string, rates mcp.RateStore) (*httpapi.OAuth, error) {
 	if o.issuer == "" {
 		if o.resource != "" || len(o.scopes)+len(o.roles)+len(o.tools) > 0 || o.clientID != "" || o.introspect != "" {
 			return nil, errors.New("the --oauth-* flags need --oauth-issuer")
@@ -46,6 +46,10 @@ func (o *oauthFlags) build(addr string) (*httpapi.OAuth, error) {
 		Issuer: o.issuer, Resource: o.resource, Scopes: o.scopes, RoleClaim: o.roleClaim,
 		Roles: map[string][]string{}, Tools: map[string][]string{},
 		Introspection: o.introspect, ClientID: o.clientID,
+	}
+	if rates != nil {
+		// In a fleet, a subject's budget is the fleet's.
+		opts.Rates = rates
 	}
 	if opts.Resource == "" {
 		opts.Resource = "http://" + addr + "/mcp"

@@ -281,7 +281,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	if cfg.http.addr.v != "" {
-		return serveHTTP(ctx, cfg, log, srv)
+		return serveHTTP(ctx, cfg, log, srv, mx)
 	}
 	log.Info("chromegate serving MCP on stdio", "version", chromegateVersion(), "backends", mgr.Backends())
 	err = srv.Run(ctx, transport)

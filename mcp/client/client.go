@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -148,6 +149,15 @@ type Client struct {
 // New returns a client over t.
 func New(t Transport) *Client { return &Client{t: t} }
 
+// Handle is the handle of the browser context the client minted and
+// presents (see HTTPOptions.Handle), "" when it has none.
+func (c *Client) Handle() string {
+	if m, ok := c.t.(*MCP); ok {
+		return m.handle
+	}
+	return ""
+}
+
 // Close closes the transport (and, for stdio, stops the server).
 func (c *Client) Close() error { return c.t.Close() }
 
@@ -209,16 +219,25 @@ func call[T any](ctx context.Context, c *Client, name string, params any) (*T, *
 
 // MCP is a Transport over an MCP session.
 type MCP struct {
+	// Session is the MCP session; a client with a handle of its own
+	// replaces it when the server loses it (see HTTPOptions.Handle).
 	Session *sdk.ClientSession
+	mu      sync.Mutex // guards Session against a resume
 	// release gives back what the client holds on the server beside the
 	// session (a minted browser context: see ConnectHTTP).
 	release func() error
+	handle  string // the minted context's handle, "" for none
+	// redial starts a new MCP session on the same endpoint and context
+	// (nil: a lost session is an error).
+	redial func(ctx context.Context) (*sdk.ClientSession, error)
 }
+
+var clientImpl = &sdk.Implementation{Name: "chromegate-go-client", Version: "1"}
 
 // ConnectMCP starts an MCP session over t (any SDK transport) and returns a
 // client on it.
 func ConnectMCP(ctx context.Context, t sdk.Transport) (*Client, error) {
-	s, err := sdk.NewClient(&sdk.Implementation{Name: "chromegate-go-client", Version: "1"}, nil).Connect(ctx, t, nil)
+	s, err := sdk.NewClient(clientImpl, nil).Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("chromegate: connect: %w", err)
 	}
@@ -241,16 +260,45 @@ func ConnectStdio(ctx context.Context, cmd *exec.Cmd) (*Client, error) {
 // which has no sessions, one it mints (POST /mcp/sessions) and presents
 // with every request (X-Chromegate-Session). Close gives it back.
 func ConnectHTTP(ctx context.Context, endpoint, key string, httpClient *http.Client) (*Client, error) {
-	hc := withBearer(httpClient, key)
+	return ConnectHTTPWith(ctx, endpoint, key, HTTPOptions{HTTPClient: httpClient})
+}
+
+// HTTPOptions tune ConnectHTTPWith.
+type HTTPOptions struct {
+	// HTTPClient carries the requests (nil: http.DefaultClient's
+	// transport).
+	HTTPClient *http.Client
+	// Handle has the client mint a browser context of its own at every
+	// protocol revision (at 2026-07-28 it does anyway). The context then
+	// outlives the client's MCP session: behind a fleet of replicas, when
+	// the replica holding a 2025-11-25 session dies, the client starts a
+	// new MCP session (the specification's answer to a 404 for a session)
+	// and goes on in the same context, restored from its checkpoint.
+	Handle bool
+	// Protocol asks for this MCP revision (e.g. "2025-11-25"; "" for the
+	// newest both sides speak).
+	Protocol string
+}
+
+// ConnectHTTPWith is ConnectHTTP with options.
+func ConnectHTTPWith(ctx context.Context, endpoint, key string, o HTTPOptions) (*Client, error) {
+	hc := withBearer(o.HTTPClient, key)
 	ph := &presentHandle{base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport)}
 	withHandle := *hc
 	withHandle.Transport = ph
-	c, err := ConnectMCP(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &withHandle})
-	if err != nil {
-		return nil, err
+	transport := func() sdk.Transport {
+		return &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &withHandle}
 	}
-	m := c.t.(*MCP)
-	if v := m.Session.InitializeResult().ProtocolVersion; v < "2026-07-28" {
+	dial := func(ctx context.Context) (*sdk.ClientSession, error) {
+		return sdk.NewClient(clientImpl, nil).Connect(ctx, transport(), &sdk.ClientSessionOptions{ProtocolVersion: o.Protocol})
+	}
+	s, err := dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chromegate: connect: %w", err)
+	}
+	m := &MCP{Session: s}
+	c := New(m)
+	if v := m.Session.InitializeResult().ProtocolVersion; v < "2026-07-28" && !o.Handle {
 		return c, nil
 	}
 	handle, err := mintHandle(ctx, hc, endpoint)
@@ -259,16 +307,51 @@ func ConnectHTTP(ctx context.Context, endpoint, key string, httpClient *http.Cli
 		return nil, err
 	}
 	ph.handle.Store(&handle)
+	m.handle = handle
 	m.release = func() error { return dropHandle(hc, endpoint, handle) }
+	m.redial = dial
 	return c, nil
 }
 
-// CallTool implements Transport.
+// session is the MCP session calls go to now.
+func (m *MCP) session() *sdk.ClientSession {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.Session
+}
+
+// resume starts a new MCP session in place of lost, unless another call
+// did already, and returns the session to call on.
+func (m *MCP) resume(ctx context.Context, lost *sdk.ClientSession) (*sdk.ClientSession, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.Session != lost {
+		return m.Session, nil
+	}
+	s, err := m.redial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("chromegate: the MCP session was lost and a new one could not start: %w", err)
+	}
+	_ = lost.Close()
+	m.Session = s
+	return s, nil
+}
+
+// CallTool implements Transport. A call refused because the server no
+// longer knows the MCP session (its replica died) is sent again once, on
+// a new session, when the client holds a context of its own (a handle):
+// the server never ran it.
 func (m *MCP) CallTool(ctx context.Context, name string, params any) (*Raw, error) {
 	if params == nil {
 		params = map[string]any{}
 	}
-	res, err := m.Session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: params})
+	s := m.session()
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: params})
+	if err != nil && errors.Is(err, sdk.ErrSessionMissing) && m.redial != nil {
+		if s, err = m.resume(ctx, s); err == nil {
+			res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: params})
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("chromegate %s: %w", name, err)
 	}
@@ -294,13 +377,13 @@ func (m *MCP) Close() error {
 	if m.release != nil {
 		err = m.release()
 	}
-	return errors.Join(m.Session.Close(), err)
+	return errors.Join(m.session().Close(), err)
 }
 
 // ListTools implements ToolLister.
 func (m *MCP) ListTools(ctx context.Context) ([]Tool, error) {
 	var out []Tool
-	for t, err := range m.Session.Tools(ctx, nil) {
+	for t, err := range m.session().Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("chromegate: tools/list: %w", err)
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"fmt"
 	"net/http"
@@ -57,11 +58,11 @@ type ctxEntry struct {
 
 // contextKey is the Manager session of what a request's SessionHeader
 // presents (name or handle), for principal p.
-func (h *Handler) contextKey(p mcp.Principal, presented string) (string, error) {
+func (h *Handler) contextKey(ctx context.Context, p mcp.Principal, presented string) (string, error) {
 	if strings.HasPrefix(presented, handlePrefix) {
-		return h.handleKey(p, presented)
+		return h.handleKey(ctx, p, presented)
 	}
-	return h.namedKey(p, presented)
+	return h.namedKey(ctx, p, presented)
 }
 
 // errUnknownHandle is the one refusal of a handle that is not the
@@ -72,26 +73,36 @@ func errUnknownHandle() error {
 }
 
 // handleKey is the Manager session of a minted handle, if p minted it.
-func (h *Handler) handleKey(p mcp.Principal, handle string) (string, error) {
+func (h *Handler) handleKey(ctx context.Context, p mcp.Principal, handle string) (string, error) {
 	key := "handle:" + handle
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	ce := h.named[key]
-	if ce == nil || !ce.handle || ce.owner != p.Name {
+	mine := ce != nil && ce.handle && ce.owner == p.Name
+	h.mu.Unlock()
+	if ce != nil && !mine {
+		return "", errUnknownHandle()
+	}
+	if h.opts.Fleet != nil {
+		if err := h.visitShared(ctx, p, key, true, mine); err != nil {
+			return "", err
+		}
+		return key, nil
+	}
+	if !mine {
 		return "", errUnknownHandle()
 	}
 	return key, nil
 }
 
 // namedKey is the Manager session of the principal's named context.
-func (h *Handler) namedKey(p mcp.Principal, name string) (string, error) {
+func (h *Handler) namedKey(ctx context.Context, p mcp.Principal, name string) (string, error) {
 	if !sessionNameRE.MatchString(name) || strings.HasPrefix(name, handlePrefix) {
 		return "", executor.Errorf(executor.CodeBadArgs, "session name %q: use 1-64 of A-Z a-z 0-9 _ . - (starting with a letter or digit, not %q)", name, handlePrefix)
 	}
 	key := "named:" + p.Name + ":" + name
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.named[key] == nil {
+	held := h.named[key] != nil
+	if !held {
 		n := 0
 		for _, ce := range h.named {
 			if ce.owner == p.Name && !ce.handle {
@@ -99,10 +110,21 @@ func (h *Handler) namedKey(p mcp.Principal, name string) (string, error) {
 			}
 		}
 		if n >= MaxNamedSessions {
+			h.mu.Unlock()
 			return "", executor.Errorf(executor.CodeBadArgs, "%s already has %d named sessions", p.Name, n).
 				WithHint("reuse a session name; an unused named session is closed after it has been idle")
 		}
-		h.named[key] = &ctxEntry{owner: p.Name, last: time.Now()}
+		if h.opts.Fleet == nil {
+			h.named[key] = &ctxEntry{owner: p.Name, last: time.Now()}
+		}
+	}
+	h.mu.Unlock()
+	if h.opts.Fleet != nil {
+		// The directory enters it here unless another replica holds it
+		// (then this one takes it over); visitShared makes the entry.
+		if err := h.visitShared(ctx, p, key, false, held); err != nil {
+			return "", err
+		}
 	}
 	return key, nil
 }
@@ -125,16 +147,40 @@ func (h *Handler) openContexts(owner string) int {
 }
 
 // mint makes a new handle for p, within p's session limit.
-func (h *Handler) mint(p mcp.Principal) (string, error) {
+func (h *Handler) mint(ctx context.Context, p mcp.Principal) (string, error) {
+	handle := handlePrefix + rand.Text()
+	if h.opts.Fleet != nil {
+		h.mu.Lock()
+		local := h.openContexts(p.Name) - h.handlesOf(p.Name)
+		h.mu.Unlock()
+		if err := h.mintShared(ctx, p, handle, local); err != nil {
+			return "", err
+		}
+		h.mu.Lock()
+		h.named["handle:"+handle] = &ctxEntry{owner: p.Name, handle: true, last: time.Now()}
+		h.mu.Unlock()
+		return handle, nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n := h.openContexts(p.Name); n >= h.opts.MaxSessionsPerKey {
 		return "", executor.Errorf(executor.CodeBadArgs, "%s already has %d sessions open (each is a browser context)", p.Name, n).
 			WithHint("close one (DELETE /mcp/sessions/HANDLE) or wait for an idle one to time out")
 	}
-	handle := handlePrefix + rand.Text()
 	h.named["handle:"+handle] = &ctxEntry{owner: p.Name, handle: true, last: time.Now()}
 	return handle, nil
+}
+
+// handlesOf counts the minted handles of owner this replica holds. The
+// caller holds h.mu.
+func (h *Handler) handlesOf(owner string) int {
+	n := 0
+	for _, ce := range h.named {
+		if ce.owner == owner && ce.handle {
+			n++
+		}
+	}
+	return n
 }
 
 // sessionInfo is a context as GET /mcp/sessions lists it.
@@ -153,12 +199,22 @@ func (h *Handler) routeSessions(prefix string) {
 	api := strings.HasPrefix(prefix, "/api/")
 	h.mux.HandleFunc("POST "+prefix+"/sessions", func(w http.ResponseWriter, r *http.Request) {
 		p, _ := principalFrom(r.Context())
-		handle, err := h.mint(p)
+		handle, err := h.mint(r.Context(), p)
 		if err != nil {
-			h.refuse(w, api, http.StatusTooManyRequests, string(executor.CodeBadArgs), err.Error(), executor.AsError(err).Hint)
+			status, e := http.StatusTooManyRequests, executor.AsError(err)
+			if e.Code == mcp.CodeSharedState {
+				status = http.StatusServiceUnavailable
+				w.Header().Set("Retry-After", "2")
+			}
+			h.refuse(w, api, status, string(e.Code), err.Error(), e.Hint)
 			return
 		}
-		h.warm("handle:" + handle)
+		if h.opts.Fleet == nil {
+			// In a fleet the handle's calls go where the balancer
+			// hashes it, which may not be here: nothing is warmed
+			// for them on the replica that minted it.
+			h.warm("handle:" + handle)
+		}
 		w.Header().Set(SessionHeader, handle)
 		writeJSON(w, http.StatusCreated, sessionInfo{Session: handle, Kind: "handle", IdleTimeoutS: int(h.opts.SessionTimeout.Seconds())})
 	})
@@ -169,21 +225,22 @@ func (h *Handler) routeSessions(prefix string) {
 	h.mux.HandleFunc("DELETE "+prefix+"/sessions/{session}", func(w http.ResponseWriter, r *http.Request) {
 		p, _ := principalFrom(r.Context())
 		presented := r.PathValue("session")
-		key, err := h.existingKey(p, presented)
+		key, err := h.existingKey(r.Context(), p, presented)
 		if err != nil {
 			h.refuse(w, api, http.StatusNotFound, string(executor.CodeBadArgs), err.Error(), "GET "+prefix+"/sessions lists yours")
 			return
 		}
 		h.retire(key)
+		h.forgetShared(r.Context(), p, key)
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
 
 // existingKey is the Manager session of a context p has now, without
 // making one.
-func (h *Handler) existingKey(p mcp.Principal, presented string) (string, error) {
+func (h *Handler) existingKey(ctx context.Context, p mcp.Principal, presented string) (string, error) {
 	if strings.HasPrefix(presented, handlePrefix) {
-		return h.handleKey(p, presented)
+		return h.handleKey(ctx, p, presented)
 	}
 	key := "named:" + p.Name + ":" + presented
 	h.mu.Lock()

@@ -37,6 +37,7 @@ import (
 
 	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp"
+	"github.com/chromegate/chromegate/mcp/fleet"
 )
 
 // Defaults of the HTTP transport.
@@ -97,6 +98,10 @@ type Options struct {
 	// MaxSessionsPerKey bounds the open MCP sessions of one principal
 	// (default DefaultMaxSessionsPerKey): each holds a browser context.
 	MaxSessionsPerKey int
+	// Fleet, if set, is the state this replica shares with the others of
+	// its fleet (serve --redis-url): handles and named contexts are
+	// entered in its directory and checkpointed (see fleet.go).
+	Fleet *fleet.Store
 	// OAuth, if set, takes access tokens of an authorization server
 	// beside keys (see oauth.go); then no request is served without one.
 	OAuth *OAuth
@@ -294,11 +299,11 @@ func (h *Handler) SessionOf(ctx context.Context, mcpID string, extra *sdk.Reques
 	}
 	if extra != nil {
 		if presented := extra.Header.Get(SessionHeader); presented != "" {
-			return h.contextKey(p, presented)
+			return h.contextKey(ctx, p, presented)
 		}
 	}
 	if mcpID == "" {
-		return h.namedKey(p, defaultContext)
+		return h.namedKey(ctx, p, defaultContext)
 	}
 	h.mu.Lock()
 	ms := h.mcp[mcpID]
@@ -541,6 +546,12 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) (mcp.Principal, 
 				status, hint = http.StatusForbidden, "get a token with the scopes the WWW-Authenticate header names"
 			}
 		}
+		if errors.Is(err, errSharedState) {
+			w.Header().Del("WWW-Authenticate")
+			w.Header().Set("Retry-After", "2")
+			h.refuse(w, api, http.StatusServiceUnavailable, string(mcp.CodeSharedState), err.Error(), "retry in a few seconds; if it persists, tell the operator")
+			return mcp.Principal{}, "shared-state"
+		}
 		h.refuse(w, api, status, "UNAUTHORIZED", err.Error(), hint)
 		return mcp.Principal{}, "unauthenticated"
 	}
@@ -634,6 +645,10 @@ func (h *Handler) authenticate(r *http.Request, transport string) (p mcp.Princip
 	}
 	p, err = h.opts.Keys.Authenticate(key, transport)
 	if err != nil {
+		if errors.Is(err, fleet.ErrUnavailable) {
+			h.log.Error("the fleet's keys cannot be confirmed; refusing every key until Redis answers", "err", err)
+			return mcp.Principal{}, false, errSharedState
+		}
 		if !errors.Is(err, ErrNoKey) {
 			// The store could not be read: fail closed, and say why in the
 			// log (the error names the file, never a key).

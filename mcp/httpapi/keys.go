@@ -75,12 +75,57 @@ type liveKey struct {
 //
 // KeyStore is safe for concurrent use.
 type KeyStore struct {
-	path string
+	where   string // the keys file's path, or where the shared keys are
+	backend keysBackend
+	rates   mcp.RateStore // nil: each key's limit is this process's
 
 	mu     sync.Mutex
-	stamp  fileStamp
+	stamp  any // the backend's stamp of keys; nil: never read
 	keys   []*liveKey
 	limits map[string]*mcp.RateLimit // by key name and rate, kept across reloads
+}
+
+// keysBackend is where the keys live: the keys file of a data dir, or the
+// document a fleet's replicas share (keys_shared.go).
+type keysBackend interface {
+	// stamp is a comparable value that changes when the keys do.
+	stamp() (any, error)
+	// read returns the keys and their stamp.
+	read() (keysFile, any, error)
+	// update changes the keys with change, which may refuse (its error
+	// is update's).
+	update(change func(*keysFile) error) error
+}
+
+// fileKeys is the keys file at path.
+type fileKeys struct{ path string }
+
+func (f fileKeys) stamp() (any, error) {
+	st, err := stampOf(f.path)
+	if err != nil {
+		return nil, fmt.Errorf("keys file: %w", err)
+	}
+	return st, nil
+}
+
+func (f fileKeys) read() (keysFile, any, error) {
+	st, err := f.stamp()
+	if err != nil {
+		return keysFile{}, nil, err
+	}
+	kf, err := readKeysFile(f.path)
+	return kf, st, err
+}
+
+func (f fileKeys) update(change func(*keysFile) error) error {
+	kf, err := readKeysFile(f.path)
+	if err != nil {
+		return err
+	}
+	if err := change(&kf); err != nil {
+		return err
+	}
+	return writeKeysFile(f.path, kf)
 }
 
 type fileStamp struct {
@@ -97,7 +142,11 @@ var ErrNoKey = errors.New("no such key")
 // OpenKeyStore opens the keys file at path (it need not exist yet). It fails
 // when the file exists with a mode other than 0600, or does not parse.
 func OpenKeyStore(path string) (*KeyStore, error) {
-	s := &KeyStore{path: path, limits: map[string]*mcp.RateLimit{}}
+	return openKeyStore(path, fileKeys{path}, nil)
+}
+
+func openKeyStore(where string, b keysBackend, rates mcp.RateStore) (*KeyStore, error) {
+	s := &KeyStore{where: where, backend: b, rates: rates, limits: map[string]*mcp.RateLimit{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.reloadLocked(); err != nil {
@@ -109,8 +158,9 @@ func OpenKeyStore(path string) (*KeyStore, error) {
 // KeysPath is the keys file of a data dir.
 func KeysPath(dataDir string) string { return filepath.Join(dataDir, "keys.json") }
 
-// Path is the keys file.
-func (s *KeyStore) Path() string { return s.path }
+// Path is the keys file, or where the shared keys are (a fleet's keys
+// live in its Redis).
+func (s *KeyStore) Path() string { return s.where }
 
 func stampOf(path string) (fileStamp, error) {
 	fi, err := os.Stat(path)
@@ -127,14 +177,14 @@ func stampOf(path string) (fileStamp, error) {
 
 // reloadLocked re-reads the file when its stamp changed.
 func (s *KeyStore) reloadLocked() error {
-	st, err := stampOf(s.path)
+	st, err := s.backend.stamp()
 	if err != nil {
-		return fmt.Errorf("keys file: %w", err)
+		return err
 	}
 	if st == s.stamp && s.keys != nil {
 		return nil
 	}
-	kf, err := readKeysFile(s.path)
+	kf, st, err := s.backend.read()
 	if err != nil {
 		return err
 	}
@@ -142,7 +192,7 @@ func (s *KeyStore) reloadLocked() error {
 	for _, k := range kf.Keys {
 		lk, err := s.live(k)
 		if err != nil {
-			return fmt.Errorf("keys file %s: key %q: %w", s.path, k.Name, err)
+			return fmt.Errorf("keys %s: key %q: %w", s.where, k.Name, err)
 		}
 		keys = append(keys, lk)
 	}
@@ -169,6 +219,12 @@ func (s *KeyStore) live(k storedKey) (*liveKey, error) {
 		id := k.Name + "\x00" + k.Rate + "\x00" + k.SHA256
 		if s.limits[id] == nil {
 			s.limits[id] = mcp.NewRateLimit(perMin)
+			if s.rates != nil {
+				// The fleet's bucket of this key: named by the key's
+				// name and hash, so a key made again under the name
+				// starts full.
+				s.limits[id] = mcp.NewSharedRateLimit(s.rates, "rate:key:"+k.Name+":"+k.SHA256[:16], perMin)
+			}
 		}
 		lk.limit = s.limits[id]
 	}
@@ -314,20 +370,19 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kf, err := readKeysFile(s.path)
+	err := s.backend.update(func(kf *keysFile) error {
+		for _, k := range kf.Keys {
+			if k.Name == nk.Name {
+				return fmt.Errorf("a key named %q exists; revoke it first or pick another name", nk.Name)
+			}
+		}
+		kf.Keys = append(kf.Keys, storedKey{KeyInfo: info, SHA256: hex.EncodeToString(sum[:])})
+		return nil
+	})
 	if err != nil {
 		return "", KeyInfo{}, err
 	}
-	for _, k := range kf.Keys {
-		if k.Name == nk.Name {
-			return "", KeyInfo{}, fmt.Errorf("a key named %q exists; revoke it first or pick another name", nk.Name)
-		}
-	}
-	kf.Keys = append(kf.Keys, storedKey{KeyInfo: info, SHA256: hex.EncodeToString(sum[:])})
-	if err := writeKeysFile(s.path, kf); err != nil {
-		return "", KeyInfo{}, err
-	}
-	s.stamp = fileStamp{} // force a reload
+	s.stamp = nil // force a reload
 	if err := s.reloadLocked(); err != nil {
 		return "", KeyInfo{}, err
 	}
@@ -339,19 +394,18 @@ func (s *KeyStore) Create(nk NewKey, now time.Time) (string, KeyInfo, error) {
 func (s *KeyStore) Revoke(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kf, err := readKeysFile(s.path)
+	err := s.backend.update(func(kf *keysFile) error {
+		n := len(kf.Keys)
+		kf.Keys = slices.DeleteFunc(kf.Keys, func(k storedKey) bool { return k.Name == name })
+		if len(kf.Keys) == n {
+			return fmt.Errorf("%w %q", ErrNoKey, name)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	n := len(kf.Keys)
-	kf.Keys = slices.DeleteFunc(kf.Keys, func(k storedKey) bool { return k.Name == name })
-	if len(kf.Keys) == n {
-		return fmt.Errorf("%w %q", ErrNoKey, name)
-	}
-	if err := writeKeysFile(s.path, kf); err != nil {
-		return err
-	}
-	s.stamp = fileStamp{}
+	s.stamp = nil
 	return s.reloadLocked()
 }
 
@@ -385,18 +439,18 @@ func (s *KeyStore) Empty() bool {
 // came close. transport is "http" or "rest".
 func (s *KeyStore) Authenticate(presented, transport string) (mcp.Principal, error) {
 	sum := sha256.Sum256([]byte(presented))
-	s.mu.Lock()
-	err := s.reloadLocked()
-	keys := s.keys
-	s.mu.Unlock()
+	found, err := s.find(sum)
+	if err == nil && found == nil {
+		if sy, ok := s.backend.(syncer); ok {
+			// A key made a moment ago on another replica: ask again
+			// (at most every few tens of milliseconds, whoever asks).
+			if err = sy.sync(); err == nil {
+				found, err = s.find(sum)
+			}
+		}
+	}
 	if err != nil {
 		return mcp.Principal{}, err
-	}
-	var found *liveKey
-	for _, k := range keys {
-		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
-			found = k
-		}
 	}
 	if found == nil || found.info.Expires != nil && !time.Now().Before(*found.info.Expires) {
 		return mcp.Principal{}, ErrNoKey
@@ -413,6 +467,28 @@ func (s *KeyStore) Authenticate(presented, transport string) (mcp.Principal, err
 	}
 	return p, nil
 }
+
+// find is the key whose hash is sum, or nil; every stored hash is
+// compared, in constant time.
+func (s *KeyStore) find(sum [sha256.Size]byte) (*liveKey, error) {
+	s.mu.Lock()
+	err := s.reloadLocked()
+	keys := s.keys
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var found *liveKey
+	for _, k := range keys {
+		if subtle.ConstantTimeCompare(sum[:], k.hash[:]) == 1 {
+			found = k
+		}
+	}
+	return found, nil
+}
+
+// syncer is a keysBackend that can be asked to confirm its keys now.
+type syncer interface{ sync() error }
 
 // ErrWiderKey is returned when a principal asks for a key with a right it
 // does not have itself.

@@ -72,6 +72,9 @@ type OAuthOptions struct {
 	Tools map[string][]string
 	// Rate is each subject's budget, calls a minute (0: unlimited).
 	Rate float64
+	// Rates, if set, holds the subjects' budgets where every replica of a
+	// fleet charges them (nil: this process's).
+	Rates mcp.RateStore
 	// Introspection, if set, is the endpoint opaque tokens are checked
 	// at, with ClientID and ClientSecret (HTTP Basic).
 	Introspection          string
@@ -260,7 +263,11 @@ func (o *OAuth) limitOf(name string) *mcp.RateLimit {
 			}
 		}
 	}
-	sl := &subjectLimit{limit: mcp.NewRateLimit(o.opts.Rate), last: now}
+	limit := mcp.NewRateLimit(o.opts.Rate)
+	if o.opts.Rates != nil {
+		limit = mcp.NewSharedRateLimit(o.opts.Rates, "rate:oauth:"+name, o.opts.Rate)
+	}
+	sl := &subjectLimit{limit: limit, last: now}
 	o.limits[name] = sl
 	return sl.limit
 }

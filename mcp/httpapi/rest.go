@@ -187,7 +187,7 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		// stdio's default profile).
 		name = defaultContext
 	}
-	session, err := h.contextKey(p, name)
+	session, err := h.contextKey(r.Context(), p, name)
 	if err != nil {
 		e := executor.AsError(err)
 		writeJSON(w, StatusOf(string(e.Code)), restAnswer{Error: e})
