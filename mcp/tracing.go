@@ -152,14 +152,15 @@ func (c *Call) outcome(err error) string {
 	return "ok"
 }
 
-// sessionKinds are the prefixes of the Manager sessions httpapi keeps
-// beside MCP sessions (see its contexts.go).
-var sessionKinds = []struct{ prefix, kind string }{{"handle:", "handle"}, {"named:", "named"}}
+// sessionKinds are the prefixes of the Manager sessions httpapi makes
+// (its contexts.go and http.go; TestSessionKindOfKeys there holds them).
+var sessionKinds = []struct{ prefix, kind string }{{"handle:", "handle"}, {"named:", "named"}, {"mcp:", "mcp"}}
 
 // SessionKind names the kind of a Manager session, a closed set for
 // metrics and spans: "default" (stdio's, the whole server's), "handle"
 // (a minted handle's), "named" (a named context's, the principal's
-// default among them) or "mcp" (a stateful MCP session's own).
+// default among them) or "mcp" (a stateful MCP session's own, also the
+// bare MCP session id a server without Options.SessionOf uses).
 func SessionKind(session string) string {
 	if session == DefaultSession {
 		return "default"

@@ -90,7 +90,7 @@ func TestTracerSpansACall(t *testing.T) {
 // SessionKind names every Manager session by a closed set of kinds.
 func TestSessionKind(t *testing.T) {
 	t.Parallel()
-	for session, want := range map[string]string{"": "default", "handle:cgs_x": "handle", "named:k:default": "named", "a1b2": "mcp"} {
+	for session, want := range map[string]string{"": "default", "handle:cgs_x": "handle", "named:k:default": "named", "mcp:a1b2": "mcp", "a1b2": "mcp"} {
 		if got := SessionKind(session); got != want {
 			t.Errorf("SessionKind(%q) = %q, want %q", session, got, want)
 		}
