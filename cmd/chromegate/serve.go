@@ -186,6 +186,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err != nil {
 		return err
 	}
+	tr, stopTracing, err := startTracing(ctx, cfg.trace, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	boundary := egress.NewBoundary(egressObserved(mx, gate))
 	if cfg.noEgress {
 		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
@@ -251,11 +256,6 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	observer, decider := observed(mx, gate)
-	tr, stopTracing, err := startTracing(ctx, cfg.trace, log)
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
 	tracer, decider := traced(tr, decider)
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:          mgr,

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/chromegate/chromegate/cmd/chromegate/internal/tracing"
 	"github.com/chromegate/chromegate/mcp"
@@ -28,10 +31,16 @@ func (f *traceFlags) register(fs *flag.FlagSet) {
 // stop a no-op) when they are not. stop flushes what is queued, waiting
 // 5 s at most.
 func startTracing(ctx context.Context, f traceFlags, log *slog.Logger) (t *tracing.Tracer, stop func(), err error) {
+	if f.sample < 0 || f.sample > 1 {
+		return nil, nil, fmt.Errorf("--trace-sample %v: want a ratio from 0 to 1", f.sample)
+	}
 	o := tracing.Options{Endpoint: f.endpoint, SampleRatio: f.sample, Version: chromegateVersion()}
 	if !o.Enabled() {
 		return nil, func() {}, nil
 	}
+	// The SDK's own errors (a collector that is down) go to our log, not
+	// to the standard logger.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("traces", "err", err) }))
 	if t, err = tracing.New(ctx, o); err != nil {
 		return nil, nil, err
 	}
