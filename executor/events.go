@@ -26,14 +26,26 @@ type Events interface {
 	// backend: closed, gone with its browser, or dropped after it failed
 	// its ping.
 	SessionClosed(backend, session string)
+	// SessionLost: session's executor on backend was let go because it
+	// died (LostGone) or stopped answering (LostUnresponsive), not because
+	// the server closed it; the session's next call reopens it (the
+	// Manager's self-heal). SessionClosed follows.
+	SessionLost(backend, session, why string)
 }
+
+// Why a Manager lost an executor (Events.SessionLost).
+const (
+	LostGone         = "gone"         // its browser or connection died
+	LostUnresponsive = "unresponsive" // it failed its ping
+)
 
 // NoEvents is an Events that hears nothing.
 type NoEvents struct{}
 
-func (NoEvents) Launched(string, error)       {}
-func (NoEvents) Crashed(string)               {}
-func (NoEvents) SessionOpened(string, string) {}
-func (NoEvents) SessionClosed(string, string) {}
+func (NoEvents) Launched(string, error)             {}
+func (NoEvents) Crashed(string)                     {}
+func (NoEvents) SessionOpened(string, string)       {}
+func (NoEvents) SessionClosed(string, string)       {}
+func (NoEvents) SessionLost(string, string, string) {}
 
 var _ Events = NoEvents{}

@@ -39,21 +39,25 @@ func (m *Metrics) Browsers(kind func(session string) string) executor.Events {
 			Name: "chromegate_sessions_closed_total",
 			Help: "Browser sessions closed (ended, idle, or gone with their browser), by kind.",
 		}, []string{"kind"}),
+		lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chromegate_sessions_lost_total",
+			Help: "Browser sessions whose executor died (gone) or stopped answering (unresponsive) under them, by backend and reason; the next call reopens them.",
+		}, []string{"backend", "reason"}),
 	}
 	for _, k := range SessionKinds {
 		e.live.WithLabelValues(k)
 		e.opened.WithLabelValues(k)
 		e.closed.WithLabelValues(k)
 	}
-	m.Registry.MustRegister(e.launches, e.crashes, e.live, e.opened, e.closed)
+	m.Registry.MustRegister(e.launches, e.crashes, e.live, e.opened, e.closed, e.lost)
 	return e
 }
 
 type events struct {
-	kind              func(string) string
-	launches, crashes *prometheus.CounterVec
-	live              *prometheus.GaugeVec
-	opened, closed    *prometheus.CounterVec
+	kind                 func(string) string
+	launches, crashes    *prometheus.CounterVec
+	live                 *prometheus.GaugeVec
+	opened, closed, lost *prometheus.CounterVec
 }
 
 var kinds = func() map[string]bool {
@@ -91,4 +95,14 @@ func (e *events) SessionClosed(_, session string) {
 	k := e.kindOf(session)
 	e.closed.WithLabelValues(k).Inc()
 	e.live.WithLabelValues(k).Dec()
+}
+
+// reasons are executor's Lost* values; another is "other".
+var reasons = map[string]bool{executor.LostGone: true, executor.LostUnresponsive: true}
+
+func (e *events) SessionLost(backend, _, why string) {
+	if !reasons[why] {
+		why = "other"
+	}
+	e.lost.WithLabelValues(backend, why).Inc()
 }

@@ -47,6 +47,8 @@ func TestBrowsersCounted(t *testing.T) {
 		ev.SessionOpened("cdp", s)
 	}
 	ev.SessionClosed("cdp", "sid")
+	ev.SessionLost("cdp", "sid", "gone")
+	ev.SessionLost("cdp", "sid", "eaten by a grue")
 
 	for _, c := range []struct {
 		got  float64
@@ -61,6 +63,8 @@ func TestBrowsersCounted(t *testing.T) {
 		{testutil.ToFloat64(ev.(*events).opened.WithLabelValues("mcp")), 1, "opened mcp"},
 		{testutil.ToFloat64(ev.(*events).closed.WithLabelValues("mcp")), 1, "closed mcp"},
 		{testutil.ToFloat64(ev.(*events).opened.WithLabelValues("other")), 1, "opened other"},
+		{testutil.ToFloat64(ev.(*events).lost.WithLabelValues("cdp", "gone")), 1, "lost gone"},
+		{testutil.ToFloat64(ev.(*events).lost.WithLabelValues("cdp", "other")), 1, "lost other"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
