@@ -51,6 +51,6 @@ func BenchmarkTracingOnOff(b *testing.B) {
 		b.ReportMetric(float64(d[len(d)/2].Microseconds()), name+"-median-µs")
 		b.ReportMetric(float64(d[len(d)*95/100].Microseconds()), name+"-p95-µs")
 	}
-	b.Logf("get_text with Chromium, median of %d calls each: off %d µs, on %d µs, tracing adds %+d µs (%d spans exported)",
+	b.Logf("get_text with Chromium, median of %d calls each: off %d µs, on %d µs, tracing adds %+d µs (%d spans received by then)",
 		len(took["on"]), med["off"].Microseconds(), med["on"].Microseconds(), (med["on"] - med["off"]).Microseconds(), len(recv.Spans()))
 }
