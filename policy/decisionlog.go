@@ -81,6 +81,9 @@ type LogEntry struct {
 	// window are one line (see denials.go). Absent means one.
 	Count int        `json:"count,omitempty"`
 	Until *time.Time `json:"until,omitempty"`
+	// Bundles, when the policy came from OPA bundles (WithOPA), are the
+	// bundles that decided, name → revision.
+	Bundles map[string]string `json:"bundles,omitempty"`
 }
 
 // decisionLog serialises lines from concurrent decisions, one Write each,
@@ -92,7 +95,7 @@ type decisionLog struct {
 	onErr   func(error) // a line a window's end could not write
 }
 
-func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
+func (l *decisionLog) write(at time.Time, in Input, d Decision, bundles map[string]string) error {
 	e := LogEntry{
 		Time:       at.UTC(),
 		Phase:      in.Phase,
@@ -103,6 +106,7 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision) error {
 		Allow:      d.Allow,
 		Reasons:    scrubReasons(d.Reasons, in.Args),
 		EvalMicros: d.EvalMicros,
+		Bundles:    bundles,
 	}
 	if e.Reasons == nil {
 		e.Reasons = []string{}

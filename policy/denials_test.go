@@ -131,12 +131,12 @@ func TestDenialsAggregated(t *testing.T) {
 	for i := range 1000 {
 		at := t0.Add(time.Duration(i) * 5 * time.Millisecond) // 5 s
 		for _, k := range []struct{ session, host string }{{"a", "evil.test"}, {"a", "other.test"}, {"b", "evil.test"}} {
-			if err := l.write(at, denialInput(k.session, k.host), deny); err != nil {
+			if err := l.write(at, denialInput(k.session, k.host), deny, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if i%100 == 0 {
-			l.write(at, Input{Version: InputVersion, Phase: PhaseCall, Tool: "snapshot", Action: ActionRead, Principal: Principal{Name: "local"}}, Decision{Allow: true})
+			l.write(at, Input{Version: InputVersion, Phase: PhaseCall, Tool: "snapshot", Action: ActionRead, Principal: Principal{Name: "local"}}, Decision{Allow: true}, nil)
 		}
 	}
 	lines := readLines(t, buf.Bytes())
@@ -162,7 +162,7 @@ func TestDenialsAggregated(t *testing.T) {
 	buf.Reset()
 	t1 := t0.Add(time.Minute)
 	for i := range 5 {
-		l.write(t1.Add(time.Duration(i)*time.Millisecond), denialInput("a", "evil.test"), deny)
+		l.write(t1.Add(time.Duration(i)*time.Millisecond), denialInput("a", "evil.test"), deny, nil)
 	}
 	l.close()
 	lines = readLines(t, buf.Bytes())
@@ -174,7 +174,7 @@ func TestDenialsAggregated(t *testing.T) {
 	buf.Reset()
 	l2 := &decisionLog{w: &buf, denials: denials{window: DenialWindow, after: func(time.Duration, func()) {}}}
 	for i := range 10 * maxDenialWindows {
-		l2.write(t0.Add(time.Duration(i)*time.Microsecond), denialInput("a", fmt.Sprintf("h%d.evil.test", i)), deny)
+		l2.write(t0.Add(time.Duration(i)*time.Microsecond), denialInput("a", fmt.Sprintf("h%d.evil.test", i)), deny, nil)
 	}
 	l2.close()
 	lines = readLines(t, buf.Bytes())

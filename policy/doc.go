@@ -66,6 +66,19 @@
 // its repeats one line with their count at the window's end or at
 // Engine.Close (denials.go). Call decisions stay one line each.
 //
+// # From OPA bundles
+//
+// WithOPA takes the policy from signed OPA bundles instead (NewOPA: OPA's
+// own configuration, run by OPA's plugins.Manager with its bundle,
+// decision-log and status plugins). A bundle goes in force only if OPA
+// verified its signature and chromegate prepared its query inside the
+// bundle's storage transaction; otherwise the last good one keeps
+// deciding. Before the first one every decision denies. The decision
+// log's lines, redacted as the file's, go to OPA's decision-log plugin
+// (OPA.DecisionWriter) with the deciding bundles' revisions and
+// labels.replica. BuildBundle makes a signed bundle of a policy directory.
+// The rules are stated at the top of opa.go.
+//
 // Engine is safe for concurrent use. Reload and Watch swap in a new policy
 // atomically; a policy that fails to load leaves the old one in force and
 // shows in Status. Test runs a policy's Rego unit tests.

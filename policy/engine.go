@@ -64,6 +64,13 @@ type Status struct {
 	AllDomains bool `json:"all_domains,omitempty"`
 	// RequestCache counts the request decisions answered from the cache.
 	RequestCache CacheStats `json:"request_cache"`
+	// Bundles are the OPA bundles in force, name → revision (WithOPA).
+	Bundles map[string]string `json:"bundles,omitempty"`
+	// Waiting says why no policy is in force yet, and every decision
+	// denies (WithOPA, before the first bundle activates).
+	Waiting string `json:"waiting,omitempty"`
+	// OPA reports OPA's plugins, with WithOPA.
+	OPA *OPAStatus `json:"opa,omitempty"`
 }
 
 type config struct {
@@ -73,6 +80,7 @@ type config struct {
 	timeout  time.Duration
 	log      *slog.Logger
 	dlog     io.Writer
+	opa      *OPA // the policy comes from OPA bundles (opa.go)
 }
 
 // Option configures an Engine.
@@ -178,6 +186,9 @@ type Engine struct {
 	reloadMu sync.Mutex // one Reload at a time
 	lastErr  atomic.Pointer[string]
 	watchFP  atomic.Pointer[string]
+	revs     atomic.Int64 // the last revision built
+
+	opa *OPA // OPA's bundle and decision-log plugins, with WithOPA
 }
 
 // state is one loaded policy, immutable once built.
@@ -192,6 +203,29 @@ type state struct {
 	// deterministic: the policy calls no nondeterministic builtin, so a
 	// decision is a function of the input (see decideCached).
 	deterministic bool
+	// bundles are the OPA bundles the policy came from, name → revision
+	// (WithOPA); nil for a directory or the embedded default.
+	bundles map[string]string
+	// waiting, when set, is why there is no policy yet (WithOPA before
+	// the first bundle activates): every decision denies with it.
+	waiting string
+}
+
+// loaded is a policy as read from its source.
+type loaded struct {
+	modules map[string]*ast.Module
+	data    map[string]any
+	bundles map[string]string // OPA bundles, name → revision
+}
+
+// loader reads a policy's modules and data.
+type loader func(ctx context.Context) (loaded, error)
+
+// waitingState is the policy in force before there is one: it denies
+// everything, saying why.
+func waitingState(why string) *state {
+	return &state{loadedAt: time.Now(), waiting: why, requests: newRequestCache(false),
+		lists: newRequestCache(false), calls: newRequestCache(false)}
 }
 
 // New loads and prepares the policy: the embedded default unless WithDir
@@ -215,21 +249,40 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 			onErr: func(err error) { cfg.log.Error("policy: decision log write failed", "err", err) }}
 	}
 	fp := e.fingerprint()
-	st, err := e.build(ctx, 1)
+	e.watchFP.Store(&fp)
+	if cfg.opa != nil {
+		if err := e.startOPA(ctx); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	st, err := e.build(ctx, e.load)
 	if err != nil {
 		return nil, err
 	}
-	e.watchFP.Store(&fp)
+	st.revision = int(e.revs.Add(1))
 	e.cur.Store(st)
 	return e, nil
 }
 
-// build loads the source and prepares the query.
-func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
+// load reads the policy's source: its directory or the embedded default,
+// or the bundles OPA activated (WithOPA).
+func (e *Engine) load(ctx context.Context) (loaded, error) {
+	if e.opa != nil {
+		return e.opa.load(ctx)
+	}
 	modules, data, err := loadSource(e.cfg.src, false)
+	return loaded{modules: modules, data: data}, err
+}
+
+// build loads the policy with load, lays the data file and the flags'
+// data over its data, and prepares the query, as the next revision.
+func (e *Engine) build(ctx context.Context, load loader) (*state, error) {
+	l, err := load(ctx)
 	if err != nil {
 		return nil, err
 	}
+	modules, data := l.modules, l.data
 	if e.cfg.dataFile != "" {
 		extra, err := readDataFile(e.cfg.dataFile)
 		if err != nil {
@@ -252,9 +305,9 @@ func (e *Engine) build(ctx context.Context, revision int) (*state, error) {
 	if err != nil {
 		return nil, &LoadError{Source: e.cfg.src.name, Problems: problemsOf(err, "")}
 	}
-	st := &state{pq: pq, loadedAt: time.Now(), revision: revision, allDomains: data["all_domains"] == true,
+	st := &state{pq: pq, loadedAt: time.Now(), allDomains: data["all_domains"] == true,
 		requests: newRequestCache(readsRequestURL(modules)), lists: newRequestCache(false), calls: newRequestCache(false),
-		deterministic: !usesNondeterministic(modules)}
+		deterministic: !usesNondeterministic(modules), bundles: l.bundles}
 	// Probe: a policy that fails on the simplest input is broken. (One
 	// that has no decision for it may mean to: it is left to Decide.) The
 	// probe's deadline is generous so that a busy machine does not fail a
@@ -329,7 +382,7 @@ func (e *Engine) Decide(ctx context.Context, in Input) Decision {
 	}
 	start := time.Now()
 	st := e.cur.Load()
-	return e.logged(start, in, e.decideCached(ctx, st, st.calls, in))
+	return e.logged(st, start, in, e.decideCached(ctx, st, st.calls, in))
 }
 
 // Screen decides whether the model may be shown a page it did not ask
@@ -345,7 +398,7 @@ func (e *Engine) Screen(ctx context.Context, in Input) Decision {
 	st := e.cur.Load()
 	d := e.decideCached(ctx, st, st.calls, in)
 	if !d.Allow {
-		e.logged(start, in, d)
+		e.logged(st, start, in, d)
 	}
 	return d
 }
@@ -396,14 +449,21 @@ func (e *Engine) DecideDocument(ctx context.Context, doc any) Decision {
 // request denials, see denials.go); denials after it are a line each. It
 // does not close the log's writer. Close may be called more than once.
 func (e *Engine) Close() {
-	if e != nil && e.dlog != nil {
+	if e == nil {
+		return
+	}
+	if e.dlog != nil {
 		e.dlog.close()
+	}
+	if e.opa != nil {
+		e.opa.stop()
 	}
 }
 
-func (e *Engine) logged(start time.Time, in Input, d Decision) Decision {
+// logged writes d, decided by st, to the decision log.
+func (e *Engine) logged(st *state, start time.Time, in Input, d Decision) Decision {
 	if e.dlog != nil {
-		if err := e.dlog.write(start, in, d); err != nil {
+		if err := e.dlog.write(start, in, d, st.bundles); err != nil {
 			e.cfg.log.Error("policy: decision log write failed", "err", err)
 		}
 	}
@@ -431,6 +491,9 @@ func (st *state) evaluate(ctx context.Context, in Input, timeout time.Duration) 
 }
 
 func (st *state) evaluateValue(ctx context.Context, v ast.Value, timeout time.Duration) (d Decision, err error) {
+	if st.waiting != "" {
+		return Decision{}, errors.New(st.waiting)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = Decision{}, fmt.Errorf("evaluation panicked: %v", r)
@@ -518,18 +581,29 @@ func (e *Engine) Reload(ctx context.Context) error {
 	e.reloadMu.Lock()
 	defer e.reloadMu.Unlock()
 	fp := e.fingerprint()
-	st, err := e.build(ctx, e.cur.Load().revision+1)
+	st, err := e.build(ctx, e.load)
 	e.watchFP.Store(&fp)
 	if err != nil {
-		msg := err.Error()
-		e.lastErr.Store(&msg)
-		e.cfg.log.Error("policy: reload failed; the previous policy stays in force", "source", e.cfg.src.name, "err", msg)
+		e.failed(err)
 		return err
 	}
+	e.install(st)
+	return nil
+}
+
+// failed keeps a reload's error for Status; the policy in force stays.
+func (e *Engine) failed(err error) {
+	msg := err.Error()
+	e.lastErr.Store(&msg)
+	e.cfg.log.Error("policy: reload failed; the previous policy stays in force", "source", e.cfg.src.name, "err", msg)
+}
+
+// install puts st in force: decisions that start after it see st.
+func (e *Engine) install(st *state) {
+	st.revision = int(e.revs.Add(1))
 	e.cur.Store(st)
 	e.lastErr.Store(nil)
-	e.cfg.log.Info("policy: reloaded", "source", e.cfg.src.name, "revision", st.revision)
-	return nil
+	e.cfg.log.Info("policy: reloaded", "source", e.cfg.src.name, "revision", st.revision, "bundles", st.bundles)
 }
 
 // Status reports the policy in force and the last reload error.
@@ -542,9 +616,14 @@ func (e *Engine) Status() Status {
 		Revision:     st.revision,
 		AllDomains:   st.allDomains,
 		RequestCache: e.CacheStats(),
+		Bundles:      st.bundles,
+		Waiting:      st.waiting,
 	}
 	if p := e.lastErr.Load(); p != nil {
 		s.LastError = *p
+	}
+	if e.opa != nil {
+		s.OPA = e.opa.Status()
 	}
 	return s
 }

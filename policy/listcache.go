@@ -23,7 +23,7 @@ func (e *Engine) DecideList(ctx context.Context, in Input) Decision {
 	}
 	start := time.Now()
 	st := e.cur.Load()
-	return e.logged(start, in, e.decideCached(ctx, st, st.lists, in))
+	return e.logged(st, start, in, e.decideCached(ctx, st, st.lists, in))
 }
 
 // maxCachedInput bounds the JSON of an input whose decision is cached: a

@@ -327,7 +327,7 @@ func (e *Engine) DecideRequest(ctx context.Context, in Input) (d Decision, cache
 	if d, ok := st.requests.get(k); ok {
 		e.cache.hits.Add(1)
 		if !d.Allow {
-			e.logged(time.Now(), in, d)
+			e.logged(st, time.Now(), in, d)
 		}
 		return d, true
 	}
@@ -337,7 +337,7 @@ func (e *Engine) DecideRequest(ctx context.Context, in Input) (d Decision, cache
 		st.requests.put(k, Decision{Allow: d.Allow, Reasons: d.Reasons, Hints: d.Hints})
 	}
 	if !d.Allow {
-		e.logged(time.Now(), in, d)
+		e.logged(st, time.Now(), in, d)
 	}
 	return d, false
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromegate/chromegate/executor/egress"
 	"github.com/chromegate/chromegate/mcp"
 	"github.com/chromegate/chromegate/mcp/httpapi"
+	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"
 )
 
@@ -19,9 +21,10 @@ import (
 // /healthz and /readyz (internal/metrics). Off (nil, nothing served) when
 // addr is empty: the default costs nothing. Like --http, a non-loopback
 // address needs --allow-remote; a loopback one answers only requests
-// that name a loopback host (DNS rebinding). Readiness is the default
-// session's browser backend answering within 5 s.
-func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *executor.Manager, log *slog.Logger) error {
+// that name a loopback host (DNS rebinding). Readiness is a policy in
+// force (with --opa-config, a bundle activated: until then every call is
+// denied) and the default session's browser backend answering within 5 s.
+func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *executor.Manager, policyStatus func() policy.Status, log *slog.Logger) error {
 	if m == nil {
 		return nil
 	}
@@ -30,6 +33,9 @@ func startMetrics(ctx context.Context, m *metrics.Metrics, addr string, mgr *exe
 		return fmt.Errorf("--metrics-addr: %w", err)
 	}
 	ready := func(ctx context.Context) error {
+		if w := policyStatus().Waiting; w != "" {
+			return errors.New(w)
+		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_, err := mgr.Ready(ctx, mcp.DefaultSession)

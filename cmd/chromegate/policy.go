@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/chromegate/chromegate/mcp/vault"
@@ -29,6 +31,13 @@ type policyFlags struct {
 	decisionLogMB   int
 	decisionLogKeep int
 	timeout         time.Duration
+	// opaConfig is OPA's configuration file (serve --opa-config): the
+	// policy comes from its bundles, decisions go to its decision_logs.
+	opaConfig string
+	// replica names this replica in OPA's labels (serve's --replica).
+	replica string
+	// opa is OPA's plugins once gate started them, for status and metrics.
+	opa *policy.OPA
 	// vault holds the declared secrets: their origins are data, and the
 	// decision log is written through its redaction.
 	vault *vault.Vault
@@ -51,6 +60,12 @@ func (p *policyFlags) register(fs *flag.FlagSet) {
 	// that loops. It is wall time, so it is generous enough that a loaded
 	// machine does not turn slow decisions into denials.
 	fs.DurationVar(&p.timeout, "policy-timeout", time.Second, "deadline of one policy decision; a decision that runs out of time denies")
+}
+
+// registerOPA registers serve's OPA flag (not policy eval's: it decides
+// with what is on disk).
+func (p *policyFlags) registerOPA(fs *flag.FlagSet) {
+	fs.StringVar(&p.opaConfig, "opa-config", "", "OPA configuration file (YAML or JSON: services, bundles, keys, decision_logs, status, labels): take the policy from its signed bundles through OPA's bundle plugin, and send every decision to its decision_logs service; labels.replica is --replica (default: the host name). Decisions deny until the first bundle activates")
 }
 
 // data is what the flags tell the policy: only what the user set, so a data
@@ -95,6 +110,7 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*gate.Gate, f
 	if p.dataFile != "" {
 		opts = append(opts, policy.WithDataFile(p.dataFile))
 	}
+	var sinks []io.Writer // the decision log's: the file, OPA's plugin
 	var dlog io.WriteCloser
 	if p.decisionLog != "" {
 		w, err := policy.OpenRotatingDecisionLog(p.decisionLog, int64(p.decisionLogMB)<<20, p.decisionLogKeep)
@@ -102,7 +118,25 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*gate.Gate, f
 			return nil, nil, err
 		}
 		dlog = w
-		opts = append(opts, policy.WithDecisionLog(p.vault.Writer(w)))
+		sinks = append(sinks, w)
+	}
+	if p.opaConfig != "" {
+		o, err := p.openOPA(log)
+		if err != nil {
+			if dlog != nil {
+				dlog.Close()
+			}
+			return nil, nil, err
+		}
+		p.opa = o
+		opts = append(opts, policy.WithOPA(o))
+		if w := o.DecisionWriter(); w != nil {
+			sinks = append(sinks, w)
+		}
+	}
+	if len(sinks) > 0 {
+		// The same redaction for every sink: what leaves is what the file gets.
+		opts = append(opts, policy.WithDecisionLog(p.vault.Writer(io.MultiWriter(sinks...))))
 	}
 	eng, err := policy.New(ctx, opts...)
 	if err != nil {
@@ -128,4 +162,20 @@ func (p *policyFlags) gate(ctx context.Context, log *slog.Logger) (*gate.Gate, f
 			dlog.Close()
 		}
 	}, nil
+}
+
+// openOPA reads --opa-config and builds OPA's plugins.
+func (p *policyFlags) openOPA(log *slog.Logger) (*policy.OPA, error) {
+	if p.dir != "" {
+		return nil, errors.New("--policy and --opa-config both name the policy: give one")
+	}
+	raw, err := os.ReadFile(p.opaConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--opa-config: %w", err)
+	}
+	o, err := policy.NewOPA(policy.OPAConfig{Config: raw, Replica: p.replica, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("--opa-config %s: %w", p.opaConfig, err)
+	}
+	return o, nil
 }

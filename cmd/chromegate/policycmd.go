@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+	"time"
 
 	"github.com/chromegate/chromegate/policies"
 	"github.com/chromegate/chromegate/policy"
@@ -22,6 +24,9 @@ commands:
   eval --input FILE   print the decision for an input document (JSON)
   init DIR            write the default policy, the examples and the input schema
                       to DIR as a starting point for your own
+  build --signing-key KEY.pem -o BUNDLE.tar.gz [DIR]
+                      build a signed OPA bundle of the policy in DIR (default: the
+                      embedded default policy) for serve --opa-config
 `
 
 func cmdPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,6 +41,8 @@ func cmdPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return policyEval(ctx, args[1:], stdout, stderr)
 	case "init":
 		return policyInit(args[1:], stdout, stderr)
+	case "build":
+		return policyBuild(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, policyUsage)
 		return nil
@@ -168,5 +175,56 @@ func policyInit(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote the default policy, the examples and the input schema to %s\n", dir)
 	fmt.Fprintf(stdout, "edit %s/default, test it with `chromegate policy test %s/default`, serve it with `chromegate serve --policy %s/default`\n", dir, dir, dir)
+	return nil
+}
+
+func policyBuild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	flags := flag.NewFlagSet("policy build", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	flags.Usage = usageFor(flags, "chromegate policy build --signing-key KEY.pem -o BUNDLE.tar.gz [flags] [DIR]")
+	key := flags.String("signing-key", "", "PEM file of the private key that signs the bundle (required; the servers verify with its public key, keys.ID.key in their OPA configuration)")
+	alg := flags.String("signing-alg", "RS256", "signature algorithm: RS256, RS384, RS512, PS256, ES256, ES384, ES512, HS256, ...")
+	keyID := flags.String("key-id", "", "key id written into the signature (optional: the servers' bundles.NAME.signing.keyid picks the key)")
+	revision := flags.String("revision", "", "the bundle's revision, reported in every decision and status (default: the time, 20060102T150405Z)")
+	out := flags.String("o", "", "write the bundle here (atomically: a server serving the file never sees half of it)")
+	if err := parseArgs(flags, args); err != nil {
+		return err
+	}
+	if *key == "" || *out == "" || flags.NArg() > 1 {
+		flags.Usage()
+		return errUsage
+	}
+	var fsys fs.FS = policies.Default
+	name := policy.DefaultSource
+	if flags.NArg() == 1 {
+		name, fsys = flags.Arg(0), os.DirFS(flags.Arg(0))
+	}
+	pem, err := os.ReadFile(*key)
+	if err != nil {
+		return fmt.Errorf("--signing-key: %w", err)
+	}
+	rev := *revision
+	if rev == "" {
+		rev = time.Now().UTC().Format("20060102T150405Z")
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".bundle-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	err = policy.BuildBundle(ctx, name, fsys, tmp, policy.BundleOptions{Revision: rev, SigningKey: string(pem), SigningAlg: *alg, KeyID: *keyID})
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644) // a bundle is public: it is served
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), *out)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: the policy %s, revision %s, signed with %s\n", *out, name, rev, *alg)
 	return nil
 }

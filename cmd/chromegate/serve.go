@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -107,6 +108,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.Usage = usageFor(fs, "chromegate serve [flags]")
 	cfg.browser.register(fs)
 	cfg.policy.register(fs)
+	cfg.policy.registerOPA(fs)
 	cfg.http.register(fs)
 	cfg.ext.register(fs)
 	cfg.secrets.register(fs)
@@ -161,6 +163,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		}
 	}
 	cfg.policy.vault = cfg.vault
+	cfg.policy.replica = cmp.Or(cfg.http.fleet.replica, os.Getenv(envReplica))
 	if err := startDebug(ctx, cfg.debugAddr, log); err != nil {
 		return err
 	}
@@ -191,6 +194,9 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	defer stopTracing()
+	if mx != nil && cfg.policy.opa != nil {
+		mx.WatchBundles(gate.Engine.Status)
+	}
 	boundary := egress.NewBoundary(egressObserved(mx, gate))
 	if cfg.noEgress {
 		log.Warn("--unsafe-no-egress-boundary: pages may request any address, internal ones included; only the model's calls are decided")
@@ -252,7 +258,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		defer recorder.Close()
 		log.Info("recording every call", "dir", cfg.record)
 	}
-	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, log); err != nil {
+	if err := startMetrics(ctx, mx, cfg.metricsAddr, mgr, gate.Engine.Status, log); err != nil {
 		return err
 	}
 	observer, decider := observed(mx, gate)
