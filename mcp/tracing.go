@@ -12,18 +12,20 @@ import (
 
 // A Tracer makes the spans of the operator's traces (Options.Tracer;
 // OpenTelemetry in cmd/chromegate/internal/tracing, so nothing here
-// imports it): a span per call, and inside it a span of the handler's
-// run on the backend, and inside that a span per primitive the backend
-// runs (executor.PrimitiveTracer). The context StartCall returns carries the call's
-// span to everything the call does, the gate's decisions included, so a
-// Decider wrapped by the same Tracer makes their spans children of it.
-// Methods are called on the call's goroutine and must not block.
+// imports it): a span per call, inside it a span of the handler's run on
+// the backend, and inside that a span per primitive the backend runs
+// (executor.PrimitiveTracer). The context StartCall returns carries the
+// call's span to everything the call does, the gate's decisions
+// included, so a Decider wrapped by the same Tracer makes their spans
+// children of it. Methods are called on the call's goroutine and must
+// not block.
 //
 // The rule: a Tracer is given what the metrics are (callobserver.go) —
 // a registered tool's name, a backend's name, an outcome that is "ok" or
 // an error code — and the principal's name (a key's name, never the key
-// or a token) and the session's Manager key. Never arguments, page text,
-// URLs or a secret's value: nothing a call typed or read reaches a span.
+// or a token) and the session's Manager key, which it reports by kind
+// only (SessionKind). Never arguments, page text, URLs or a secret's
+// value: nothing a call typed or read reaches a span.
 type Tracer interface {
 	// StartCall begins the span of c, a child of c.Parent when the
 	// caller sent a trace context.
