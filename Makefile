@@ -300,7 +300,7 @@ callpath: deps
 	$(GO) test -tags callpath -run '^TestCallPath$$' -count=1 -v ./e2e/bench/
 
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./mcp/httpapi/ ./policy/
+	$(GO) test -run '^$$' -bench . -benchtime 30x ./e2e/ ./mcp/ ./mcp/httpapi/ ./policy/ ./cmd/chromegate/internal/tracing/
 
 clean:
 	rm -rf bin demo-out dist

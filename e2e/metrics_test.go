@@ -19,7 +19,8 @@ import (
 
 // TestMetricsScrapedByPrometheus: serve --metrics-addr is scraped by
 // Debian's real prometheus, and its query API answers the calls and the
-// policy decisions the test made: one call allowed, one denied.
+// policy decisions the test made: one call allowed, one denied; then a
+// browser killed under it: the crash, the sessions lost and the relaunch.
 func TestMetricsScrapedByPrometheus(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
 	metricsAddr := freeLoopback(t)
@@ -47,12 +48,8 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 	}
 
 	promAddr, log := startPrometheus(t, metricsAddr)
-	for query, want := range map[string]string{
-		`chromegate_tool_calls_total{tool="navigate",outcome="POLICY_DENIED"}`: "1",
-		`chromegate_tool_calls_total{tool="chrome_status",outcome="ok"}`:       "1",
-		`chromegate_policy_decisions_total{phase="call",result="deny"}`:        "1",
-		`count(chromegate_build_info)`:                                         "1",
-	} {
+	wait := func(query, want string) {
+		t.Helper()
 		got := ""
 		for deadline := time.Now().Add(60 * time.Second); got != want; time.Sleep(500 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -61,6 +58,27 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 			got = promQuery(t, promAddr, query)
 		}
 	}
+	for query, want := range map[string]string{
+		`chromegate_tool_calls_total{tool="navigate",outcome="POLICY_DENIED"}`: "1",
+		`chromegate_tool_calls_total{tool="chrome_status",outcome="ok"}`:       "1",
+		`chromegate_policy_decisions_total{phase="call",result="deny"}`:        "1",
+		`count(chromegate_build_info)`:                                         "1",
+		`chromegate_browser_launches_total{backend="cdp",result="ok"}`:         "1",
+		`chromegate_sessions{kind="named"}`:                                    "1", // the REST calls' default context
+	} {
+		wait(query, want)
+	}
+
+	// The browser killed: a crash, both its sessions (the default one and
+	// the REST calls') lost, and the next call starts another browser.
+	h.killBrowser()
+	wait(`chromegate_browser_crashes_total{backend="cdp"}`, "1")
+	if code, _, body := h.rest("POST", "/api/v1/command", "", `{"command":"tabs_list","params":{}}`, nil); code != 200 || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("tabs_list after the crash: %d %s", code, body)
+	}
+	wait(`chromegate_browser_launches_total{backend="cdp",result="ok"}`, "2")
+	wait(`sum(chromegate_sessions_lost_total{backend="cdp"})`, "2")
+	wait(`chromegate_sessions{kind="named"}`, "1")
 }
 
 // startPrometheus runs Debian's prometheus scraping targets (host:port)

@@ -38,6 +38,8 @@ type ManagerOptions struct {
 	// triggered it (it may be shared by several callers).
 	OpenTimeout time.Duration
 	Logger      *slog.Logger
+	// Events, if set, hears each executor opened and let go (events.go).
+	Events Events
 }
 
 // Manager picks an Executor for every call: the first backend in preference
@@ -75,6 +77,9 @@ func NewManager(opts ManagerOptions) *Manager {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Events == nil {
+		opts.Events = NoEvents{}
 	}
 	return &Manager{opts: opts, log: log, live: map[string]Executor{}, gone: map[Executor]doneCtx{}}
 }
@@ -142,7 +147,7 @@ func (m *Manager) ready(ctx context.Context, b Backend, session string) (Executo
 			return ex, nil
 		}
 		m.log.Info("executor failed its ping; reopening", "backend", b.Name(), "err", err)
-		m.drop(key, ex)
+		m.drop(key, ex, LostUnresponsive)
 		// Close what the unresponsive executor holds, or a browser that only
 		// missed one ping would live on beside its replacement.
 		go func() { _ = ex.Close() }()
@@ -165,6 +170,7 @@ func (m *Manager) ready(ctx context.Context, b Backend, session string) (Executo
 			return nil, ErrManagerClosed
 		}
 		m.log.Info("backend ready", "backend", b.Name(), "session", session, "ms", time.Since(start).Milliseconds())
+		m.opts.Events.SessionOpened(b.Name(), session)
 		go m.watch(key, ex)
 		m.announce(session, ex)
 		return ex, nil
@@ -320,7 +326,7 @@ func (m *Manager) CloseSession(session string) error {
 	for _, b := range m.opts.Backends {
 		key := b.Name() + "\x00" + session
 		if ex := m.cached(key); ex != nil {
-			m.drop(key, ex)
+			m.drop(key, ex, "")
 			errs = append(errs, ex.Close())
 		}
 	}
@@ -336,7 +342,8 @@ func (m *Manager) Close() error {
 	m.live = map[string]Executor{}
 	m.mu.Unlock()
 	var errs []error
-	for _, ex := range live {
+	for key, ex := range live {
+		m.letGo(key, "")
 		if err := ex.Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -356,7 +363,7 @@ func (m *Manager) cached(key string) Executor {
 	ex := m.live[key]
 	m.mu.Unlock()
 	if ex != nil && isDone(ex) {
-		m.drop(key, ex)
+		m.drop(key, ex, LostGone)
 		return nil
 	}
 	return ex
@@ -376,13 +383,29 @@ func (m *Manager) store(key string, ex Executor) bool {
 	return true
 }
 
-// drop forgets ex if it is still the executor stored under key.
-func (m *Manager) drop(key string, ex Executor) {
+// drop forgets ex if it is still the executor stored under key; lost
+// says why when the server did not choose to ("" when it did).
+func (m *Manager) drop(key string, ex Executor, lost string) {
 	m.mu.Lock()
-	if m.live[key] == ex {
+	gone := m.live[key] == ex
+	if gone {
 		delete(m.live, key)
 	}
 	m.mu.Unlock()
+	if gone {
+		m.letGo(key, lost)
+	}
+}
+
+// letGo tells Events that the executor under key was let go, and lost
+// when it died or stopped answering under the session; called once for
+// each executor it was told of, by whoever removed it from live.
+func (m *Manager) letGo(key, lost string) {
+	backend, session, _ := strings.Cut(key, "\x00")
+	if lost != "" {
+		m.opts.Events.SessionLost(backend, session, lost)
+	}
+	m.opts.Events.SessionClosed(backend, session)
 }
 
 func (m *Manager) watch(key string, ex Executor) {
@@ -398,6 +421,13 @@ func (m *Manager) watch(key string, ex Executor) {
 	}
 	closed := m.closed
 	m.mu.Unlock()
+	if gone {
+		lost := LostGone
+		if closed {
+			lost = ""
+		}
+		m.letGo(key, lost)
+	}
 	if gone && !closed {
 		m.log.Warn("browser went away; the next call reopens it", "backend", ex.Backend())
 	}

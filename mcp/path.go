@@ -24,6 +24,7 @@ import (
 var callPath = append([]stage{
 	{"secrets out", (*Server).secretsOutStage}, // last on every way out: no reply carries a secret's value
 	{"recover", (*Server).recoverStage},        // a panic is an INTERNAL reply, its stack goes to the log
+	{"trace", (*Server).traceStage},            // the call's span in the operator's traces, its parent the caller's (tracing.go)
 	{"observe", (*Server).observeStage},        // the operator's metrics learn how the call ended (callobserver.go)
 	{"envelope", (*Server).envelopeStage},      // the outcome rendered as the MCP reply, and logged
 	{"acl", (*Server).aclStage},                // a tool the key or the policy's list hides is refused by name
@@ -49,6 +50,7 @@ var gatedPath = []stage{
 	{"dialogs", (*Server).dialogsStage},      // alerts accepted before, dialogs of denied pages dismissed after
 	{"describe", (*Server).describeStage},    // the target element described for the record
 	{"watch", (*Server).watchStage},          // navigations the call starts, watched from before it acts
+	{"trace run", (*Server).traceRunStage},   // the handler's run on the backend, a span of its own (tracing.go)
 	{"run", (*Server).runStage},              // the tool's handler, with the secrets' values the gate allowed
 }
 

@@ -139,6 +139,9 @@ type Options struct {
 	// Observer, if set, learns how every tool call ended (callobserver.go);
 	// nil costs nothing.
 	Observer Observer
+	// Tracer, if set, makes a span of every tool call (tracing.go); nil
+	// costs nothing.
+	Tracer Tracer
 	// MaxResultChars caps the text of a result (default
 	// DefaultMaxResultChars); longer text is cut with a visible marker.
 	MaxResultChars int
@@ -497,6 +500,9 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 		}
 		if req.Session != nil {
 			ctx = withMCPSession(ctx, req.Session.ID())
+		}
+		if s.opts.Tracer != nil {
+			ctx = WithTraceParent(ctx, requestTraceParent(req))
 		}
 		return s.dispatch(ctx, e, session, p, req.Params.Arguments)
 	}

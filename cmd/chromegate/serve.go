@@ -89,6 +89,7 @@ type serveConfig struct {
 	http           httpFlags
 	debugAddr      string
 	metricsAddr    string
+	trace          traceFlags
 	noEgress       bool
 	egressVia      string
 	secrets        secretFlags
@@ -124,6 +125,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.BoolVar(&cfg.installDriver, "install-driver", false, "when the Playwright driver is missing, install it on start in the background, as `chromegate setup` does (needs node and npm; never downloads a browser); chrome_status shows the progress")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, on this address, e.g. 127.0.0.1:9464 (off by default; non-loopback needs --allow-remote)")
+	cfg.trace.register(fs)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
 		return err
@@ -187,6 +189,11 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	if err != nil {
 		return err
 	}
+	tr, stopTracing, err := startTracing(ctx, cfg.trace, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if mx != nil && cfg.policy.opa != nil {
 		mx.WatchBundles(gate.Engine.Status)
 	}
@@ -209,6 +216,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return fmt.Errorf("--headless-shell %w", err)
 	}
 	copts.Prestarted = pre
+	events := browserEvents(mx)
+	copts.Events = events
 	if err := cfg.http.load.browser(&copts, cfg.http.addr.v != ""); err != nil {
 		return err
 	}
@@ -228,7 +237,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 	}
 	backends.watchHangup(ctx, log)
 	ready := checkReadiness(ctx, &cfg, log)
-	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log})
+	mgr := executor.NewManager(executor.ManagerOptions{Backends: backends.backends, Logger: log, Events: events})
 	defer func() {
 		if err := mgr.Close(); err != nil {
 			log.Warn("closing the browser", "err", err)
@@ -253,10 +262,12 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		return err
 	}
 	observer, decider := observed(mx, gate)
+	tracer, decider := traced(tr, decider)
 	srv, err := mcp.NewServer(mcp.Options{
 		Manager:          mgr,
 		Gate:             decider,
 		Observer:         observer,
+		Tracer:           tracer,
 		Sessions:         gate.Sessions,
 		Egress:           boundary,
 		Logger:           log,

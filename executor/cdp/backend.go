@@ -71,6 +71,9 @@ type Options struct {
 	// spareRendererFeatures): a server of many sessions at once sets it.
 	NoSpareRenderer bool
 	Logger          *slog.Logger
+	// Events, if set, hears each browser start (launch or attach) and
+	// each browser that ended without being closed (executor.Events).
+	Events executor.Events
 }
 
 // Values of Options.HeadlessShell.
@@ -187,6 +190,9 @@ func New(opts Options) (*Backend, error) {
 	if log == nil {
 		log = discardLogger
 	}
+	if opts.Events == nil {
+		opts.Events = executor.NoEvents{}
+	}
 	return &Backend{opts: opts, log: log, resolver: res}, nil
 }
 
@@ -254,6 +260,7 @@ func (b *Backend) instance(ctx context.Context) (*instance, error) {
 func (b *Backend) start(op *startOp) {
 	defer b.wg.Done()
 	inst, err := b.launch()
+	b.opts.Events.Launched(b.Name(), err)
 	b.mu.Lock()
 	b.starting = nil
 	if err == nil && b.closed {
@@ -267,6 +274,9 @@ func (b *Backend) start(op *startOp) {
 			go func() {
 				defer b.wg.Done()
 				<-inst.deadCh
+				if inst.deathReason() != reasonClosed {
+					b.opts.Events.Crashed(b.Name())
+				}
 				// Tear down what is left (the driver, a half-dead browser)
 				// as soon as it dies, not at the next Open.
 				inst.close()

@@ -28,7 +28,13 @@ const titleTimeout = time.Second
 // context, and returns its result; or TIMEOUT when ctx ends first; or
 // TARGET_GONE when the browser dies first. A fn left behind finishes on its
 // own, bounded by the Playwright timeouts it was given.
-func await[T any](ctx context.Context, s *Session, what string, fn func() (T, error)) (T, error) {
+//
+// It is where the primitives of this backend pass, so it starts each one's
+// span when the call is traced (executor.StartPrimitive); what starts
+// with the primitive's name, a literal.
+func await[T any](ctx context.Context, s *Session, what string, fn func() (T, error)) (v T, err error) {
+	ctx, end := executor.StartPrimitive(ctx, "cdp", executor.PrimitiveName(what))
+	defer func() { end(err) }()
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, timeoutErr(ctx, what, 0)

@@ -99,6 +99,9 @@ func (in *instance) markDead(why string) {
 	})
 }
 
+// reasonClosed is why an instance the server closed ended.
+const reasonClosed = "closed"
+
 func (in *instance) deathReason() string {
 	if p := in.why.Load(); p != nil {
 		return *p
@@ -533,7 +536,7 @@ func (in *instance) close() error {
 				s.closeOwned()
 			}
 		}
-		in.markDead("closed")
+		in.markDead(reasonClosed)
 		in.closeErr = in.stopDriver()
 		in.closeProxy()
 	})

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,10 +41,12 @@ func waitDone(t *testing.T, ex executor.Executor, within time.Duration) {
 // driver, and checks each time that calls fail fast with TARGET_GONE, that
 // Done closes and that the next Open brings a working browser back; then
 // the same through the executor.Manager; then that Close leaves no process.
+// Events hears each launch and each death the server did not cause.
 func TestSelfHeal(t *testing.T) {
 	needBrowser(t)
 	t.Parallel()
-	b := newBackend(t, func(o *Options) { o.Isolated = true })
+	ev := &launchEvents{}
+	b := newBackend(t, func(o *Options) { o.Isolated = true; o.Events = ev })
 
 	// 1. During a slow wait_for.
 	s1 := openSession(t, b, "")
@@ -122,6 +125,37 @@ func TestSelfHeal(t *testing.T) {
 	s5 := openSession(t, b, "")
 	checkCloseLeavesNothing(t, b, s5)
 	_ = m.Close()
+
+	// Five launches, four deaths (two browsers, a driver, a browser under
+	// the Manager); the close was the server's own.
+	if ok, failed, crashes := ev.counts(); ok != 5 || failed != 0 || crashes != 4 {
+		t.Errorf("events: %d launches, %d failed, %d crashes; want 5, 0, 4", ok, failed, crashes)
+	}
+}
+
+// launchEvents counts the launches and crashes a Backend reports.
+type launchEvents struct {
+	executor.NoEvents
+	mu                  sync.Mutex
+	ok, failed, crashes int
+}
+
+func (e *launchEvents) Launched(_ string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		e.failed++
+	} else {
+		e.ok++
+	}
+}
+
+func (e *launchEvents) Crashed(string) { e.mu.Lock(); e.crashes++; e.mu.Unlock() }
+
+func (e *launchEvents) counts() (ok, failed, crashes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ok, e.failed, e.crashes
 }
 
 // checkCloseLeavesNothing records the driver and every browser process,

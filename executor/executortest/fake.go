@@ -217,7 +217,9 @@ func (f *Fake) begin(ctx context.Context, method string, params any) (Handler, e
 
 // run is the shape of every primitive: record, then either the scripted
 // handler or the built-in behaviour.
-func run[T any](f *Fake, ctx context.Context, method string, params any, builtin func() (T, error)) (T, error) {
+func run[T any](f *Fake, ctx context.Context, method string, params any, builtin func() (T, error)) (_ T, err error) {
+	ctx, end := executor.StartPrimitive(ctx, f.Backend(), method)
+	defer func() { end(err) }()
 	var zero T
 	h, err := f.begin(ctx, method, params)
 	if err != nil {

@@ -140,7 +140,12 @@ func (e *Executor) Ping(ctx context.Context) error { return e.c.Ping(ctx) }
 
 // do runs one command: the public tab id in *tab is swapped for Chrome's,
 // and the tab ids in the result are stamped on the way back.
-func do[R any](ctx context.Context, e *Executor, method string, tab *string, params any) (R, error) {
+//
+// Every primitive of this backend passes here: its span starts here when
+// the call is traced (executor.StartPrimitive), named by the wire method.
+func do[R any](ctx context.Context, e *Executor, method string, tab *string, params any) (_ R, err error) {
+	ctx, end := executor.StartPrimitive(ctx, BackendName, method)
+	defer func() { end(err) }()
 	var out R
 	raw := ""
 	if tab != nil {

@@ -199,7 +199,7 @@ func (h *Handler) restCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.end(c)
-	res, err := h.core.Call(r.Context(), session, p, command, m["params"])
+	res, err := h.core.Call(mcp.WithTraceParent(r.Context(), mcp.TraceParentOf(r.Header)), session, p, command, m["params"])
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.Is(err, mcp.ErrUnknownTool):
