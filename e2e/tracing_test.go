@@ -90,7 +90,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	}
 	spans := recv.Wait(t, 60*time.Second, func(s []otlptest.Span) bool {
 		return len(calls(s, restTrace)) == 1 && len(calls(s, mcpTrace)) == 2 && len(calls(s, metaTrace)) == 1 &&
-			count(s, "cdp ") > 0
+			otlptest.Count(s, "cdp ") > 0
 	})
 
 	check := func(root otlptest.Span, tool, kind, outcome string, ran bool) {
@@ -104,10 +104,10 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 				t.Errorf("%s: %s = %q, want %q", root.Name, k, root.Attrs[k], v)
 			}
 		}
-		if !under(spans, root, "policy call") {
+		if !otlptest.Under(spans, root, "policy call") {
 			t.Errorf("%s: no decision span under it", root.Name)
 		}
-		if ran && !under(spans, root, "run "+tool, "cdp "+tool) {
+		if ran && !otlptest.Under(spans, root, "run "+tool, "cdp "+tool) {
 			t.Errorf("%s: no cdp %s primitive under its run:\n%s", root.Name, tool, otlptest.Dump(spans))
 		}
 	}
@@ -122,39 +122,7 @@ func TestTracesExportedOverOTLP(t *testing.T) {
 	check(calls(spans, metaTrace)[0], "navigate", "named", "POLICY_DENIED", false)
 
 	// Nothing typed, visited or refused is in a span.
-	for _, sp := range spans {
-		all := sp.Name + " " + strings.Join(sp.Events, " ")
-		for k, v := range sp.Attrs {
-			all += " " + k + "=" + v
-		}
-		for _, leak := range []string{secret, token, "token=", "signin", "denied.example", ln.Addr().String(), key} {
-			if strings.Contains(all, leak) {
-				t.Errorf("span %s carries %q: %s", sp.Name, leak, all)
-			}
-		}
+	for _, leak := range otlptest.Leaks(spans, secret, token, "token=", "signin", "denied.example", ln.Addr().String(), key) {
+		t.Error(leak)
 	}
-}
-
-// under says whether below root is a chain of spans by these names, each
-// the parent of the next.
-func under(spans []otlptest.Span, root otlptest.Span, names ...string) bool {
-	if len(names) == 0 {
-		return true
-	}
-	for _, sp := range spans {
-		if sp.ParentSpanID == root.SpanID && sp.Name == names[0] && under(spans, sp, names[1:]...) {
-			return true
-		}
-	}
-	return false
-}
-
-func count(spans []otlptest.Span, prefix string) int {
-	n := 0
-	for _, s := range spans {
-		if strings.HasPrefix(s.Name, prefix) {
-			n++
-		}
-	}
-	return n
 }

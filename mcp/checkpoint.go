@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"sync"
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
@@ -102,7 +101,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 	// stored stands. Keyed by executor, not session: a context restored
 	// anew stores its first checkpoint whatever an earlier copy stored.
 	sum := sha256.Sum256(same)
-	if last, ok := s.checkpointed.Load(c.ex); ok && last.([sha256.Size]byte) == sum {
+	if last, ok := s.checkpointed.load(c.ex); ok && last.([sha256.Size]byte) == sum {
 		return
 	}
 	ck.Saved = start.UTC()
@@ -115,13 +114,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, c *Call, cp Checkpoints) {
 		s.log.Warn("a session's checkpoint could not be stored; its last one stands", "session", c.Session, "err", err)
 		return
 	}
-	if _, loaded := s.checkpointed.Swap(c.ex, sum); !loaded {
-		ex := c.ex
-		go func() {
-			<-ex.Done()
-			s.checkpointed.Delete(ex)
-		}()
-	}
+	s.checkpointed.store(c.ex, sum)
 	s.log.Debug("checkpoint saved", "session", c.Session, "bytes", len(data), "cookies", len(st.Cookies),
 		"origins", len(st.Origins), "tabs", len(ck.Tabs), "ms", time.Since(start).Milliseconds())
 }
@@ -134,14 +127,7 @@ func (s *Server) restoreCheckpoint(ctx context.Context, c *Call, ex executor.Exe
 	if cp == nil || !cp.Keeps(c.Session) {
 		return
 	}
-	v, loaded := s.restored.LoadOrStore(ex, new(sync.Once))
-	if !loaded {
-		go func() {
-			<-ex.Done()
-			s.restored.Delete(ex)
-		}()
-	}
-	v.(*sync.Once).Do(func() {
+	s.restored.once(ex).Do(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 		defer cancel()
 		data, ok, err := cp.LoadCheckpoint(ctx, c.Session)

@@ -206,13 +206,11 @@ type Server struct {
 	tools map[string]*entry
 	pages *pageBridge // pagetools.go
 
-	drivenTabs sync.Map // session+"\x00"+tab id → struct{}; see blankOutside
-	views      views    // the outline each caller last saw of each tab; see changes.go
-	started    sync.Map // executor.Executor → *sync.Once; see startState
-	restored   sync.Map // executor.Executor → *sync.Once; see restoreCheckpoint
-	// checkpointed is the hash of the checkpoint each executor stored
-	// last; see saveCheckpoint.
-	checkpointed sync.Map
+	drivenTabs   sync.Map    // session+"\x00"+tab id → struct{}; see blankOutside
+	views        views       // the outline each caller last saw of each tab; see changes.go
+	started      perExecutor // a *sync.Once each; see startState
+	restored     perExecutor // a *sync.Once each; see restoreCheckpoint
+	checkpointed perExecutor // the hash of the checkpoint each stored last; see saveCheckpoint
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/chromegate/chromegate/executor"
@@ -182,14 +181,7 @@ func (s *Server) startState(ctx context.Context, session string, p Principal, ex
 	if s.opts.StorageState == nil || ex == nil {
 		return
 	}
-	v, loaded := s.started.LoadOrStore(ex, new(sync.Once))
-	if !loaded {
-		go func() {
-			<-ex.Done()
-			s.started.Delete(ex)
-		}()
-	}
-	v.(*sync.Once).Do(func() {
+	s.started.once(ex).Do(func() {
 		e, ok := s.toolFor(UseRestore)
 		if !ok {
 			return

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,4 +187,47 @@ func Dump(spans []Span) string {
 		s += fmt.Sprintf("%s trace=%s span=%s parent=%s %v events=%v\n", sp.Name, sp.TraceID, sp.SpanID, sp.ParentSpanID, sp.Attrs, sp.Events)
 	}
 	return s
+}
+
+// Under says whether below root is a chain of spans by these names, each
+// the parent of the next.
+func Under(spans []Span, root Span, names ...string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, sp := range spans {
+		if sp.ParentSpanID == root.SpanID && sp.Name == names[0] && Under(spans, sp, names[1:]...) {
+			return true
+		}
+	}
+	return false
+}
+
+// Count counts the spans whose name starts with prefix.
+func Count(spans []Span, prefix string) int {
+	n := 0
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// Leaks reports every span whose name, events or attributes (keys and
+// values) hold one of needles: what a trace must never carry.
+func Leaks(spans []Span, needles ...string) []string {
+	var out []string
+	for _, sp := range spans {
+		all := sp.Name + " " + strings.Join(sp.Events, " ")
+		for k, v := range sp.Attrs {
+			all += " " + k + "=" + v
+		}
+		for _, n := range needles {
+			if n != "" && strings.Contains(all, n) {
+				out = append(out, fmt.Sprintf("span %s carries %q: %s", sp.Name, n, all))
+			}
+		}
+	}
+	return out
 }

@@ -99,7 +99,7 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 	if err := tr.ForceFlush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	spans := r.Wait(t, 30*time.Second, func(s []otlptest.Span) bool { return count(s, "tools/call ") == 3 })
+	spans := r.Wait(t, 30*time.Second, func(s []otlptest.Span) bool { return otlptest.Count(s, "tools/call ") == 3 })
 
 	var roots []otlptest.Span
 	byID := map[string]otlptest.Span{}
@@ -134,7 +134,7 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 			t.Errorf("call %d: children %q", i, children)
 		}
 		// The backend's primitive, under the run.
-		if i != 2 && !hasPath(spans, root, "run "+calls[i].tool, primitives[i]) {
+		if i != 2 && !otlptest.Under(spans, root, "run "+calls[i].tool, primitives[i]) {
 			t.Errorf("call %d: no %q span under its run:\n%s", i, primitives[i], otlptest.Dump(spans))
 		}
 	}
@@ -155,41 +155,9 @@ func TestSpanTreeAndNoSecrets(t *testing.T) {
 		t.Errorf("no denying decision span under the denied call:\n%s", otlptest.Dump(spans))
 	}
 	// The attacker's side: nothing typed or visited left in a span.
-	for _, sp := range spans {
-		all := sp.Name + " " + strings.Join(sp.Events, " ")
-		for k, v := range sp.Attrs {
-			all += " " + k + "=" + v
-		}
-		for _, secret := range []string{typed, token, "login.test", "denied.test", "token=", "#pw"} {
-			if strings.Contains(all, secret) {
-				t.Errorf("span %s carries %q: %s", sp.Name, secret, all)
-			}
-		}
+	for _, leak := range otlptest.Leaks(spans, typed, token, "login.test", "denied.test", "token=", "#pw") {
+		t.Error(leak)
 	}
-}
-
-// hasPath says whether under root there is a chain of spans by these
-// names, each the parent of the next.
-func hasPath(spans []otlptest.Span, root otlptest.Span, names ...string) bool {
-	if len(names) == 0 {
-		return true
-	}
-	for _, sp := range spans {
-		if sp.ParentSpanID == root.SpanID && sp.Name == names[0] && hasPath(spans, sp, names[1:]...) {
-			return true
-		}
-	}
-	return false
-}
-
-func count(spans []otlptest.Span, prefix string) int {
-	n := 0
-	for _, s := range spans {
-		if strings.HasPrefix(s.Name, prefix) {
-			n++
-		}
-	}
-	return n
 }
 
 // A caller's unsampled parent is followed: no span is exported for the
@@ -208,13 +176,13 @@ func TestParentBasedSampling(t *testing.T) {
 	if err := tr.ForceFlush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	spans := r.Wait(t, 30*time.Second, func(s []otlptest.Span) bool { return count(s, "tools/call ") >= 1 })
+	spans := r.Wait(t, 30*time.Second, func(s []otlptest.Span) bool { return otlptest.Count(s, "tools/call ") >= 1 })
 	for _, sp := range spans {
 		if sp.TraceID == traceID {
 			t.Errorf("span %s of an unsampled parent exported", sp.Name)
 		}
 	}
-	if n := count(spans, "tools/call "); n != 1 || count(spans, "tools/call chrome_status") != 1 {
+	if n := otlptest.Count(spans, "tools/call "); n != 1 || otlptest.Count(spans, "tools/call chrome_status") != 1 {
 		t.Errorf("calls exported: %d\n%s", n, otlptest.Dump(spans))
 	}
 }
