@@ -341,6 +341,7 @@ type bridgeCore interface {
 	sdkHandler(e *entry) sdk.ToolHandler
 	dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (*sdk.CallToolResult, error)
 	visible(ctx context.Context, t *Tool, p Principal) bool
+	definition(t *Tool) *sdk.Tool
 }
 
 var _ bridgeCore = (*Server)(nil)
@@ -502,7 +503,7 @@ func (b *pageBridge) applyPageTools(ex executor.Executor, ev executor.PageToolsE
 			b.live.entries = map[string]*entry{}
 		}
 		b.live.entries[name] = e
-		adds = append(adds, add{lt.Definition(), e})
+		adds = append(adds, add{b.core.definition(lt), e})
 	}
 	bridged := b.live.bridged[ev.TabID] != nil
 	b.mu.Unlock()

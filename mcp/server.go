@@ -191,6 +191,12 @@ type Options struct {
 	// Checkpoints, if set, keeps the checkpoints of a fleet's sessions
 	// (see checkpoint.go); a Front that implements Checkpoints sets it.
 	Checkpoints Checkpoints
+	// Tools are the groups of tools/list a caller starts with (serve
+	// --tools; see toolgroups.go); nil: DefaultGroups.
+	Tools []ListGroup
+	// OutputSchemas has tools/list carry each tool's output schema (serve
+	// --output-schemas). Results carry their structured content either way.
+	OutputSchemas bool
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -213,6 +219,9 @@ type Server struct {
 	checkpointed perExecutor // the hash of the checkpoint each stored last; see saveCheckpoint
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
+
+	defaultGroups groupSet     // Options.Tools; see toolgroups.go
+	choices       groupChoices // the groups each caller chose
 
 	// path runs a call through every stage of callPath; gated through
 	// gatedPath's, for a plugin step (path.go).
@@ -247,6 +256,15 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		opts.MaxResultChars = DefaultMaxResultChars
 	}
 	s := &Server{opts: opts, log: opts.Logger, tools: make(map[string]*entry, len(tools))}
+	s.defaultGroups = setOf(DefaultGroups)
+	if opts.Tools != nil {
+		s.defaultGroups = setOf(opts.Tools)
+	}
+	for g := range s.defaultGroups {
+		if !slices.Contains(ListGroups, g) {
+			return nil, fmt.Errorf("mcp: unknown tool group %q; the groups are %s", g, groupNames(ListGroups))
+		}
+	}
 	s.path, s.gated = s.compose(callPath), s.compose(gatedPath)
 	s.sdk = sdk.NewServer(
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
@@ -272,7 +290,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 			return nil, fmt.Errorf("mcp: tool %q is defined twice", t.Name)
 		}
 		s.tools[t.Name] = e
-		s.sdk.AddTool(t.Definition(), s.sdkHandler(e))
+		s.sdk.AddTool(s.definition(t), s.sdkHandler(e))
 	}
 	if err := s.addPlugins(); err != nil {
 		return nil, err
@@ -315,7 +333,7 @@ func (s *Server) addPlugins() error {
 			return err
 		}
 		s.tools[t.Name] = e
-		s.sdk.AddTool(t.Definition(), s.sdkHandler(e))
+		s.sdk.AddTool(s.definition(&t), s.sdkHandler(e))
 	}
 	status := s.opts.Status
 	s.opts.Status = func(ctx context.Context) map[string]any {
@@ -384,8 +402,10 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 }
 
 // VisibleTools returns the definitions of the tools p may see, by name: the
-// entries tools/list gives p, for REST and clients that are not MCP.
+// entries tools/list gives p, for REST and clients that are not MCP, with
+// the groups p chose without an MCP session (toolgroups.go).
 func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
+	on := s.groupsOf(p, "")
 	tools := s.pages.tools()
 	for _, e := range s.tools {
 		tools = append(tools, e.tool)
@@ -393,8 +413,8 @@ func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	slices.SortFunc(tools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	out := make([]*sdk.Tool, 0, len(tools))
 	for _, t := range tools {
-		if s.visible(ctx, t, p) {
-			d := t.Definition()
+		if on.lists(t) && s.visible(ctx, t, p) {
+			d := s.definition(t)
 			if t.PageTool != nil && s.opts.Secrets.Len() > 0 {
 				// A page wrote this definition: it may have put what
 				// was typed into it in.
@@ -498,6 +518,7 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 		}
 		if req.Session != nil {
 			ctx = withMCPSession(ctx, req.Session.ID())
+			ctx = withServerSession(ctx, req.Session)
 		}
 		if s.opts.Tracer != nil {
 			ctx = WithTraceParent(ctx, requestTraceParent(req))
@@ -514,8 +535,9 @@ func (s *Server) identify(ctx context.Context, extra *sdk.RequestExtra) Principa
 }
 
 // filterList hides from tools/list what the key's tool ACL and the gate
-// (its list phase) say the principal may not see. Dispatch asks again at
-// call time.
+// (its list phase) say the principal may not see, and the tools of the
+// groups the caller has off (toolgroups.go). Dispatch asks again at call
+// time, without the groups: they shape the list, not what may run.
 func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
@@ -527,9 +549,14 @@ func (s *Server) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		}
 		p := s.identify(ctx, req.GetExtra())
+		var id string
+		if ss := sessionOf(req); ss != nil {
+			id = ss.ID()
+		}
+		on := s.groupsOf(p, id)
 		kept := make([]*sdk.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
-			if e, ok := s.entry(t.Name); ok && s.visible(ctx, e.tool, p) {
+			if e, ok := s.entry(t.Name); ok && on.lists(e.tool) && s.visible(ctx, e.tool, p) {
 				kept = append(kept, t)
 			}
 		}

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -122,6 +124,10 @@ type Tool struct {
 	// generated from Tools (go generate ./mcp). Live page tools and
 	// plugins have none.
 	Group *ToolGroup
+	// ListGroup is the group of tools/list the tool is listed in, when
+	// that group is on (toolgroups.go); "" is always listed. Tools states
+	// it for every built-in tool.
+	ListGroup ListGroup
 
 	// The facts below are what the stages of the call path read of a
 	// tool. Each tool's constructor sets them; no stage tests a tool's
@@ -235,32 +241,68 @@ type TargetArg struct {
 	Point bool
 }
 
-// Definition returns the tool as MCP clients see it in tools/list.
+// Definition returns the tool as MCP clients see it in tools/list: its
+// name, description, the input schema a model fills in and the hints that
+// differ from MCP's defaults. Everything else a tools/list reply would
+// carry is left out, for the list's size budget (TestToolsListBudget):
 //
-// Title is not sent: clients show the name instead, and 27 titles would
-// spend over 500 characters of the tools/list budget (see
-// TestToolsListSize) that the descriptions use better. It stays in the
-// table for human-facing surfaces (the README table, REST docs).
+//   - Title: clients show the name instead. It stays in the table for
+//     human-facing surfaces (the README table, REST docs).
+//   - The output schema: sent only when the operator asks for it (serve
+//     --output-schemas, Options.OutputSchemas; see OutputSchema). The
+//     structured content is sent with every result either way.
+//   - additionalProperties: false. Dispatch still refuses unknown
+//     arguments, by name, with the accepted ones.
+//   - The common arguments (commonArgs: timeout_ms, changes), which the
+//     server's instructions state once. They stay in the schema dispatch
+//     validates against, so a call that passes them works as before.
+//   - Annotations that restate a default: a tool whose hints are all MCP's
+//     defaults (not read-only, destructive, not idempotent, open world)
+//     sends none. The SDK marshals readOnlyHint and idempotentHint
+//     whenever there are any.
 func (t *Tool) Definition() *sdk.Tool {
+	wire := *t.InputSchema
+	wire.AdditionalProperties = nil
+	if t.declared() {
+		wire.Properties = maps.Clone(wire.Properties)
+		wire.PropertyOrder = slices.DeleteFunc(slices.Clone(wire.PropertyOrder), func(n string) bool { return slices.Contains(commonArgs, n) })
+		for _, n := range commonArgs {
+			delete(wire.Properties, n)
+		}
+	}
+	return &sdk.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		InputSchema: &wire,
+		Annotations: t.annotations(),
+	}
+}
+
+// commonArgs are the arguments the tools' facts offer (declareArgs) that
+// the server's instructions describe once for every tool, instead of each
+// tool's schema on the wire: timeout_ms (Tool.TimeoutArg) and changes
+// (Tool.Changes). A tool that does not offer one still refuses it.
+var commonArgs = []string{"timeout_ms", changesArg}
+
+// declared says whether t is a built-in tool, whose schema declareArgs
+// completed; a plugin's or a page's schema is sent as it is.
+func (t *Tool) declared() bool { return t.PluginTools == nil && t.PageTool == nil && !t.PageItem }
+
+// annotations are t's hints as sent: nil when every one is MCP's default.
+func (t *Tool) annotations() *sdk.ToolAnnotations {
 	ann := &sdk.ToolAnnotations{
 		DestructiveHint: t.Destructive,
 		IdempotentHint:  t.Idempotent,
 		OpenWorldHint:   t.OpenWorld,
+		ReadOnlyHint:    t.ReadOnly != nil && *t.ReadOnly,
 	}
-	if t.ReadOnly != nil {
-		ann.ReadOnlyHint = *t.ReadOnly
+	if (ann.DestructiveHint == nil || *ann.DestructiveHint) && !ann.IdempotentHint && (ann.OpenWorldHint == nil || *ann.OpenWorldHint) && !ann.ReadOnlyHint {
+		return nil
 	}
-	// The schema on the wire leaves out additionalProperties: false.
-	// Dispatch still refuses unknown arguments (by name, with the accepted
-	// ones), and the 28 characters it costs on every tool are better spent
-	// on descriptions.
-	wire := *t.InputSchema
-	wire.AdditionalProperties = nil
-	return &sdk.Tool{
-		Name:         t.Name,
-		Description:  t.Description,
-		InputSchema:  &wire,
-		OutputSchema: outputSchema(t.Output), // the structured result: see outputs.go
-		Annotations:  ann,
-	}
+	return ann
 }
+
+// OutputSchema is the schema of the structured content of t's results
+// (outputs.go), which tools/list carries only with Options.OutputSchemas.
+// Tests validate results against it whatever the option.
+func (t *Tool) OutputSchema() *jsonschema.Schema { return outputSchema(t.Output) }
