@@ -110,26 +110,30 @@ type actResult struct {
 	ChangesNote string `json:"changes_note"`
 }
 
-// acted reads an acting call's result: one fenced block holding its JSON
-// when it carries page content, the JSON alone otherwise.
+// acted reads an acting call's result: its structured content has every
+// field; its text is one fenced block when it carries page content, the
+// JSON alone otherwise.
 func acted(t *testing.T, res *sdk.CallToolResult) actResult {
 	t.Helper()
 	text := resultText(res)
 	if res.IsError {
 		t.Fatalf("call failed: %s", short(text))
 	}
-	body := text
 	if content, after, ok := mcp.Unfence(text); ok {
 		if after != "" {
 			t.Errorf("text after the fence: %q", after)
 		}
-		body = content
+		text = content
 	} else if strings.Contains(text, `"changes":`) || strings.Contains(text, `"outline":`) {
 		t.Fatalf("a result with changes is not fenced:\n%s", short(text))
 	}
 	var r actResult
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		t.Fatalf("result %q: %v", short(body), err)
+	if err := json.Unmarshal(structuredData(res), &r); err != nil {
+		t.Fatalf("result %q: %v", short(text), err)
+	}
+	// The model reads the change or outline as lines after the head.
+	if body := r.Changes + r.Outline; body != "" && !strings.HasSuffix(text, "\n"+body) {
+		t.Errorf("the text does not show the change or outline as lines:\n%s", short(text))
 	}
 	return r
 }

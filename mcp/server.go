@@ -208,6 +208,7 @@ type Server struct {
 
 	drivenTabs   sync.Map    // session+"\x00"+tab id → struct{}; see blankOutside
 	views        views       // the outline each caller last saw of each tab; see changes.go
+	said         said        // what each caller was last told of each tab; see lean.go
 	started      perExecutor // a *sync.Once each; see startState
 	restored     perExecutor // a *sync.Once each; see restoreCheckpoint
 	checkpointed perExecutor // the hash of the checkpoint each stored last; see saveCheckpoint
@@ -435,6 +436,7 @@ func (s *Server) Status(ctx context.Context) map[string]any {
 func (s *Server) CloseSession(session string) error {
 	s.forgetSession(session)
 	s.views.forget(session, "")
+	s.said.forget(session)
 	return s.opts.Manager.CloseSession(session)
 }
 
