@@ -341,7 +341,13 @@ func jsonPart(s string) string {
 		s = content
 	}
 	if i := strings.IndexAny(s, "{["); i >= 0 {
-		return s[i:]
+		s = s[i:]
+	}
+	// The first JSON value: an outline or change may follow it as lines
+	// (mcp/lean.go).
+	var raw json.RawMessage
+	if err := json.NewDecoder(strings.NewReader(s)).Decode(&raw); err == nil {
+		return string(raw)
 	}
 	return s
 }
