@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"time"
 
@@ -243,7 +242,7 @@ type TargetArg struct {
 
 // Definition returns the tool as MCP clients see it in tools/list: its
 // name, description, the input schema a model fills in and the hints that
-// differ from MCP's defaults. Everything else a tools/list reply would
+// differ from MCP's defaults. The rest of what a tools/list entry may
 // carry is left out, for the list's size budget (TestToolsListBudget):
 //
 //   - Title: clients show the name instead. It stays in the table for
@@ -251,24 +250,22 @@ type TargetArg struct {
 //   - The output schema: sent only when the operator asks for it (serve
 //     --output-schemas, Options.OutputSchemas; see OutputSchema). The
 //     structured content is sent with every result either way.
-//   - additionalProperties: false. Dispatch still refuses unknown
-//     arguments, by name, with the accepted ones.
-//   - The common arguments (commonArgs: timeout_ms, changes), which the
-//     server's instructions state once. They stay in the schema dispatch
-//     validates against, so a call that passes them works as before.
 //   - Annotations that restate a default: a tool whose hints are all MCP's
 //     defaults (not read-only, destructive, not idempotent, open world)
 //     sends none. The SDK marshals readOnlyHint and idempotentHint
 //     whenever there are any.
+//   - Of a built-in tool's input schema, what dispatch checks and the
+//     server's instructions say once (see wireSchema).
+//
+// Dispatch validates every call against the whole schema, InputSchema, so
+// what the wire leaves out is still accepted, checked and refused as
+// before: a call that passes timeout_ms works, one with a limit out of
+// range or an argument the tool does not take is refused with BAD_ARGS.
 func (t *Tool) Definition() *sdk.Tool {
 	wire := *t.InputSchema
 	wire.AdditionalProperties = nil
 	if t.declared() {
-		wire.Properties = maps.Clone(wire.Properties)
-		wire.PropertyOrder = slices.DeleteFunc(slices.Clone(wire.PropertyOrder), func(n string) bool { return slices.Contains(commonArgs, n) })
-		for _, n := range commonArgs {
-			delete(wire.Properties, n)
-		}
+		wire = *wireSchema(t.InputSchema, t.Action == ActionTabs)
 	}
 	return &sdk.Tool{
 		Name:        t.Name,
@@ -278,11 +275,41 @@ func (t *Tool) Definition() *sdk.Tool {
 	}
 }
 
-// commonArgs are the arguments the tools' facts offer (declareArgs) that
-// the server's instructions describe once for every tool, instead of each
-// tool's schema on the wire: timeout_ms (Tool.TimeoutArg) and changes
-// (Tool.Changes). A tool that does not offer one still refuses it.
-var commonArgs = []string{"timeout_ms", changesArg}
+// commonArgs are the arguments every tool that takes them takes alike,
+// which the server's instructions describe once instead of each tool's
+// schema on the wire: tab_id (optional: the selected tab), and those the
+// tools' facts offer (declareArgs): timeout_ms, wait_until, changes.
+var commonArgs = []string{"tab_id", "timeout_ms", "wait_until", changesArg}
+
+// wireSchema is s as tools/list sends it: without the optional common
+// arguments (a tab tool keeps its tab_id: it is what the tool is about),
+// without additionalProperties (dispatch refuses unknown arguments by
+// name, with the accepted ones) and without ranges (dispatch refuses a
+// value out of range, saying the range).
+func wireSchema(s *jsonschema.Schema, tabTool bool) *jsonschema.Schema {
+	w := s.CloneSchemas()
+	for _, n := range commonArgs {
+		if (n == "tab_id" && tabTool) || slices.Contains(w.Required, n) {
+			continue
+		}
+		delete(w.Properties, n)
+		w.PropertyOrder = slices.DeleteFunc(w.PropertyOrder, func(p string) bool { return p == n })
+	}
+	var strip func(*jsonschema.Schema)
+	strip = func(s *jsonschema.Schema) {
+		if s == nil {
+			return
+		}
+		s.AdditionalProperties = nil
+		s.Minimum, s.Maximum, s.MinItems = nil, nil, nil
+		for _, p := range s.Properties {
+			strip(p)
+		}
+		strip(s.Items)
+	}
+	strip(w)
+	return w
+}
 
 // declared says whether t is a built-in tool, whose schema declareArgs
 // completed; a plugin's or a page's schema is sent as it is.
