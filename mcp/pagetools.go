@@ -652,7 +652,7 @@ func pageToolsListTool() *Tool {
 		Name: "page_tools_list", Title: "List page tools",
 		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolsOut{}},
-		Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
+		Description: "Tools pages registered (WebMCP), with input_schema." + pageTextDoc,
 		ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
 	}, pageToolsList)
 }
@@ -665,7 +665,8 @@ func pageToolCallTool() *Tool {
 		Name: "page_tool_call", Title: "Call page tool",
 		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolCallOut{}, Text: true},
-		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
+		Description: "Call a page's tool (page_tools_list) with its arguments." + pageTextDoc,
+		Rare:        []string{"surface"},
 		// A page tool may do anything; the policy may relax this for
 		// tools that declare readOnlyHint.
 		ReadOnly: no(), Action: ActionPageTool, Mutating: true, Secrets: []string{"arguments"},

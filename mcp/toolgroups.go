@@ -215,7 +215,7 @@ func toolGroupsTool() *Tool {
 		Name: "tool_groups", Title: "Tool groups",
 		Group:       groupStatus,
 		Output:      &Output{Value: map[string]string{}},
-		Description: "List tool groups; enable/disable some for this session to show or hide their tools.",
+		Description: "Show tool groups; enable/disable them to list their tools.",
 		ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,
 		NoBrowser: true,
 	}, toolGroups)
