@@ -229,6 +229,7 @@ type Server struct {
 
 	defaultGroups groupSet     // Options.Tools; see toolgroups.go
 	choices       groupChoices // the groups each caller chose
+	relist        *entry       // the tool re-added to announce a change of groups (toolsChanged)
 
 	// path runs a call through every stage of callPath; gated through
 	// gatedPath's, for a plugin step (path.go).
@@ -298,6 +299,9 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		}
 		s.tools[t.Name] = e
 		s.sdk.AddTool(s.definition(t), s.sdkHandler(e))
+		if s.relist == nil {
+			s.relist = e
+		}
 	}
 	if err := s.addPlugins(); err != nil {
 		return nil, err

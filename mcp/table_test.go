@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/chromegate/chromegate/internal/testkit"
@@ -111,9 +112,11 @@ func TestToolDefinitions(t *testing.T) {
 
 const snapshotDir = "testdata/tools"
 
-// Every tool's definition, exactly as tools/list sends it, and its policy
-// classification are kept in a snapshot file, so a change to a name,
-// description, schema, hint, action or mutating flag shows in review.
+// Every tool's definition, exactly as tools/list sends it, its policy
+// classification, its group and the arguments it takes beyond the
+// schema sent (the common and the rare ones) are kept in a snapshot file,
+// so a change to a name, description, schema, hint, action, mutating flag
+// or group shows in review.
 // Rewrite them on purpose with UPDATE_GOLDEN=1.
 func TestToolSnapshots(t *testing.T) {
 	for _, tool := range Tools() {
@@ -121,11 +124,20 @@ func TestToolSnapshots(t *testing.T) {
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
+		def := tool.Definition()
+		var also []string
+		for _, n := range tool.InputSchema.PropertyOrder {
+			if _, sent := def.InputSchema.(*jsonschema.Schema).Properties[n]; !sent {
+				also = append(also, n)
+			}
+		}
 		snap := struct {
 			Tool     *sdk.Tool `json:"tool"` // exactly what tools/list sends
+			Also     []string  `json:"also_takes,omitempty"`
+			Group    ListGroup `json:"group"`
 			Action   Action    `json:"action"`
 			Mutating bool      `json:"mutating"`
-		}{tool.Definition(), tool.Action, tool.Mutating}
+		}{def, also, tool.ListGroup, tool.Action, tool.Mutating}
 		if err := enc.Encode(snap); err != nil {
 			t.Fatalf("%s: %v", tool.Name, err)
 		}

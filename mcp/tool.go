@@ -295,6 +295,7 @@ var commonArgs = []string{"tab_id", "timeout_ms", "wait_until", changesArg}
 // value out of range, saying the range).
 func wireSchema(s *jsonschema.Schema, tabTool bool, rare []string) *jsonschema.Schema {
 	w := s.CloneSchemas()
+	w.PropertyOrder = slices.Clone(w.PropertyOrder)
 	drop := func(s *jsonschema.Schema, n string) {
 		delete(s.Properties, n)
 		s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == n })
@@ -307,7 +308,9 @@ func wireSchema(s *jsonschema.Schema, tabTool bool, rare []string) *jsonschema.S
 	}
 	for _, n := range rare {
 		if arr, item, ok := strings.Cut(n, "[]."); ok {
-			drop(w.Properties[arr].Items, item)
+			items := w.Properties[arr].Items
+			items.PropertyOrder = slices.Clone(items.PropertyOrder)
+			drop(items, item)
 			continue
 		}
 		drop(w, n)

@@ -285,9 +285,9 @@ func toolGroups(ctx context.Context, c *Call, in toolGroupsArgs) (*Result, error
 }
 
 // toolsChanged has the SDK send notifications/tools/list_changed: it
-// re-adds tool_groups' own definition, unchanged (see the rule above).
+// re-adds a tool's own definition, unchanged (see the rule above).
 func (s *Server) toolsChanged() {
-	if e, ok := s.tools["tool_groups"]; ok {
+	if e := s.relist; e != nil {
 		s.sdk.AddTool(s.definition(e.tool), s.sdkHandler(e))
 	}
 }
