@@ -183,11 +183,11 @@ func TestBundleFirstRun(t *testing.T) {
 	self := filepath.Join(installed, "server", hostTarget().Exe())
 	noDriver := filepath.Join(work, "driver")
 	env := []string{"PLAYWRIGHT_DRIVER_PATH=" + noDriver}
-	settings := map[string]any{"allowed_domains": "127.0.0.1", "data_dir": filepath.Join(work, "data"), "install_driver": false}
+	settings := map[string]any{"allowed_domains": "127.0.0.1", "data_dir": filepath.Join(work, "data"), "install_driver": false, "tools": "core, observe"}
 
 	s := startBundle(t, installed, settings, env)
-	if len(s.toolNames()) == 0 {
-		t.Fatal("no tools listed")
+	if names := s.toolNames(); !slices.Contains(names, "navigate") || !slices.Contains(names, "console_messages") || slices.Contains(names, "emulate") {
+		t.Fatalf("the tool groups core and observe list %v", names)
 	}
 	st := jsonPart(resultText(s.call("chrome_status", nil)))
 	if !strings.Contains(st, `"ready":false`) || !strings.Contains(st, self+" setup") {

@@ -70,19 +70,17 @@ var DefaultGroups = []ListGroup{GroupCore}
 // GroupsAll names every group in ParseGroups (serve --tools all).
 const GroupsAll = "all"
 
-// ParseGroups reads a list of group names separated by commas (serve
-// --tools): "all" is every group; "" is DefaultGroups. An unknown name is
-// an error that lists the groups.
+// ParseGroups reads a list of group names separated by commas or spaces
+// (serve --tools, a bundle's form field): "all" is every group; "" is
+// DefaultGroups. An unknown name is an error that lists the groups.
 func ParseGroups(s string) ([]ListGroup, error) {
-	if strings.TrimSpace(s) == "" {
+	names := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	if len(names) == 0 {
 		return slices.Clone(DefaultGroups), nil
 	}
 	var out []ListGroup
-	for _, n := range strings.Split(s, ",") {
-		n = strings.ToLower(strings.TrimSpace(n))
+	for _, n := range names {
 		switch {
-		case n == "":
-			continue
 		case n == GroupsAll:
 			return slices.Clone(ListGroups), nil
 		case !slices.Contains(ListGroups, ListGroup(n)):
