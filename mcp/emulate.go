@@ -246,7 +246,7 @@ func emulateTool() *Tool {
 		Name: "emulate", Title: "Emulate device and network",
 		Group:       groupEmulation,
 		Output:      &Output{Value: emulationOut{}},
-		Description: "Emulate in every tab, merging; reset clears: device (\"Pixel 7\"...), network (offline, slow-3g...), color_scheme. Also: width, height, scale, mobile, touch, user_agent, latitude, longitude, accuracy, timezone, locale, reduced_motion, cpu_throttling.",
+		Description: "Emulate in every tab, merging; reset clears: device (Pixel 7...), network (offline, slow-3g...), color_scheme. Also: width, height, scale, mobile, touch, user_agent, latitude, longitude, accuracy, timezone, locale, reduced_motion, cpu_throttling.",
 		Rare:        []string{"width", "height", "scale", "mobile", "touch", "user_agent", "latitude", "longitude", "accuracy", "timezone", "locale", "reduced_motion", "cpu_throttling"},
 		// Not mutating as a class: a viewport or a dark scheme changes
 		// nothing the user has. The policy makes the identity arguments

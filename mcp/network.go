@@ -435,7 +435,7 @@ func networkRequestTool() *Tool {
 		Name: "network_request", Title: "Network request",
 		Group:       groupNetwork,
 		Output:      &Output{Value: networkRequestOut{}, Text: true},
-		Description: "One request by id: headers (credentials redacted); include_body adds the response." + pageTextDoc,
+		Description: "One request by id: headers (credentials redacted); include_body adds the response. Also: max_bytes." + pageTextDoc,
 		Rare:        []string{"max_bytes"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		CutHint: "pass a smaller max_bytes",

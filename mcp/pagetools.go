@@ -665,7 +665,7 @@ func pageToolCallTool() *Tool {
 		Name: "page_tool_call", Title: "Call page tool",
 		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolCallOut{}, Text: true},
-		Description: "Call a page's tool (page_tools_list) with its arguments." + pageTextDoc,
+		Description: "Call a page's tool (page_tools_list) with its arguments. Also: surface." + pageTextDoc,
 		Rare:        []string{"surface"},
 		// A page tool may do anything; the policy may relax this for
 		// tools that declare readOnlyHint.

@@ -335,9 +335,10 @@ func wireSchema(s *jsonschema.Schema, tabTool bool, rare []string) *jsonschema.S
 }
 
 // maxWireEnum is the most values of an enum the wire schema lists; a
-// longer one (network_requests' 15 resource types) is left to the
-// description and to dispatch, which refuses another value listing them.
-const maxWireEnum = 6
+// longer one (network_requests' 15 resource types, console_messages' 5
+// levels) is left to the description and to dispatch, which refuses
+// another value listing them.
+const maxWireEnum = 4
 
 // declared says whether t is a built-in tool, whose schema declareArgs
 // completed; a plugin's or a page's schema is sent as it is.

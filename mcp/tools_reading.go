@@ -38,7 +38,8 @@ func queryTool() *Tool {
 		Name: "query", Title: "Query elements",
 		Group:       groupReading,
 		Output:      &Output{Value: queryOut{}},
-		Description: "Elements matching a CSS selector: role, name, text, attributes, ref." + pageTextDoc,
+		Description: "Elements matching a CSS selector: role, name, text, attributes, ref. Also: limit." + pageTextDoc,
+		Rare:        []string{"limit"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 	}, query)
 }
@@ -88,7 +89,8 @@ func waitForTool() *Tool {
 		Name: "wait_for", Title: "Wait for",
 		Group:       groupReading,
 		Output:      &Output{Value: waitOut{}},
-		Description: "Wait until an element or text appears (gone: disappears).",
+		Description: "Wait until an element or text appears (gone: disappears). Also: visible.",
+		Rare:        []string{"visible"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		Targets:    []TargetArg{{}},
 		Check:      checkWait,

@@ -32,7 +32,7 @@ func cookiesSetTool() *Tool {
 		Group:       groupState,
 		Output:      &Output{Value: setOut{}},
 		Description: "Add cookies; each needs url, or domain and path. Also: expires, http_only, secure, same_site.",
-		Rare:        []string{"cookies[].expires", "cookies[].http_only", "cookies[].secure", "cookies[].same_site"},
+		Rare:        []string{"cookies[].domain", "cookies[].path", "cookies[].expires", "cookies[].http_only", "cookies[].secure", "cookies[].same_site"},
 		ReadOnly:    no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
 		Check: checkCookies,
 	}, cookiesSet)
