@@ -795,3 +795,21 @@ func TestRESTToolGroups(t *testing.T) {
 		t.Errorf("REST tools after enabling observe: %v", names)
 	}
 }
+
+// TestMCPToolGroupsPerSession: over Streamable HTTP a group turned on is
+// the calling MCP session's alone, even for another session of the same
+// key.
+func TestMCPToolGroupsPerSession(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "two"})
+	a, b := e.mustConnect(k, nil), e.mustConnect(k, nil)
+	if res := callTool(t, a, "tool_groups", map[string]any{"enable": []string{"observe"}}); res.IsError {
+		t.Fatalf("tool_groups: %s", textOf(res))
+	}
+	if names := toolNames(t, a); !slices.Contains(names, "console_messages") {
+		t.Errorf("the session that enabled observe lists %v", names)
+	}
+	if names := toolNames(t, b); slices.Contains(names, "console_messages") {
+		t.Errorf("another session of the key lists %v", names)
+	}
+}
