@@ -126,11 +126,12 @@ func TestBundle(t *testing.T) {
 	url := site(t)
 	dataDir := filepath.Join(work, "data")
 	s := startBundle(t, installed, map[string]any{
-		"allowed_domains": "127.0.0.1, example.invalid", "enable_mutations": true, "data_dir": dataDir,
+		"allowed_domains": "127.0.0.1, example.invalid", "enable_mutations": true, "data_dir": dataDir, "tools": "all",
 	}, nil)
-	// tools/list shows what the policy lets this configuration call: every
-	// tool of the manifest but those the form has no setting for (eval and
-	// download_file need serve's --unsafe-enable-eval, --enable-downloads).
+	// tools/list shows what the policy lets this configuration call, with
+	// every tool group on: every tool of the manifest but those the form
+	// has no setting for (eval and download_file need serve's
+	// --unsafe-enable-eval, --enable-downloads).
 	listed := s.toolNames()
 	for _, n := range names {
 		if hidden := n == "eval" || n == "download_file"; slices.Contains(listed, n) == hidden {
