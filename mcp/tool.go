@@ -41,7 +41,7 @@ type Tool struct {
 	Title string
 	// Description is written for a model: what the tool does, when to use
 	// it, what comes back and what to call first. Keep it terse: the whole
-	// tools/list reply has a size budget (see TestToolsListSize).
+	// tools/list reply has a size budget (see TestToolsListBudget).
 	Description string
 	// InputSchema is a JSON schema of "type": "object" with
 	// "additionalProperties": false. Dispatch validates every call against

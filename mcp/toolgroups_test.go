@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,5 +172,33 @@ func TestGroupChoicesBounded(t *testing.T) {
 	g.forget(fmt.Sprint(maxGroupChoices + 9))
 	if g.get(fmt.Sprint(maxGroupChoices+9)) != nil {
 		t.Error("a forgotten choice is still kept")
+	}
+}
+
+// What the wire schema leaves out is still taken and checked: the common
+// arguments, a rare one, a range; an argument no tool takes is refused
+// with the accepted ones.
+func TestArgumentsLeftOffTheWire(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	tab := h.fake().TabID(0)
+	if res := h.call("click", map[string]any{"selector": "a", "tab_id": tab, "timeout_ms": 5000, "changes": false}); res.IsError {
+		t.Errorf("click with the common arguments: %s", textOf(res))
+	}
+	if res := h.call("screenshot", map[string]any{"format": "jpeg", "quality": 50}); res.IsError {
+		t.Errorf("screenshot with rare arguments: %s", textOf(res))
+	}
+	if res := h.call("navigate", map[string]any{"url": "about:blank", "wait_until": "domcontentloaded"}); res.IsError {
+		t.Errorf("navigate with wait_until: %s", textOf(res))
+	}
+	for args, want := range map[string]string{
+		`{"selector": "a", "limit": 501}`:  "BAD_ARGS: limit: maximum: 501 is greater than 500",
+		`{"selector": "a", "force": true}`: "BAD_ARGS: unknown argument \"force\"\nNext: accepted arguments: selector, limit, tab_id",
+	} {
+		var m map[string]any
+		_ = json.Unmarshal([]byte(args), &m)
+		if got := textOf(h.call("query", m)); !strings.HasPrefix(got, want) {
+			t.Errorf("query %s: %s, want %s", args, got, want)
+		}
 	}
 }
