@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,27 +34,27 @@ const (
 // wp_install (an administrator, the sample post and its comment) and
 // served by PHP's built-in server; nothing reaches the internet (external
 // HTTP blocked, no updater, no cron by HTTP).
-func StartWordPress(ctx context.Context, dir string) (*App, error) {
+func StartWordPress(ctx context.Context, dir string) (_ *App, err error) {
 	app := &App{Name: "WordPress", Dir: dir}
-	db, err := app.startMariaDB(ctx)
-	if err != nil {
-		app.Close()
+	defer func() {
+		if err != nil {
+			app.Close()
+		}
+	}()
+	if app.db, err = app.startMariaDB(ctx); err != nil {
 		return nil, err
 	}
-	app.db = db
-	if _, err := db.query(ctx, "", `CREATE DATABASE wordpress CHARACTER SET utf8mb4;
+	if _, err := app.db.query(ctx, "", `CREATE DATABASE wordpress CHARACTER SET utf8mb4;
 		CREATE USER 'wordpress'@'127.0.0.1' IDENTIFIED BY '`+wpDBPass+`';
 		GRANT ALL ON wordpress.* TO 'wordpress'@'127.0.0.1'`); err != nil {
-		app.Close()
 		return nil, err
 	}
 	port, err := freePort()
 	if err != nil {
-		app.Close()
 		return nil, err
 	}
-	if err := wpTree(dir, db.port, fmt.Sprintf("http://127.0.0.1:%d", port)); err != nil {
-		app.Close()
+	tree := filepath.Join(dir, "wp")
+	if err := wpTree(tree, app.db.port, fmt.Sprintf("http://127.0.0.1:%d", port)); err != nil {
 		return nil, err
 	}
 	// The installer as Debian ships it, without its e-mail to the
@@ -66,27 +65,24 @@ function wp_new_blog_notification() {}
 require ABSPATH . 'wp-load.php';
 require_once ABSPATH . 'wp-admin/includes/upgrade.php';
 $r = wp_install('Realapps WordPress', $argv[2], $argv[2] . '@example.org', false, '', $argv[3]);
-if (empty($r['user_id'])) { fwrite(STDERR, "wp_install failed\n"); exit(1); }`, filepath.Join(dir, "wp")+"/", wpAdmin, wpAdminPass); err != nil {
-		app.Close()
+if (empty($r['user_id'])) { fwrite(STDERR, "wp_install failed\n"); exit(1); }`, tree+"/", wpAdmin, wpAdminPass); err != nil {
 		return nil, err
 	}
 	router := filepath.Join(dir, "router.php")
 	if err := os.WriteFile(router, wpRouter, 0o644); err != nil {
-		app.Close()
 		return nil, err
 	}
-	if err := app.serve(ctx, port, filepath.Join(dir, "wp"), router, "/wp-login.php"); err != nil {
-		app.Close()
+	if err := app.serve(ctx, port, tree, router, "/wp-login.php"); err != nil {
 		return nil, err
 	}
 	app.Tasks = wordPressTasks()
 	return app, nil
 }
 
-// wpTree makes dir/wp: a link to each of Debian's WordPress files but
-// wp-config.php, which is this run's: its database, its address, its keys.
-func wpTree(dir string, dbPort int, url string) error {
-	tree := filepath.Join(dir, "wp")
+// wpTree makes tree: a link to each of Debian's WordPress files but
+// wp-config.php, which is this run's (its database, its address, its
+// keys), and wp-content, a directory of the run's.
+func wpTree(tree string, dbPort int, url string) error {
 	if err := os.MkdirAll(tree, 0o755); err != nil {
 		return err
 	}
@@ -95,18 +91,27 @@ func wpTree(dir string, dbPort int, url string) error {
 		return err
 	}
 	for _, e := range ents {
-		if e.Name() == "wp-config.php" {
+		if e.Name() == "wp-config.php" || e.Name() == "wp-content" {
 			continue
 		}
 		if err := os.Symlink(filepath.Join(wpRoot, e.Name()), filepath.Join(tree, e.Name())); err != nil {
 			return err
 		}
 	}
+	// wp-content is the run's too (WordPress writes its uploads there),
+	// with Debian's themes and plugins.
+	content := filepath.Join(tree, "wp-content")
+	if err := os.MkdirAll(filepath.Join(content, "uploads"), 0o755); err != nil {
+		return err
+	}
+	for _, sub := range []string{"themes", "plugins"} {
+		if err := os.Symlink(filepath.Join(wpRoot, "wp-content", sub), filepath.Join(content, sub)); err != nil {
+			return err
+		}
+	}
 	var keys strings.Builder
 	for _, k := range []string{"AUTH_KEY", "SECURE_AUTH_KEY", "LOGGED_IN_KEY", "NONCE_KEY", "AUTH_SALT", "SECURE_AUTH_SALT", "LOGGED_IN_SALT", "NONCE_SALT"} {
-		b := make([]byte, 24)
-		_, _ = rand.Read(b)
-		fmt.Fprintf(&keys, "define('%s', '%s');\n", k, hex.EncodeToString(b))
+		fmt.Fprintf(&keys, "define('%s', '%s');\n", k, rand.Text())
 	}
 	conf := fmt.Sprintf(`<?php
 // This run's WordPress: its database on the throw-away MariaDB, its
@@ -201,8 +206,9 @@ func wordPressTasks() []Task {
 					func() error { return a.Fill(ctx, "textbox", `^Site Title$`, wpTitle) },
 					func() error { return a.Fill(ctx, "textbox", `^Tagline$`, wpTagline) },
 					func() error { return a.Click(ctx, "button", `^Save Changes$`) },
-					// The toolbar names the site anew.
-					func() error { _, err := a.Find(ctx, "link", `^`+wpTitle+`$`); return err },
+					// The toolbar names the site anew (after its icon's
+					// glyph, in Playwright's snapshot).
+					func() error { _, err := a.Find(ctx, "link", `^\W*`+wpTitle+`$`); return err },
 				)
 			},
 			Check: func(ctx context.Context, app *App) error {
