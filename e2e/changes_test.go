@@ -110,26 +110,30 @@ type actResult struct {
 	ChangesNote string `json:"changes_note"`
 }
 
-// acted reads an acting call's result: one fenced block holding its JSON
-// when it carries page content, the JSON alone otherwise.
+// acted reads an acting call's result: its structured content has every
+// field; its text is one fenced block when it carries page content, the
+// JSON alone otherwise.
 func acted(t *testing.T, res *sdk.CallToolResult) actResult {
 	t.Helper()
 	text := resultText(res)
 	if res.IsError {
 		t.Fatalf("call failed: %s", short(text))
 	}
-	body := text
 	if content, after, ok := mcp.Unfence(text); ok {
 		if after != "" {
 			t.Errorf("text after the fence: %q", after)
 		}
-		body = content
+		text = content
 	} else if strings.Contains(text, `"changes":`) || strings.Contains(text, `"outline":`) {
 		t.Fatalf("a result with changes is not fenced:\n%s", short(text))
 	}
 	var r actResult
-	if err := json.Unmarshal([]byte(body), &r); err != nil {
-		t.Fatalf("result %q: %v", short(body), err)
+	if err := json.Unmarshal(structuredData(res), &r); err != nil {
+		t.Fatalf("result %q: %v", short(text), err)
+	}
+	// The model reads the change or outline as lines after the head.
+	if body := r.Changes + r.Outline; body != "" && !strings.HasSuffix(text, "\n"+body) {
+		t.Errorf("the text does not show the change or outline as lines:\n%s", short(text))
 	}
 	return r
 }
@@ -251,20 +255,22 @@ func TestChangesTyping(t *testing.T) {
 
 // TestChangesNavigation: a click that loads another document returns its
 // outline; one that stays in the document (a #fragment, pushState)
-// returns changes; the first acting call on a tab the caller never saw
-// returns the outline.
+// returns changes; so does the first acting call on a tab the caller
+// never saw (the outline is read before it acts).
 func TestChangesNavigation(t *testing.T) {
 	testkit.Backends(t, testkit.CDP, testkit.Ext)
 	base := "http://127.0.0.1:" + changesSite(t)
 	s := startServer(t, permissive...)
 	s.call("navigate", map[string]any{"url": base + "/panel"})
 
-	// Never seen: the outline.
+	// Never seen: the outline is read before the action, which answers
+	// with its change alone (mcp/lean.go).
 	r := acted(t, s.call("click", map[string]any{"selector": "#hash"}))
-	if r.Changes != "" || !strings.Contains(r.Outline, "# Account") {
-		t.Fatalf("first action: want the outline, got %+v", r)
+	if r.Changes == "" || r.Outline != "" {
+		t.Fatalf("first action: want its change, got %+v", r)
 	}
-	hash := lineRef(t, strings.Split(r.Outline, "\n"), "Part two")
+	_, outline := s.snapshotOf(nil)
+	hash := lineRef(t, strings.Split(outline, "\n"), "Part two")
 
 	// Within the page: a pushState.
 	r = acted(t, s.call("click", map[string]any{"selector": "#push"}))
@@ -413,8 +419,8 @@ func TestChangesHostilePages(t *testing.T) {
 	res := s.call("click", map[string]any{"selector": "#go"})
 	text := resultText(res)
 	r := acted(t, res) // one fence, nothing after it
-	if strings.Count(text, "«page-") != 2 {
-		t.Errorf("want one fence (note and opening), got:\n%s", short(text))
+	if strings.Count(text, "«page-") != 1 {
+		t.Errorf("want one fence, got:\n%s", short(text))
 	}
 	t.Logf("changes:\n%s", r.Changes)
 	for _, lines := range changeLines(t, r.Changes) {
@@ -451,8 +457,8 @@ func TestChangesPerSession(t *testing.T) {
 	if ra.Changes == "" || ra.Outline != "" {
 		t.Errorf("session A saw the page: want changes, got %+v", ra)
 	}
-	if rb.Changes != "" || !strings.Contains(rb.Outline, "checkbox") {
-		t.Errorf("session B never saw it: want the outline, got %+v", rb)
+	if rb.Outline != "" || !strings.Contains(rb.Changes, "checkbox") {
+		t.Errorf("session B never saw it: want its change from the page as B's click found it, got %+v", rb)
 	}
 	// Each goes on from its own: A's next change is A's.
 	ra = acted(t, mcpCall(t, a, "click", map[string]any{"selector": "#save"}))
@@ -473,7 +479,7 @@ func TestChangesPerSession(t *testing.T) {
 		t.Fatalf("REST navigate: %d %s", status, body)
 	}
 	status, _, body := h.rest("POST", "/api/v1/command", key, `{"command":"click","params":{"selector":"#open"}}`, nil)
-	if status != 200 || !strings.Contains(body, `"outline"`) || !strings.Contains(body, "Dark mode") {
+	if status != 200 || !strings.Contains(body, `"changes"`) || !strings.Contains(body, "Dark mode") {
 		t.Errorf("REST click: %d %s", status, short(body))
 	}
 	status, _, body = h.rest("POST", "/api/v1/command", key, `{"command":"click","params":{"selector":"#save"}}`, nil)

@@ -95,7 +95,7 @@ func dialogsOf(t *testing.T, res *sdk.CallToolResult) []map[string]string {
 	var out struct {
 		Dialogs []map[string]string `json:"dialogs"`
 	}
-	if err := json.Unmarshal([]byte(jsonPart(resultText(res))), &out); err != nil {
+	if err := json.Unmarshal(structuredData(res), &out); err != nil {
 		t.Fatalf("result is not JSON: %v\n%s", err, resultText(res))
 	}
 	return out.Dialogs
@@ -107,7 +107,7 @@ func urlOf(t *testing.T, res *sdk.CallToolResult) string {
 	var out struct {
 		URL string `json:"url"`
 	}
-	if err := json.Unmarshal([]byte(jsonPart(resultText(res))), &out); err != nil {
+	if err := json.Unmarshal(structuredData(res), &out); err != nil {
 		t.Fatalf("result is not JSON: %v\n%s", err, resultText(res))
 	}
 	return out.URL

@@ -49,7 +49,7 @@ func TestBadInput(t *testing.T) {
 			if c.code == "" {
 				res := s.call(c.tool, c.args)
 				txt := resultText(res)
-				if !strings.Contains(txt, `"ok":false`) || !strings.Contains(txt, c.want) {
+				if !strings.Contains(txt, `"ok":false`) || !strings.Contains(txt, c.want) || !strings.Contains(string(structuredData(res)), `"ok":false`) {
 					t.Fatalf("want a result with ok:false and %q, got %s", c.want, txt)
 				}
 			} else {

@@ -304,7 +304,9 @@ func (s *server) eval(expr string) any {
 		Value json.RawMessage `json:"value"`
 		Error string          `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(jsonPart(resultText(res))), &out); err != nil {
+	// The text shows the value alone (mcp/lean.go); the structured
+	// content has ok, value and error.
+	if err := json.Unmarshal(structuredData(res), &out); err != nil {
 		s.t.Fatalf("eval %q: result is not JSON: %v\n%s", expr, err, resultText(res))
 	}
 	if !out.OK {
@@ -339,9 +341,26 @@ func jsonPart(s string) string {
 		s = content
 	}
 	if i := strings.IndexAny(s, "{["); i >= 0 {
-		return s[i:]
+		s = s[i:]
+	}
+	// The first JSON value: an outline or change may follow it as lines
+	// (mcp/lean.go).
+	var raw json.RawMessage
+	if err := json.NewDecoder(strings.NewReader(s)).Decode(&raw); err == nil {
+		return string(raw)
 	}
 	return s
+}
+
+// structuredData is the data of a successful result's structured content:
+// its value with every field, as clients and REST read it.
+func structuredData(res *sdk.CallToolResult) json.RawMessage {
+	b, _ := json.Marshal(res.StructuredContent)
+	var d struct {
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(b, &d)
+	return d.Data
 }
 
 func resultText(res *sdk.CallToolResult) string {

@@ -289,7 +289,7 @@ func TestPluginStepLandingDenied(t *testing.T) {
 	// The egress boundary blocks the load itself; the landing check would
 	// catch it otherwise.
 	// The host the link chose is named only inside the page fence.
-	if server, page, _ := strings.Cut(txt, "\nWeb page content between"); !strings.HasPrefix(server, "POLICY_DENIED: plugin follow_away stopped at step 2 (follow, click): the page could not load: the policy blocked its request") ||
+	if server, page, _ := strings.Cut(txt, "\n«page-"); !strings.HasPrefix(server, "POLICY_DENIED: plugin follow_away stopped at step 2 (follow, click): the page could not load: the policy blocked its request") ||
 		strings.Contains(server, "other.test") || !strings.Contains(page, "other.test") {
 		t.Errorf("got %s", txt)
 	}

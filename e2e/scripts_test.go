@@ -91,7 +91,7 @@ func TestPageScriptsAgree(t *testing.T) {
 
 			// eval.js and jsonsafe.js
 			for _, expr := range evals {
-				got["eval "+expr] = jsonPart(resultText(s.try("eval", map[string]any{"expression": expr})))
+				got["eval "+expr] = string(structuredData(s.try("eval", map[string]any{"expression": expr})))
 			}
 
 			// The ref errors, worded by the server for both backends.

@@ -31,16 +31,26 @@ func snapshotMux() *http.ServeMux {
 // snapshotOf runs snapshot with args and returns its header and outline.
 func (s *server) snapshotOf(args map[string]any) (head map[string]any, outline string) {
 	s.t.Helper()
-	text := resultText(s.call("snapshot", args))
+	res := s.call("snapshot", args)
+	text := resultText(res)
 	content, _, ok := mcp.Unfence(text)
 	if !ok {
 		s.t.Fatalf("snapshot result is not fenced page content:\n%s", short(text))
 	}
-	first, rest, _ := strings.Cut(content, "\n")
-	if err := json.Unmarshal([]byte(first), &head); err != nil {
-		s.t.Fatalf("snapshot header %q: %v", first, err)
+	// The text shows the outline after what the caller was not told yet
+	// of the page (mcp/lean.go); the structured content has every field.
+	var d struct {
+		Data map[string]any `json:"data"`
+		Text string         `json:"text"`
 	}
-	return head, rest
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &d); err != nil || d.Data == nil {
+		s.t.Fatalf("snapshot's structured content %s: %v", short(string(b)), err)
+	}
+	if !strings.HasSuffix(content, d.Text) {
+		s.t.Fatalf("the text does not end with the outline:\n%s", short(text))
+	}
+	return d.Data, d.Text
 }
 
 // refInOutline finds the refs of an outline (a control's line starts with

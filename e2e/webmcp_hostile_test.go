@@ -172,8 +172,8 @@ func testHostilePageTools(t *testing.T, backend string, flags ...string) {
 			{"page_" + host + "_pick", map[string]any{}},
 		} {
 			txt := s.fail("BAD_ARGS", call.tool, call.args)
-			head, page, ok := strings.Cut(txt, "\nWeb page content between ")
-			page = "Web page content between " + page
+			head, page, ok := strings.Cut(txt, "\n«page-")
+			page = "«page-" + page
 			if !ok || strings.Contains(head, "IGNORE") || strings.Contains(head, "mode") {
 				t.Errorf("%s: the page's words outside the fence: %s", call.tool, short(txt))
 			}

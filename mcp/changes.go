@@ -494,7 +494,10 @@ func setChanges(r *Result, ch changesOut) {
 	default:
 		return
 	}
-	if ch.Changes != "" || ch.Outline != "" {
+	// The model reads them as lines after the head, not as a JSON
+	// string (lean.go).
+	r.Tail = ch.Changes + ch.Outline
+	if r.Tail != "" {
 		r.Untrusted = true
 	}
 }
@@ -561,11 +564,59 @@ func (s *Server) sawOf(c *Call, r *Result) {
 	}
 }
 
+// baseline reads, for an acting call whose caller has seen no outline of
+// its tab, the outline as it is before the call acts, and keeps it as
+// what the caller saw: the call then answers with what it changed (a
+// field's new value), not with the whole page (lean.go). It is a read of
+// the page, decided as a snapshot is (readAllowed); anything that goes
+// wrong leaves the call as it was: its answer is then the whole outline.
+func (s *Server) baseline(ctx context.Context, c *Call) {
+	ex := c.ex
+	if ex == nil || c.Plugin != nil || c.Tool.Action == ActionNavigate || !s.changesOn(c) {
+		return
+	}
+	tab := c.TabID()
+	if tab == "" {
+		if pk, ok := ex.(executor.TabPeeker); ok {
+			if t, ok := pk.PeekTab(""); ok {
+				tab = t.ID
+			}
+		}
+	}
+	if tab == "" {
+		t, err := ex.TabInfo(ctx, "")
+		if err != nil {
+			return
+		}
+		tab = t.ID
+	}
+	who := viewer(ctx, c)
+	if s.views.get(who, tab) != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, changesTimeout)
+	defer cancel()
+	decided, rc, err := s.readAllowed(ctx, c, ex, tab, executor.Target{})
+	if err != nil {
+		return
+	}
+	sr, err := helpers.Snapshot(ctx, ex, helpers.SnapshotParams{TabID: tab, MaxChars: maxChangesChars, DecideFrame: rc.FrameDecider()})
+	if err != nil || sr.URL != decided || sr.Next > 0 || sr.TabID != tab {
+		return
+	}
+	s.views.saw(&seenOutline{viewer: who, session: c.Session, tab: tab, outline: s.redactOutline(sr.Text)})
+}
+
 // changesStage adds to a successful call's result what it changed in the
-// page, and keeps the outline the result shows as what the caller last saw.
+// page, and keeps the outline the result shows as what the caller last
+// saw. An acting call on a tab whose outline its caller never saw reads
+// the outline first (baseline), to answer with the change alone.
 func (s *Server) changesStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		began := time.Now()
+		if c.Tool.Changes {
+			s.baseline(ctx, c)
+		}
 		r, err := next(ctx, c)
 		if err == nil {
 			s.addChanges(ctx, c, c.ex, r, began)

@@ -108,9 +108,14 @@ func unfenced(text string) string {
 	return text
 }
 
-// jsonOf decodes the JSON line of a result (inside the page fence, if any).
+// jsonOf decodes a result's value: its structured content's data (every
+// field, as clients read it), else the JSON line of its text (inside the
+// page fence, if any).
 func jsonOf(t testing.TB, res *sdk.CallToolResult) map[string]any {
 	t.Helper()
+	if v := dataOf(res); v != nil {
+		return v
+	}
 	text := unfenced(textOf(res))
 	line, _, _ := strings.Cut(text, "\n")
 	var m map[string]any
@@ -118,6 +123,25 @@ func jsonOf(t testing.TB, res *sdk.CallToolResult) map[string]any {
 		t.Fatalf("result is not JSON: %v\n%s", err, text)
 	}
 	return m
+}
+
+// dataOf is the data of a result's structured content as a JSON object,
+// or nil.
+func dataOf(res *sdk.CallToolResult) map[string]any {
+	if res == nil || res.StructuredContent == nil {
+		return nil
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return nil
+	}
+	var d struct {
+		Data map[string]any `json:"data"`
+	}
+	if json.Unmarshal(b, &d) != nil {
+		return nil
+	}
+	return d.Data
 }
 
 // captureTransport records what the server writes, so tests can measure

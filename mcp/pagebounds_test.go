@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,10 +12,17 @@ import (
 	"github.com/chromegate/chromegate/executor"
 )
 
+// fenceStart is where a fenced block begins in a result's text.
+var fenceStart = regexp.MustCompile("\n«page-[0-9a-f]{12}»\n")
+
 // pageDetail is the fenced page detail after an error's Next line.
 func pageDetail(t testing.TB, text string) string {
 	t.Helper()
-	i := strings.Index(text, "\n"+pageNotePrefix)
+	loc := fenceStart.FindStringIndex(text)
+	i := -1
+	if loc != nil {
+		i = loc[0]
+	}
 	if i < 0 {
 		t.Fatalf("no page detail in %q", text)
 	}
@@ -135,7 +143,7 @@ func TestPageEnumIsFenced(t *testing.T) {
 	} {
 		res := h.call(call.name, call.args)
 		txt := textOf(res)
-		head, _, _ := strings.Cut(txt, "\n"+pageNotePrefix)
+		head := fenceStart.Split(txt, 2)[0]
 		if !res.IsError || !strings.HasPrefix(txt, "BAD_ARGS: ") || strings.Contains(head, "IGNORE") || strings.Contains(head, "mode") {
 			t.Errorf("%s %v: the page's words outside the fence: %s", call.name, call.args, head)
 		}
@@ -191,7 +199,7 @@ func FuzzPageToolPath(f *testing.F) {
 				if json.Unmarshal([]byte(args), &in) == nil {
 					if err := e.resolved.Validate(in); err != nil {
 						res := srv.errorResult(pageArgsErr(pt.Name, schemaMessage(err)))
-						if txt := textOf(res); strings.Contains(strings.SplitN(txt, "\n"+pageNotePrefix, 2)[0], "«page-") {
+						if txt := textOf(res); strings.Contains(fenceStart.Split(txt, 2)[0], "«page-") {
 							t.Fatalf("page detail before the fence: %s", txt)
 						}
 					}

@@ -11,6 +11,13 @@ type Result struct {
 	// Text, if non-empty, follows Value on the next line, verbatim: page
 	// text or markup, which would be unreadable and larger as a JSON string.
 	Text string
+	// Head, if set, is what the model reads in place of Value's JSON (eval:
+	// the value alone); the structured content is still Value (lean.go).
+	Head any
+	// Tail, if set, is page text the model reads between the head and
+	// Text, which the structured content carries inside Value: an acting
+	// call's outline or change, a line each (changes.go).
+	Tail string
 	// Image, if set, is sent as an MCP image after the text.
 	Image *Image
 	// Untrusted marks a result carrying free-form text that a page wrote
@@ -38,6 +45,8 @@ type Result struct {
 	// snapshot's, or an acting call's change): changesStage keeps it as what
 	// the caller last saw (changes.go).
 	seen *seenOutline
+	// head is the head as the caller reads it, rendered once (leanHead).
+	head []byte
 }
 
 // Image is an encoded image result.

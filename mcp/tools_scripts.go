@@ -48,5 +48,17 @@ func eval(ctx context.Context, c *Call, a evalIn) (*Result, error) {
 	if len(er.Value) > 0 && json.Valid(er.Value) {
 		value = er.Value
 	}
-	return &Result{Value: evalOut{c.pageOf(ctx, er.PageState), er.OK, value, er.Error}, Untrusted: true, Page: &er.PageState}, nil
+	// The model reads the value alone (lean.go); a value without a
+	// string in it carries no words of the page, and is not fenced.
+	var head any = value
+	switch {
+	case !er.OK:
+		head = struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		}{false, er.Error}
+	case value == nil:
+		head = json.RawMessage("null")
+	}
+	return &Result{Value: evalOut{c.pageOf(ctx, er.PageState), er.OK, value, er.Error}, Head: head, Untrusted: true, Page: &er.PageState}, nil
 }

@@ -68,15 +68,15 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			executor.DragParams{TabID: tab, From: executor.Target{Selector: "#a"}, To: executor.Target{Ref: "e3"}}, nil},
 		{"snapshot", map[string]any{"ref": "ab3", "interactive_only": true, "max_chars": 500, "offset": 7, "tab_id": tab}, "RunScript",
 			scriptCall{tab, `{"interactiveOnly":true,"maxChars":500,"offset":7,"op":"snapshot","scope":{"ref":"ab3"}}`},
-			[]string{"\n«page-", "\n" + `{"url":"about:blank"}` + "\n(nothing visible)\n«/page-"}},
+			[]string{"«page-", "\n" + `{"url":"about:blank"}` + "\n(nothing visible)\n«/page-"}},
 		{"snapshot", nil, "RunScript", scriptCall{"", `{"interactiveOnly":false,"maxChars":40000,"offset":0,"op":"snapshot","scope":{}}`}, nil},
 		{"query", map[string]any{"selector": "a.x", "limit": 5}, "RunScript",
 			scriptCall{"", `{"limit":5,"op":"query","selector":"a.x"}`}, []string{`"showing":"0 of 0","items":[]`}},
 		{"get_text", map[string]any{"selector": "#x", "tab_id": tab}, "Text", executor.TextParams{TabID: tab, Target: sel},
-			[]string{"\n«page-", "\n" + `{"tab_id":"fake:s1:1","url":"about:blank","chars":19}` + "\ntext of selector #x\n«/page-"}},
+			[]string{"«page-", "\n" + `{"tab_id":"fake:s1:1","url":"about:blank","chars":19}` + "\ntext of selector #x\n«/page-"}},
 		{"get_text", nil, "Text", executor.TextParams{}, []string{"\ntext of about:blank"}},
 		{"get_html", map[string]any{"selector": "#x", "outer": true}, "HTML", executor.HTMLParams{Target: sel, Outer: true},
-			[]string{"\n«page-", "\n<p>html of about:blank</p>\n«/page-"}},
+			[]string{"«page-", "\n<p>html of about:blank</p>\n«/page-"}},
 		{"screenshot", map[string]any{"full_page": true, "format": "jpeg", "quality": 80, "max_height": 5000, "tab_id": tab}, "Screenshot",
 			executor.ScreenshotParams{TabID: tab, FullPage: true, Format: executor.FormatJPEG, Quality: 80, MaxHeight: 5000},
 			[]string{`{"tab_id":"fake:s1:1","url":"about:blank","width":4,"height":3}`}},
@@ -85,7 +85,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			executor.WaitParams{TabID: tab, Target: sel, Gone: true, Visible: true}, []string{`"url":"about:blank","elapsed_ms":`}},
 		{"wait_for", map[string]any{"text": "Done"}, "WaitFor", executor.WaitParams{Text: "Done"}, nil},
 		{"eval", map[string]any{"expression": "1+1"}, "Eval", executor.EvalParams{Expression: "1+1", AwaitPromise: true},
-			[]string{"\n«page-", "\n" + `{"tab_id":"fake:s1:1","url":"about:blank","ok":true,"value":"1+1"}` + "\n«/page-"}},
+			[]string{"«page-", "\n" + `"1+1"` + "\n«/page-"}},
 		{"eval", map[string]any{"expression": "x", "await_promise": false, "tab_id": tab}, "Eval",
 			executor.EvalParams{TabID: tab, Expression: "x"}, nil},
 		{"cookies_get", map[string]any{"urls": []string{"https://a.test/"}}, "Cookies",
@@ -104,24 +104,24 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			[]string{`"filename":"f.pdf"`, `"sha256":"039058c6`}},
 		{"download_file", map[string]any{"selector": "#x"}, "Download", executor.DownloadParams{Target: sel}, nil},
 		{"chrome_status", nil, "Status", nil, []string{`"backends":["fake"]`, `"live":true`}},
-		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{"\n«page-", `"total":0,"shown":0}`}},
+		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{`"total":0,"shown":0}`}},
 		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},
 		{"network_requests", map[string]any{"tab_id": tab, "url": "A.TEST", "types": []string{"fetch"}, "outcome": "allowed", "navigations": 2, "offset": 0, "limit": 5},
 			"Network", executor.NetworkParams{TabID: tab, Navigations: 3}, // one more, to join denials
-			[]string{"\n«page-", `"total":1,"outcomes":{"allowed":1},"matched":1,"requests":[{"id":"7","method":"GET","url":"https://a.test/x","type":"fetch","status":200,"size":5,"outcome":"allowed","mime_type":"text/plain"}]}`}},
+			[]string{"«page-", `"total":1,"outcomes":{"allowed":1},"matched":1,"requests":[{"id":"7","method":"GET","url":"https://a.test/x","type":"fetch","status":200,"size":5,"outcome":"allowed","mime_type":"text/plain"}]}`}},
 		{"network_request", map[string]any{"id": "7", "include_body": true, "max_bytes": 3, "tab_id": tab}, "NetworkEntry",
 			executor.NetworkEntryParams{TabID: tab, ID: "7", Body: true, MaxBody: 3},
 			[]string{`"request_headers":[{"name":"Authorization","value":"[redacted]"}]`, `"body_bytes":5,"body_truncated":true`, "\nhel\n«/page-"}},
 		{"console_messages", map[string]any{"levels": []string{"error"}, "text": "BOOM", "navigations": 2, "offset": 0, "limit": 5, "tab_id": tab}, "Console",
 			executor.ConsoleParams{TabID: tab, Navigations: 2},
-			[]string{"\n«page-", `"total":2,"levels":{"error":1,"log":1},"matched":1,"messages":[{"id":"2","level":"error","exception":true,"text":"Uncaught Error: boom","source":"https://a.test/a.js:3:9","stack":"Error: boom\n    at f (https://a.test/a.js:3:9)"`}},
+			[]string{"«page-", `"total":2,"levels":{"error":1,"log":1},"matched":1,"messages":[{"id":"2","level":"error","exception":true,"text":"Uncaught Error: boom","source":"https://a.test/a.js:3:9","stack":"Error: boom\n    at f (https://a.test/a.js:3:9)"`}},
 		{"pdf", map[string]any{"filename": "../../x", "format": "A4", "landscape": true, "background": true, "scale": 0.5, "ranges": "1-2", "max_bytes": 1000, "tab_id": tab}, "PDF",
 			executor.PDFParams{TabID: tab, Filename: "../../x", Format: "A4", Landscape: true, Background: true, Scale: 0.5, Ranges: "1-2", MaxBytes: 1000},
-			[]string{"\n«page-", `"path":"/downloads/x","filename":"x","size":3,"pages":1`}},
+			[]string{"«page-", `"path":"/downloads/x","filename":"x","size":3,"pages":1`}},
 		{"dialog_answer", map[string]any{"accept": true, "prompt_text": "Ada", "tab_id": tab}, "AnswerDialog",
 			executor.DialogParams{TabID: tab, Accept: true, PromptText: new(string("Ada"))},
-			[]string{"\n«page-", `"dialogs":[{"type":"prompt","message":"name?","default":"anon","action":"accepted","answer":"Ada"}]`}},
+			[]string{"«page-", `"dialogs":[{"type":"prompt","message":"name?","default":"anon","action":"accepted","answer":"Ada"}]`}},
 		{"page_tools_list", map[string]any{"tab_id": tab}, "PageTools", tab,
 			[]string{`"name":"echo","live_tool":"page_a_test_echo","description":"Echoes.","origin":"https://a.test","surface":"cdp-webmcp","annotations":["read_only"]`}},
 		{"page_tool_call", map[string]any{"name": "echo", "arguments": map[string]any{"x": 2}}, "CallPageTool",
@@ -132,7 +132,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			[]string{`{"name":"login","origins":[],"cookies":0,"local_storage":0,"session_storage":0,"indexed_db":0}`}},
 		// Without a tab of https://a.test, its storage goes through a tab
 		// opened there and closed; the selected tab is selected again.
-		{"state_load", map[string]any{"name": "seed"}, "SelectTab", tab, []string{"\n«page-", `{"name":"seed","origins":[{"origin":"http://a.test","cookies":1}],"cookies":1,"local_storage":0,"session_storage":0,"indexed_db":0,` +
+		{"state_load", map[string]any{"name": "seed"}, "SelectTab", tab, []string{"«page-", `{"name":"seed","origins":[{"origin":"http://a.test","cookies":1}],"cookies":1,"local_storage":0,"session_storage":0,"indexed_db":0,` +
 			`"skipped":[{"origin":"https://a.test","what":"storage","reason":"a tab opened on this origin did not stay on it`}},
 		{"state_list", nil, "", nil, []string{`{"states":[]}`}},
 		{"emulate", map[string]any{"device": "Desktop 1080p", "color_scheme": "dark", "network": "slow-3g", "tab_id": tab}, "Emulate",
@@ -204,12 +204,15 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			} else if diff := cmp.Diff(tt.params, last.Params, ignoreHop); diff != "" {
 				t.Errorf("%s params (-want +got):\n%s", tt.method, diff)
 			}
+			// The text says what the call found or changed; the
+			// structured content every field (lean.go).
+			sc, _ := json.Marshal(res.StructuredContent)
 			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("result does not contain %s:\n%s", w, text)
+				if !strings.Contains(text, w) && !strings.Contains(string(sc), strings.ReplaceAll(w, `"`, `\"`)) && !strings.Contains(string(sc), w) {
+					t.Errorf("result does not contain %s:\n%s\n%s", w, text, sc)
 				}
 			}
-			checkOutput(t, tt.tool, text)
+			checkOutput(t, tt.tool, res)
 		})
 	}
 	for _, tool := range Tools() {
@@ -313,13 +316,22 @@ func TestDialogsOfPagesOutsideThePolicyAreDismissed(t *testing.T) {
 }
 
 // Which results are fenced as page content is a decision (see fence);
-// this pins it: a result is fenced when it carries words a page wrote (a
-// title among them), and not otherwise.
+// this pins it: a result is fenced when what it shows carries words a page
+// wrote (a title among them), and not otherwise.
 func TestUntrustedMarking(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
-	// In order: click and wait_for carry the title of the page navigate
-	// opened (the fake's blank first page has none).
+	// In order: click and wait_for, on a new harness, carry the title of
+	// the page they acted on (the caller was never told it); after
+	// navigate has told it, they repeat nothing and are not fenced.
+	first := newHarness(t, nil)
+	first.call("navigate", map[string]any{"url": "https://a.test/"})
+	first.fake().Handle("Click", func(context.Context, any) (any, error) {
+		return executor.ActionResult{PageState: executor.PageState{TabID: "fake:s1:1", URL: "https://a.test/", Title: "Another title"}}, nil
+	})
+	if text := textOf(first.call("click", map[string]any{"selector": "a"})); !fenced(text) || !strings.Contains(text, "Another title") {
+		t.Errorf("click: a title the caller was not told, not fenced:\n%s", text)
+	}
 	marked := []struct {
 		name string
 		args map[string]any
@@ -328,12 +340,16 @@ func TestUntrustedMarking(t *testing.T) {
 		{"get_html", nil},
 		{"eval", map[string]any{"expression": "document.title"}},
 		{"navigate", map[string]any{"url": "https://a.test/"}}, // the fake's pages have titles
-		{"click", map[string]any{"selector": "a"}},
-		{"wait_for", map[string]any{"text": "x"}},
 	}
 	for _, m := range marked {
 		if text := textOf(h.call(m.name, m.args)); !fenced(text) {
 			t.Errorf("%s: not marked untrusted:\n%s", m.name, text)
+		}
+	}
+	for _, name := range []string{"click", "wait_for"} {
+		args := map[string]any{"selector": "a"}
+		if text := textOf(h.call(name, args)); fenced(text) || strings.Contains(text, "Title") {
+			t.Errorf("%s: repeats the title navigate told:\n%s", name, text)
 		}
 	}
 	h.fake().Handle("Navigate", func(context.Context, any) (any, error) {
@@ -460,7 +476,7 @@ func TestDuplicateKeysGateAndHandlerAgree(t *testing.T) {
 // checkOutput decodes a result's JSON into the type the tool declares in
 // its Output, refusing unknown fields: what the typed client is generated
 // from is what the handler sends.
-func checkOutput(t *testing.T, tool, text string) {
+func checkOutput(t *testing.T, tool string, res *sdk.CallToolResult) {
 	t.Helper()
 	var out *Output
 	for _, tl := range Tools() {
@@ -471,7 +487,14 @@ func checkOutput(t *testing.T, tool, text string) {
 	if out == nil || out.Value == nil {
 		t.Fatalf("%s declares no Output (add it to outputs)", tool)
 	}
-	head, _, _ := strings.Cut(unfenced(text), "\n")
+	var d struct {
+		Data json.RawMessage `json:"data"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &d); err != nil || d.Data == nil {
+		t.Fatalf("%s: no structured data: %s", tool, b)
+	}
+	head := string(d.Data)
 	dec := json.NewDecoder(strings.NewReader(head))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(reflect.New(reflect.TypeOf(out.Value)).Interface()); err != nil {

@@ -428,7 +428,6 @@ func resultError(res *sdk.CallToolResult) *Error {
 // error as in the text (see mcp.ErrorContent): the fence is the server's
 // marking for models, not part of the words.
 const (
-	fenceNote  = "Web page content between «page-"
 	fenceOpen  = "«page-"
 	fenceClose = "«/page-"
 )
@@ -437,12 +436,8 @@ const (
 // false when s is not one fenced block. It reads that one field: a result's
 // text is never parsed.
 func unfence(s string) (content string, ok bool) {
-	note, rest, found := strings.Cut(s, "\n")
-	if !found || !strings.HasPrefix(note, fenceNote) {
-		return "", false
-	}
-	open, body, found := strings.Cut(rest, "\n")
-	if !found || !strings.HasPrefix(open, fenceOpen) {
+	open, body, found := strings.Cut(s, "\n")
+	if !found || !strings.HasPrefix(open, fenceOpen) || !strings.HasSuffix(open, "»") {
 		return "", false
 	}
 	closeLine := fenceClose + strings.TrimPrefix(open, fenceOpen)
