@@ -120,7 +120,7 @@ Start with navigate (loads a URL in the selected tab) or tabs_list (shows what i
 Elements: pass exactly one of selector (CSS) or ref (from a snapshot).
 tab_id is optional everywhere (default: the selected tab); ids come from tabs_list and expire when the browser restarts.
 Arguments every tool that takes them takes alike, left out of the tools' schemas: timeout_ms (ms, default 30000, max 120000) on tools that wait for a page or an element; wait_until (load, domcontentloaded or networkidle) on navigate, back, forward, reload and tab_new; changes (boolean) on acting calls.
-In type's text, fill's and fill_form's values, <secret:NAME> stands for an operator's secret (chrome_status names them).
+In type's text and fill's and fill_form's values, secret:NAME in angle brackets stands for an operator's secret (chrome_status names them).
 snapshot's outline, a line each: controls as 'ref role name states' (name quoted when states follow; pass the ref to other tools), landmarks, # headings, quoted text (+N more lines). A 'links (ref ab+number):' list has 'N name' lines: the ref is abN. Refs expire on navigation. Scoped by ref or selector: that part uncut, every option listed.
 Acting calls return changes since the last outline you saw ('+'/'-'/'~' lines, by ref), or the outline if the page navigated; changes=false: none.
 Some tools take rare arguments their schema leaves out, named in their description after "Also:".

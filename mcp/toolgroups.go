@@ -240,8 +240,11 @@ func toolGroups(ctx context.Context, c *Call, in toolGroupsArgs) (*Result, error
 		}{{in.Enable, true}, {in.Disable, false}} {
 			for _, n := range names.list {
 				gs, err := ParseGroups(n)
-				if err != nil || strings.TrimSpace(n) == "" {
-					return nil, badArgs("unknown tool group %q; the groups are %s, or %s", n, groupNames(ListGroups), GroupsAll)
+				if strings.TrimSpace(n) == "" {
+					err = fmt.Errorf("an empty tool group; the groups are %s, or %s", groupNames(ListGroups), GroupsAll)
+				}
+				if err != nil {
+					return nil, badArgs("%v", err)
 				}
 				for _, g := range gs {
 					next[g] = names.on
