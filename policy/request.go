@@ -334,7 +334,7 @@ func (e *Engine) DecideRequest(ctx context.Context, in Input) (d Decision, cache
 	e.cache.misses.Add(1)
 	d = e.decide(ctx, st, in)
 	if !strings.HasPrefix(firstReason(d), policyErrorPrefix) {
-		st.requests.put(k, Decision{Allow: d.Allow, Reasons: d.Reasons, Hints: d.Hints})
+		st.requests.put(k, Decision{Allow: d.Allow, Reasons: d.Reasons, Ask: d.Ask, Hints: d.Hints})
 	}
 	if !d.Allow {
 		e.logged(st, time.Now(), in, d)

@@ -19,6 +19,17 @@
 // functions the gate calls when, and only when, it needs them, so the page
 // is read at decision time and never taken from the model.
 //
+// A policy may ask a person (policy.Decision.Ask). Only a KindCall question
+// has an ask as its outcome (Decision.Ask, with Allow false and Err the
+// denial to give when nobody can be asked): the server may then ask, and
+// puts the answer back as a KindAnswer question, the only way an ask
+// becomes an allow. Everywhere else an ask is a denial: where a call
+// landed, a hop, a frame, a tab or a document shown, an origin of a
+// storage state (they happen mid-call, after the call was decided), and a
+// request a page makes (the browser cannot hold a request while a person
+// is asked). A listing lists a tool the policy would ask about: calling
+// it is decided, and asked about, again.
+//
 // The gate is the only importer of the policy engine on the call path; its
 // test double, gatetest.AllowAll, lives apart so that no server is built
 // with it by accident.
@@ -75,6 +86,10 @@ const (
 	// KindRequest decides a request a page makes (Request), for the
 	// principal that drives its session (Sessions).
 	KindRequest Kind = "request"
+	// KindAnswer decides a person's answer (Answer) to a KindCall ask: the
+	// call's question, with the answer. It is allowed only for an explicit
+	// yes (policy.AnswerAccepted), and logged whatever it is.
+	KindAnswer Kind = "answer"
 )
 
 // Question is one thing the policy is asked. Which fields a kind needs is
@@ -124,6 +139,9 @@ type Question struct {
 	State *policy.StateOrigin
 	// Request is a KindRequest question's request.
 	Request *egress.Request
+	// Answer is a KindAnswer question's answer: the ask's reasons, as
+	// the KindCall decision gave them, and what the person said.
+	Answer *policy.Answer
 }
 
 // Document is a document a call touches: its URL and the security origin
@@ -153,6 +171,11 @@ type Decision struct {
 	// Reason is the first reason of a denial, in words for the network
 	// log and the decision log; "" when Allow.
 	Reason string
+	// Ask, set only on a KindCall decision, are the policy's reasons to
+	// ask a person before the call runs. Allow is then false and Err is
+	// the denial to give if no one is asked; a KindAnswer question with
+	// the person's answer is the only way on.
+	Ask []string
 }
 
 // Decider answers questions. Gate is the real one; implementations must be
@@ -213,6 +236,8 @@ func (g *Gate) Decide(ctx context.Context, q Question) (d Decision) {
 		d = g.list(ctx, q)
 	case KindRequest:
 		d = g.request(ctx, q)
+	case KindAnswer:
+		d = g.answer(ctx, q)
 	default:
 		return g.failed(q, "a question of a kind the gate does not know")
 	}
@@ -254,14 +279,20 @@ func missing(q Question) string {
 		return "a document question without its document"
 	case q.Kind == KindOrigin && q.State == nil:
 		return "an origin question without its origin"
+	case q.Kind == KindAnswer && (q.Answer == nil || len(q.Answer.Ask) == 0):
+		return "an answer question without the ask it answers"
 	}
 	return ""
 }
 
-// checked makes sure a denial says why, whatever the kind's code did.
+// checked makes sure a denial says why, whatever the kind's code did, and
+// that only a KindCall decision asks: any other kind's ask is its denial.
 func (g *Gate) checked(q Question, d Decision) Decision {
 	if d.Allow {
 		return Decision{Allow: true}
+	}
+	if q.Kind != KindCall {
+		d.Ask = nil
 	}
 	if d.Err == nil {
 		return g.failed(q, "a denial without a reason")
