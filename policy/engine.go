@@ -411,7 +411,9 @@ func (e *Engine) Screen(ctx context.Context, in Input) Decision {
 	start := time.Now()
 	st := e.cur.Load()
 	d := e.decideCached(ctx, st, st.calls, in)
-	if !d.Allow {
+	if !d.Allow && len(d.Ask) == 0 {
+		// A screen a person could allow shows the page (policy/gate):
+		// not a denial either.
 		e.logged(st, start, in, d)
 	}
 	return d

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"
 )
@@ -12,34 +13,30 @@ import (
 // askNavigation asks about every call and request, and lists everything.
 const askNavigation = `decision := {"allow": true, "reasons": [], "ask": ["a person decides"]}`
 
-// Only a call before it runs asks: its decision carries the ask, with the
-// denial to give if nobody is asked. A listing lists the tool; every other
-// kind — where a call landed, a hop, a frame, a document or a tab shown,
-// an origin, a request the browser makes — is denied with the ask's
-// reason, and a request says it cannot wait.
-func TestOnlyACallAsks(t *testing.T) {
+// A call, and what is decided in its course, carries the ask with the
+// denial to give if nobody says yes. A listing lists the tool and a tab
+// or a dialog is shown (a person could allow them); a request the browser
+// makes is denied, saying it cannot wait.
+func TestWhereAnAskGoes(t *testing.T) {
 	t.Parallel()
 	g, log := gateWith(t, askNavigation)
 	for kind, q := range every() {
 		d := g.Decide(t.Context(), q)
 		switch kind {
-		case gate.KindCall:
-			if d.Allow || len(d.Ask) != 1 || d.Err == nil || !strings.Contains(d.Err.Error(), "a person decides") {
-				t.Errorf("call: %+v", d)
-			}
-		case gate.KindList:
+		case gate.KindList, gate.KindTab, gate.KindDialog, gate.KindAnswer:
 			if !d.Allow {
-				t.Errorf("list: %+v", d)
+				t.Errorf("%s: %+v", kind, d)
 			}
-		case gate.KindAnswer:
-			if !d.Allow {
-				t.Errorf("an accepted answer to the same ask: %+v", d)
+		case gate.KindRequest:
+			wantClosed(t, string(kind), d, log, "cannot wait for a person")
+			if d.Ask != nil {
+				t.Errorf("a request asks: %+v", d)
 			}
 		default:
-			if d.Ask != nil {
-				t.Errorf("%s asks: %+v", kind, d)
-			}
 			wantClosed(t, string(kind), d, log, "")
+			if len(d.Ask) != 1 || !strings.Contains(d.Err.Error()+executor.AsError(d.Err).Page, "a person decides") {
+				t.Errorf("%s: %+v", kind, d)
+			}
 		}
 	}
 	if v := g.DecideRequest(t.Context(), every()[gate.KindRequest].Request); v.Allow || !strings.Contains(v.Reason, "cannot wait for a person") {

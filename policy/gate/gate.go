@@ -19,16 +19,19 @@
 // functions the gate calls when, and only when, it needs them, so the page
 // is read at decision time and never taken from the model.
 //
-// A policy may ask a person (policy.Decision.Ask). Only a KindCall question
-// has an ask as its outcome (Decision.Ask, with Allow false and Err the
-// denial to give when nobody can be asked): the server may then ask, and
-// puts the answer back as a KindAnswer question, the only way an ask
-// becomes an allow. Everywhere else an ask is a denial: where a call
-// landed, a hop, a frame, a tab or a document shown, an origin of a
-// storage state (they happen mid-call, after the call was decided), and a
-// request a page makes (the browser cannot hold a request while a person
-// is asked). A listing lists a tool the policy would ask about: calling
-// it is decided, and asked about, again.
+// A policy may ask a person (policy.Decision.Ask). The gate passes an ask
+// on (Decision.Ask, with Allow false and Err the denial to give when
+// nobody says yes) for the questions about a call and what it does: the
+// server asks the person about a KindCall and puts the answer back as a
+// KindAnswer question, the only way an ask becomes an allow; a question
+// decided later in the same call (where it landed, a hop, a frame, a
+// document, an origin) goes on only when the person already allowed the
+// call for the same reasons, and is otherwise the denial. Three kinds
+// never ask: a listing lists, and a tab or a dialog is shown, when a
+// person could allow it (calling the tool, or acting on the page, is
+// decided and asked about again); a request a page makes is denied,
+// with the ask's reasons and a word that it cannot wait (the browser
+// cannot hold a request while a person is asked).
 //
 // The gate is the only importer of the policy engine on the call path; its
 // test double, gatetest.AllowAll, lives apart so that no server is built
@@ -171,10 +174,9 @@ type Decision struct {
 	// Reason is the first reason of a denial, in words for the network
 	// log and the decision log; "" when Allow.
 	Reason string
-	// Ask, set only on a KindCall decision, are the policy's reasons to
-	// ask a person before the call runs. Allow is then false and Err is
-	// the denial to give if no one is asked; a KindAnswer question with
-	// the person's answer is the only way on.
+	// Ask are the policy's reasons to ask a person before the call runs
+	// (see the package comment for the kinds that have them). Allow is
+	// then false and Err is the denial to give if no one says yes.
 	Ask []string
 }
 
@@ -286,12 +288,12 @@ func missing(q Question) string {
 }
 
 // checked makes sure a denial says why, whatever the kind's code did, and
-// that only a KindCall decision asks: any other kind's ask is its denial.
+// that an answer or a request never asks.
 func (g *Gate) checked(q Question, d Decision) Decision {
 	if d.Allow {
 		return Decision{Allow: true}
 	}
-	if q.Kind != KindCall {
+	if q.Kind == KindAnswer || q.Kind == KindRequest {
 		d.Ask = nil
 	}
 	if d.Err == nil {

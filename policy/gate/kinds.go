@@ -233,7 +233,7 @@ func (g *Gate) landed(ctx context.Context, q Question) Decision {
 	// script): its host and the policy's reasons, which name it, are the
 	// page's words, fenced; the hint is the server's and names no host.
 	e := policy.DeniedError(d, in)
-	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "the tab landed on a page the policy does not allow; it was sent back to about:blank and nothing of it was read").
+	return Decision{Reason: firstReason(d), Ask: d.Ask, Err: executor.Errorf(executor.CodePolicyDenied, "the tab landed on a page the policy does not allow; it was sent back to about:blank and nothing of it was read").
 		WithHint("navigate to a page of an allowed host: a redirect, a link or a script of the page led off the policy").
 		WithPage(fmt.Sprintf("landed on %s: %s", where(in.Target), e.Message))}
 }
@@ -262,7 +262,7 @@ func (g *Gate) hop(ctx context.Context, q Question) Decision {
 	// The hop's host was chosen by the server of the URL, not by the
 	// caller: it and the policy's reasons, which name it, are fenced.
 	e := policy.DeniedError(d, in)
-	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a host the policy does not allow; it was not followed", q.name()).
+	return Decision{Reason: firstReason(d), Ask: d.Ask, Err: executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a host the policy does not allow; it was not followed", q.name()).
 		WithHint(hint).
 		WithPage(fmt.Sprintf("sent on to %s: %s", where(in.Target), e.Message))}
 }
@@ -332,6 +332,10 @@ func (g *Gate) tab(ctx context.Context, q Question) Decision {
 	}
 	d := g.Engine.Screen(ctx, in)
 	g.noteError(q, d)
+	if len(d.Ask) > 0 {
+		// Shown: a person could allow the caller there.
+		return Decision{Allow: true}
+	}
 	return decided(d, in)
 }
 
