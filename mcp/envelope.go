@@ -379,6 +379,10 @@ func (s *Server) envelopeStage(next step) step {
 		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
 			return nil, err
 		}
+		if ir := asInputRequired(err); ir != nil {
+			c.reply = ir.reply() // a 2026-07-28 question for the user (asking.go)
+			return nil, err
+		}
 		if err == nil {
 			s.leanHead(ctx, c, r)
 		}

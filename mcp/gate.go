@@ -27,9 +27,18 @@ import (
 
 // ask puts q to the gate. A denial always carries an error. A gate that
 // panics (gate.Gate never does) stops the call the question is part of:
-// dispatch turns the panic into INTERNAL, and visible hides the tool.
+// dispatch turns the panic into INTERNAL, and visible hides the tool. An
+// ask decided in the course of a call goes on only when a person allowed
+// the call for the same reasons (asking.go); a call's own ask is
+// before's to put to the person.
 func (s *Server) ask(ctx context.Context, q gate.Question) gate.Decision {
 	d := s.opts.Gate.Decide(ctx, q)
+	if len(d.Ask) > 0 && q.Kind != gate.KindCall {
+		if askPersonOf(ctx).covers(d.Ask) {
+			return gate.Decision{Allow: true}
+		}
+		d.Ask = nil
+	}
 	if !d.Allow && d.Err == nil {
 		d.Err = executor.Errorf(executor.CodePolicyDenied, "denied by policy")
 	}
@@ -133,7 +142,17 @@ func (s *Server) before(ctx context.Context, c *Call) error {
 			return out, nil
 		}
 	}
-	return s.gateErr(c.Tool, s.allowed(ctx, q))
+	d := s.ask(ctx, q)
+	if len(d.Ask) > 0 {
+		var err error
+		if d, err = s.consult(ctx, c, q, d); err != nil {
+			return err
+		}
+	}
+	if !d.Allow {
+		return s.gateErr(c.Tool, d.Err)
+	}
+	return nil
 }
 
 // landed decides where c's navigation actually arrived, after redirects

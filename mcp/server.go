@@ -216,6 +216,8 @@ type Server struct {
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
 
+	asks pendingAsks // the 2026-07-28 questions waiting for a person's answer; see asking.go
+
 	// path runs a call through every stage of callPath; gated through
 	// gatedPath's, for a plugin step (path.go).
 	path, gated step
@@ -502,6 +504,7 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 		if req.Session != nil {
 			ctx = withMCPSession(ctx, req.Session.ID())
 		}
+		ctx = withAskPerson(ctx, req.Session, req.Params)
 		if s.opts.Tracer != nil {
 			ctx = WithTraceParent(ctx, requestTraceParent(req))
 		}
