@@ -62,9 +62,16 @@ plugin_mutations := d if {
 # Allowed calls take the first rule, so that on the common path nothing but
 # allow and the (empty) ask are evaluated. An allowed call with reasons to
 # ask is an ask: chromegate asks a person and goes on only on their yes.
-decision := {"allow": true, "reasons": [], "hints": [], "ask": sort(ask)} if allow
+decision := {"allow": true, "reasons": [], "hints": [], "ask": sort(ask)} if allowed
 
-decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allow
+decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allowed
+
+# What the rules below allow, unless what the call carries may not go
+# where it goes (flow.rego: refuses nothing without data.labels).
+allowed if {
+	allow
+	not flow_refused
+}
 
 default allow := false
 
