@@ -158,7 +158,7 @@ func (s *Server) consult(ctx context.Context, c *Call, q gate.Question, d gate.D
 	case !a.canElicit():
 		ans.Why = "the client did not declare the elicitation capability"
 	default:
-		ans.Outcome, ans.Why = s.elicit(ctx, c, a, ans)
+		ans.Outcome, ans.Why = s.elicit(ctx, c, a, ans, q.Flow)
 	}
 	aq := q
 	aq.Kind, aq.Answer = gate.KindAnswer, &ans
@@ -181,10 +181,10 @@ func (s *Server) consult(ctx context.Context, c *Call, q gate.Question, d gate.D
 
 // elicit puts the question to the client (elicitation/create) and waits
 // for its answer, at most askTimeout and the call's deadline.
-func (s *Server) elicit(ctx context.Context, c *Call, a *askPerson, ans policy.Answer) (outcome, why string) {
+func (s *Server) elicit(ctx context.Context, c *Call, a *askPerson, ans policy.Answer, flows []policy.Flow) (outcome, why string) {
 	ectx, cancel := context.WithTimeout(ctx, askTimeout)
 	defer cancel()
-	res, err := a.session.Elicit(ectx, s.question(c, ans))
+	res, err := a.session.Elicit(ectx, s.question(c, ans, flows))
 	switch {
 	case err != nil && ectx.Err() != nil:
 		return policy.AnswerTimedOut, "no answer came before the call's deadline or " + askTimeout.String()
@@ -210,11 +210,12 @@ func answerOf(res *sdk.ElicitResult) (outcome, why string) {
 }
 
 // question is what the person is shown: the tool, its arguments (the
-// operator's secrets as their names), the page it acts on, and the
-// policy's reasons. The page's own words reach it only as far as the
-// model put them in the arguments: that is what would flow, and what the
-// person must see.
-func (s *Server) question(c *Call, ans policy.Answer) *sdk.ElicitParams {
+// operator's secrets as their names), the page it acts on, what of the
+// content read on other origins it would carry where (flows, from the
+// session's provenance), and the policy's reasons. The page's own words
+// reach it only as far as the model put them in the arguments: that is
+// what would flow, and what the person must see.
+func (s *Server) question(c *Call, ans policy.Answer, flows []policy.Flow) *sdk.ElicitParams {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The agent wants to run %s", c.Tool.Name)
 	if c.Tool.PageTool != nil {
@@ -228,6 +229,9 @@ func (s *Server) question(c *Call, ans policy.Answer) *sdk.ElicitParams {
 	}
 	if c.before != nil && c.before.URL != "" {
 		fmt.Fprintf(&b, "On the page: %s\n", originOf(c.before.URL))
+	}
+	for _, f := range flows {
+		fmt.Fprintf(&b, "It would carry %d characters read on %s to %s (%s).\n", f.Length, f.FromOrigin, f.ToOrigin, f.Via)
 	}
 	b.WriteString("The policy asks you first, because:\n")
 	for _, r := range ans.Ask {
@@ -356,7 +360,7 @@ func (s *Server) roundTrip(ctx context.Context, c *Call, q gate.Question, a *ask
 	aq := q
 	aq.Kind, aq.Answer = gate.KindAnswer, &ans
 	s.ask(ctx, aq) // logs that the question went out; it denies
-	ir := &inputRequired{id: ans.ID, ask: s.question(c, ans), state: token}
+	ir := &inputRequired{id: ans.ID, ask: s.question(c, ans, q.Flow), state: token}
 	return ans, &executor.Error{Code: executor.CodePolicyDenied, Message: fmt.Sprintf("%s waits for the user's answer", c.Tool.Name), Err: ir}
 }
 
