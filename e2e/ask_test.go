@@ -93,7 +93,7 @@ func TestAskAPerson(t *testing.T) {
 			}
 			shown := p.asked()
 			if len(shown) != 1 || !strings.Contains(shown[0], "the-secret-plan") || !strings.Contains(shown[0], "navigation to other.test needs a person's yes") ||
-				strings.Contains(shown[0], "already approved") {
+				strings.Contains(shown[0], "already approved") || !strings.Contains(shown[0], "read on http://allowed.test:"+port+" to http://other.test:"+port) {
 				t.Errorf("the person was shown %q", shown)
 			}
 			if txt := resultText(call("tabs_list", nil)); strings.Contains(txt, "other.test") {

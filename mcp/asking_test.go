@@ -28,7 +28,7 @@ decision := {"allow": true, "reasons": [], "ask": ask}
 ask := [sprintf("navigation to %v needs a person's yes", [input.target.host])] if {
 	input.phase == "call"
 	input.action == "navigate"
-	input.target.host == "ask.test"
+	input.target.host in {"ask.test", "ask2.test"}
 } else := []
 `
 
@@ -363,5 +363,25 @@ func TestAnswersAreBoundToTheirCall(t *testing.T) {
 	}
 	if res := call("https://ask.test/a", second.RequestState, sdk.InputResponseMap{id: &sdk.ElicitResult{Action: "accept", Content: map[string]any{"allow": true}}}); !res.IsError {
 		t.Errorf("the same answer twice: %s", textOf(res))
+	}
+}
+
+// A person's yes covers what the call does next only for the reasons
+// they were shown: a navigation they allowed that a redirect sends on to
+// another host the policy asks about lands nowhere.
+func TestAYesCoversOnlyItsReasons(t *testing.T) {
+	t.Parallel()
+	r := newAskRig(t)
+	p := &person{answer: says("accept", true)}
+	cs := r.connect("2025-11-25", p.opts())
+	if res := navigateTo(t, cs, map[string]any{"url": "https://free.test/"}); res.IsError {
+		t.Fatal(textOf(res))
+	}
+	r.fake().Handle("Navigate", func(context.Context, any) (any, error) {
+		return executor.NavResult{PageState: executor.PageState{URL: "https://ask2.test/landed", Title: "elsewhere"}, Status: 200}, nil
+	})
+	res := navigateTo(t, cs, map[string]any{"url": "https://ask.test/"})
+	if !res.IsError || !strings.Contains(textOf(res), "the tab landed on a page the policy does not allow") || len(p.asked()) != 1 {
+		t.Errorf("a redirect past the yes: %s (asked %d times)", textOf(res), len(p.asked()))
 	}
 }
