@@ -78,6 +78,9 @@ type LogEntry struct {
 	// Secrets names the operator's secrets the call referred to (names
 	// only: the values never reach the policy).
 	Secrets []string `json:"secrets,omitempty"`
+	// Flow is input.flow: origins, the value's place and lengths, never
+	// the text.
+	Flow []Flow `json:"flow,omitempty"`
 	// Request-phase entries (only denials are logged) say which hook saw
 	// the request, what it was, and the address it would have gone to.
 	Via          string `json:"via,omitempty"`
@@ -133,6 +136,7 @@ func logEntry(at time.Time, in Input, d Decision, bundles map[string]string) Log
 	}
 	e.Session = in.Session
 	e.Secrets = in.Secrets
+	e.Flow = in.Flow
 	if r := in.Request; r != nil {
 		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}
