@@ -55,6 +55,7 @@ type Call struct {
 	noPeek bool                // the page moved under a peeked decision: read it
 	frame  *executor.FrameDoc  // the frame document the call's first ref is in, if the Gate decided one
 	mark   uint64              // the session's last request denial when the call began
+	asked  bool                // a person was asked about the call (asking.go): its page is not outside the policy
 	rec    *callRecord         // the call's record, when the server keeps one
 
 	landing *helpers.LandingWatch // the watch for navigations armLanding began, if any

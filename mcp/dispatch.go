@@ -168,7 +168,7 @@ func (s *Server) resolveStage(next step) step {
 func (s *Server) gateStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		if err := s.before(ctx, c); err != nil {
-			if c.before != nil && s.outside(ctx, c, documentURL(*c.before)) {
+			if c.before != nil && !c.asked && s.outside(ctx, c, documentURL(*c.before)) {
 				return nil, outsideErr(c, err, s.blankOutside(ctx, c, c.ex, c.before.ID))
 			}
 			return nil, err

@@ -379,10 +379,17 @@ func (s *Server) envelopeStage(next step) step {
 		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
 			return nil, err
 		}
+		if ir := asInputRequired(err); ir != nil {
+			c.reply = ir.reply() // a 2026-07-28 question for the user (asking.go)
+			return nil, err
+		}
 		if err == nil {
 			s.leanHead(ctx, c, r)
 		}
 		c.reply = s.finish(c.Tool, c.Session, start, r, err)
+		if err == nil {
+			s.feed(ctx, c, r)
+		}
 		if c.note != "" {
 			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
 			if d, ok := c.reply.StructuredContent.(*Data); ok {

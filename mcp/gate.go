@@ -27,9 +27,18 @@ import (
 
 // ask puts q to the gate. A denial always carries an error. A gate that
 // panics (gate.Gate never does) stops the call the question is part of:
-// dispatch turns the panic into INTERNAL, and visible hides the tool.
+// dispatch turns the panic into INTERNAL, and visible hides the tool. An
+// ask decided in the course of a call goes on only when a person allowed
+// the call for the same reasons (asking.go); a call's own ask is
+// before's to put to the person.
 func (s *Server) ask(ctx context.Context, q gate.Question) gate.Decision {
 	d := s.opts.Gate.Decide(ctx, q)
+	if len(d.Ask) > 0 && q.Kind != gate.KindCall {
+		if askPersonOf(ctx).covers(d.Ask) {
+			return gate.Decision{Allow: true}
+		}
+		d.Ask = nil
+	}
 	if !d.Allow && d.Err == nil {
 		d.Err = executor.Errorf(executor.CodePolicyDenied, "denied by policy")
 	}
@@ -133,7 +142,18 @@ func (s *Server) before(ctx context.Context, c *Call) error {
 			return out, nil
 		}
 	}
-	return s.gateErr(c.Tool, s.allowed(ctx, q))
+	s.callFlows(ctx, c, &q)
+	d := s.ask(ctx, q)
+	if len(d.Ask) > 0 {
+		var err error
+		if d, err = s.consult(ctx, c, q, d); err != nil {
+			return err
+		}
+	}
+	if !d.Allow {
+		return s.gateErr(c.Tool, d.Err)
+	}
+	return nil
 }
 
 // landed decides where c's navigation actually arrived, after redirects
@@ -142,6 +162,7 @@ func (s *Server) before(ctx context.Context, c *Call) error {
 func (s *Server) landed(ctx context.Context, c *Call, page executor.PageState) error {
 	q := c.question(gate.KindLanded)
 	q.URL = page.URL
+	s.urlFlows(c, &q, page.URL)
 	return s.gateErr(c.Tool, s.allowed(ctx, q))
 }
 
@@ -152,6 +173,7 @@ func (c *Call) decideHop() executor.HopFunc {
 	return func(ctx context.Context, rawURL string) error {
 		q := c.question(gate.KindHop)
 		q.URL = rawURL
+		c.srv.urlFlows(c, &q, rawURL)
 		err := c.srv.gateErr(c.Tool, c.srv.allowed(ctx, q))
 		if e := executor.AsError(err); e != nil && e.Code != executor.CodePolicyDenied {
 			return &executor.Error{Code: executor.CodePolicyDenied, Message: fmt.Sprintf("%s: a redirect could not be decided (%s); it was not followed", c.Tool.Name, e.Message),

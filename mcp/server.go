@@ -203,6 +203,9 @@ type Options struct {
 	// OutputSchemas has tools/list carry each tool's output schema (serve
 	// --output-schemas). Results carry their structured content either way.
 	OutputSchemas bool
+	// NoFlow turns provenance tracking off (serve --flow=off): input.flow
+	// and input.read_origins stay empty (provenance.go).
+	NoFlow bool
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -226,6 +229,9 @@ type Server struct {
 	checkpointed perExecutor // the hash of the checkpoint each stored last; see saveCheckpoint
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
+	flows  sync.Map   // session → *flow.Tracker: what its model read; see provenance.go
+
+	asks pendingAsks // the 2026-07-28 questions waiting for a person's answer; see asking.go
 
 	defaultGroups groupSet     // Options.Tools; see toolgroups.go
 	choices       groupChoices // the groups each caller chose
@@ -274,6 +280,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 		}
 	}
 	s.path, s.gated = s.compose(callPath), s.compose(gatedPath)
+	s.trackRequests()
 	s.sdk = sdk.NewServer(
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{
@@ -467,6 +474,7 @@ func (s *Server) CloseSession(session string) error {
 	s.forgetSession(session)
 	s.views.forget(session, "")
 	s.said.forget(session)
+	s.forgetFlows(session)
 	return s.opts.Manager.CloseSession(session)
 }
 
@@ -532,6 +540,7 @@ func (s *Server) sdkHandler(e *entry) sdk.ToolHandler {
 			ctx = withMCPSession(ctx, req.Session.ID())
 			ctx = withServerSession(ctx, req.Session)
 		}
+		ctx = withAskPerson(ctx, req.Session, req.Params)
 		if s.opts.Tracer != nil {
 			ctx = WithTraceParent(ctx, requestTraceParent(req))
 		}

@@ -65,11 +65,22 @@ type LogEntry struct {
 	Allow      bool      `json:"allow"`
 	Reasons    []string  `json:"reasons"`
 	EvalMicros int64     `json:"eval_us"`
+	// Ask, on a decision that asks a person, are the policy's reasons to
+	// ask (Allow is false on it). AskID and Answer, on the line that
+	// records the person's answer (Engine.Answered), name the ask and
+	// say how it ended (AnswerAccepted, …); Allow is then true only for
+	// an accepted one.
+	Ask    []string `json:"ask,omitempty"`
+	AskID  string   `json:"ask_id,omitempty"`
+	Answer string   `json:"answer,omitempty"`
 	// Session is the executor session, when not the default one.
 	Session string `json:"session,omitempty"`
 	// Secrets names the operator's secrets the call referred to (names
 	// only: the values never reach the policy).
 	Secrets []string `json:"secrets,omitempty"`
+	// Flow is input.flow: origins, the value's place and lengths, never
+	// the text.
+	Flow []Flow `json:"flow,omitempty"`
 	// Request-phase entries (only denials are logged) say which hook saw
 	// the request, what it was, and the address it would have gone to.
 	Via          string `json:"via,omitempty"`
@@ -96,6 +107,11 @@ type decisionLog struct {
 }
 
 func (l *decisionLog) write(at time.Time, in Input, d Decision, bundles map[string]string) error {
+	return l.writeEntry(logEntry(at, in, d, bundles), in, d)
+}
+
+// logEntry is the line of d, decided on in.
+func logEntry(at time.Time, in Input, d Decision, bundles map[string]string) LogEntry {
 	e := LogEntry{
 		Time:       at.UTC(),
 		Phase:      in.Phase,
@@ -107,6 +123,7 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision, bundles map[stri
 		Reasons:    scrubReasons(d.Reasons, in.Args),
 		EvalMicros: d.EvalMicros,
 		Bundles:    bundles,
+		Ask:        scrubReasons(d.Ask, in.Args),
 	}
 	if e.Reasons == nil {
 		e.Reasons = []string{}
@@ -119,9 +136,16 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision, bundles map[stri
 	}
 	e.Session = in.Session
 	e.Secrets = in.Secrets
+	e.Flow = in.Flow
 	if r := in.Request; r != nil {
 		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}
+	return e
+}
+
+// writeEntry writes e, the line of d on in: a request denial is counted
+// into its window's line (denials.go), anything else is a line.
+func (l *decisionLog) writeEntry(e LogEntry, in Input, d Decision) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if in.Phase == PhaseRequest && !d.Allow && !l.denials.note(l, e) {

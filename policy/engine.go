@@ -33,12 +33,26 @@ const DefaultTimeout = 100 * time.Millisecond
 const DefaultSource = "policies/default"
 
 // Decision is a policy's answer. Allow is true only when the policy said
-// so, as a boolean, in time and without error.
+// so, as a boolean, in time and without error, and asked for no person.
+//
+// A policy may answer ask: its decision object's "ask" is a list of
+// reasons to ask a person before the call runs. Deny wins over ask (an
+// allow of false is a denial, whatever ask says) and ask wins over allow
+// (an allow of true with reasons to ask is an ask). An ask is a denial to
+// every caller that does not know how to ask: Allow is false and Reasons
+// are the ask's reasons; Ask holds them too, and only a caller that can
+// put the question to a person (the MCP server, before a call runs) goes
+// on, and only on that person's explicit yes. An "ask" that is not a list
+// of strings is a policy error, so a denial.
 type Decision struct {
 	Allow bool `json:"allow"`
 	// Reasons explain a denial in words for the model (empty when allowed).
 	// A denial caused by the policy failing says "policy error: ...".
+	// For an ask they are the reasons to ask.
 	Reasons []string `json:"reasons"`
+	// Ask, when set, are the reasons the policy gives to ask a person
+	// (Allow is then false): the decision is an ask, not a denial.
+	Ask []string `json:"ask,omitempty"`
 	// Hints say how the operator could allow it (which flag or data key),
 	// when the policy offers them (the default policy does).
 	Hints []string `json:"hints,omitempty"`
@@ -397,7 +411,9 @@ func (e *Engine) Screen(ctx context.Context, in Input) Decision {
 	start := time.Now()
 	st := e.cur.Load()
 	d := e.decideCached(ctx, st, st.calls, in)
-	if !d.Allow {
+	if !d.Allow && len(d.Ask) == 0 {
+		// A screen a person could allow shows the page (policy/gate):
+		// not a denial either.
 		e.logged(st, start, in, d)
 	}
 	return d
@@ -546,6 +562,14 @@ func (st *state) evaluateValue(ctx context.Context, v ast.Value, timeout time.Du
 	hints, err := stringList(obj["hints"])
 	if err != nil {
 		return Decision{}, fmt.Errorf("%s.hints %w", DecisionQuery, err)
+	}
+	ask, err := stringList(obj["ask"])
+	if err != nil {
+		return Decision{}, fmt.Errorf("%s.ask %w", DecisionQuery, err)
+	}
+	if allow && len(ask) > 0 {
+		// Ask wins over allow; deny (allow false) wins over ask.
+		return Decision{Reasons: ask, Ask: ask, Hints: hints}, nil
 	}
 	if !allow && len(reasons) == 0 {
 		reasons = []string{"denied by policy"}

@@ -14,6 +14,9 @@ func Hint(d Decision, in Input) string {
 	if d.Allow {
 		return ""
 	}
+	if len(d.Ask) > 0 {
+		return AskHint
+	}
 	if len(d.Hints) > 0 {
 		return strings.Join(d.Hints, "; ")
 	}
@@ -50,6 +53,10 @@ func pageTarget(p *Page) *Target {
 	return &p.Target
 }
 
+// AskHint is what the model is told of an ask no person could answer: it
+// cannot answer for the person, only tell them.
+const AskHint = "ask the user to allow it: the policy lets this run only on a person's explicit yes, given in the client's own prompt (MCP elicitation), which this client did not give; nothing you send can answer it"
+
 // DeniedError is the POLICY_DENIED error for a denied call: the reasons as
 // the message and Hint as the hint, ready to return as the tool's isError
 // result. It returns nil for an allowed decision.
@@ -60,6 +67,9 @@ func DeniedError(d Decision, in Input) *executor.Error {
 	msg := strings.Join(d.Reasons, "; ")
 	if msg == "" {
 		msg = "denied by policy"
+	}
+	if len(d.Ask) > 0 {
+		msg = "the policy asks a person first: " + strings.Join(d.Ask, "; ")
 	}
 	return executor.Errorf(executor.CodePolicyDenied, "%s", msg).WithHint(Hint(d, in))
 }

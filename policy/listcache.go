@@ -52,7 +52,7 @@ func (e *Engine) decideCached(ctx context.Context, st *state, cache *requestCach
 	}
 	d := e.decide(ctx, st, in)
 	if !strings.HasPrefix(firstReason(d), policyErrorPrefix) {
-		cache.put(string(k), Decision{Allow: d.Allow, Reasons: d.Reasons, Hints: d.Hints})
+		cache.put(string(k), Decision{Allow: d.Allow, Reasons: d.Reasons, Ask: d.Ask, Hints: d.Hints})
 	}
 	return d
 }

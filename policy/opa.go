@@ -599,7 +599,7 @@ func (w decisionWriter) Write(p []byte) (int, error) {
 
 // logLine turns one decision-log line (a LogEntry's JSON) into an OPA
 // decision-log event and hands it to the plugin: the decision's facts as
-// input, allow and reasons as result, the bundles that decided, the eval
+// input, allow and reasons (and an ask, its id and answer) as result, the bundles that decided, the eval
 // time and a repeat count as custom fields.
 func (o *OPA) logLine(p []byte) {
 	var line map[string]any
@@ -620,7 +620,14 @@ func (o *OPA) logLine(p []byte) {
 			info.Bundles[n] = server.BundleInfo{Revision: rev}
 		}
 	}
-	var result any = map[string]any{"allow": line["allow"], "reasons": line["reasons"]}
+	res := map[string]any{"allow": line["allow"], "reasons": line["reasons"]}
+	for _, k := range []string{"ask", "ask_id", "answer"} { // an ask and what came of it
+		if v, ok := line[k]; ok {
+			res[k] = v
+			delete(line, k)
+		}
+	}
+	var result any = res
 	custom := map[string]any{}
 	for _, k := range []string{"eval_us", "count", "until"} {
 		if v, ok := line[k]; ok {

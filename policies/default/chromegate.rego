@@ -60,10 +60,18 @@ plugin_mutations := d if {
 # The decision chromegate asks for.
 
 # Allowed calls take the first rule, so that on the common path nothing but
-# allow is evaluated.
-decision := {"allow": true, "reasons": [], "hints": []} if allow
+# allow and the (empty) ask are evaluated. An allowed call with reasons to
+# ask is an ask: chromegate asks a person and goes on only on their yes.
+decision := {"allow": true, "reasons": [], "hints": [], "ask": sort(ask)} if allowed
 
-decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allow
+decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allowed
+
+# What the rules below allow, unless what the call carries may not go
+# where it goes (flow.rego: refuses nothing without data.labels).
+allowed if {
+	allow
+	not flow_refused
+}
 
 default allow := false
 
@@ -94,6 +102,23 @@ denial_reasons := [sprintf("no rule of the policy allows %v", [denied_subject])]
 denied_subject := "this request" if input.phase == "request"
 
 else := object.get(input, "tool", "this call")
+
+# Asking a person (policies/README.md, "Asking a person"): reasons to ask
+# before a call this policy allows runs. Deny wins over ask, ask over
+# allow. Out of the box nothing asks: the tools listed in ask_tools ask,
+# and a policy directory that copies this one adds `ask contains reason if
+# { ... }` rules of its own.
+default ask_tools := []
+
+ask_tools := d if {
+	d := data.ask_tools
+	is_array(d)
+}
+
+ask contains sprintf("%v runs only when a person allows it (data: ask_tools)", [input.tool]) if {
+	input.phase == "call"
+	input.tool in ask_tools
+}
 
 # ---------------------------------------------------------------------------
 # Vocabulary.

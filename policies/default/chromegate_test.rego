@@ -60,7 +60,28 @@ hints(inp) := h if {
 
 test_decision_allowed_has_no_reasons if {
 	d := policy.decision with input as nav("https://example.com/") with data.allow_domains as ["example.com"]
-	d == {"allow": true, "reasons": [], "hints": []}
+	d == {"allow": true, "reasons": [], "hints": [], "ask": []}
+}
+
+# Asking: the tools in ask_tools ask a person before an allowed call runs;
+# deny wins over ask; nothing asks by default, and a listing never asks.
+test_ask_tools_ask_before_an_allowed_call if {
+	d := policy.decision with input as nav("https://example.com/") with data.allow_domains as ["example.com"] with data.ask_tools as ["navigate"]
+	d.allow == true
+	d.ask == ["navigate runs only when a person allows it (data: ask_tools)"]
+}
+
+test_ask_loses_to_deny if {
+	d := policy.decision with input as nav("https://other.example/") with data.allow_domains as ["example.com"] with data.ask_tools as ["navigate"]
+	d.allow == false
+	not d.ask
+}
+
+test_nothing_asks_by_default if {
+	d := policy.decision with input as nav("https://example.com/") with data.allow_domains as ["example.com"]
+	d.ask == []
+	d2 := policy.decision with input as nav("https://example.com/") with data.allow_domains as ["example.com"] with data.ask_tools as "navigate"
+	d2.ask == []
 }
 
 test_decision_denied_has_reasons_and_hints if {

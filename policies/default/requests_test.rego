@@ -40,7 +40,7 @@ test_request_public_hosts_allowed_by_default if {
 	allowed(req("http://93.184.216.34/pixel.gif", {"request": {"resource_type": "image"}}))
 	allowed(req("https://api.example.net/v1", {"request": {"method": "POST", "resource_type": "fetch"}}))
 	d := policy.decision with input as req("https://cdn.example.net/lib.js", {})
-	d == {"allow": true, "reasons": [], "hints": []}
+	d == {"allow": true, "reasons": [], "hints": [], "ask": []}
 }
 
 test_request_websockets_allowed_like_web_requests if {

@@ -19,6 +19,20 @@
 // functions the gate calls when, and only when, it needs them, so the page
 // is read at decision time and never taken from the model.
 //
+// A policy may ask a person (policy.Decision.Ask). The gate passes an ask
+// on (Decision.Ask, with Allow false and Err the denial to give when
+// nobody says yes) for the questions about a call and what it does: the
+// server asks the person about a KindCall and puts the answer back as a
+// KindAnswer question, the only way an ask becomes an allow; a question
+// decided later in the same call (where it landed, a hop, a frame, a
+// document, an origin) goes on only when the person already allowed the
+// call for the same reasons, and is otherwise the denial. Three kinds
+// never ask: a listing lists, and a tab or a dialog is shown, when a
+// person could allow it (calling the tool, or acting on the page, is
+// decided and asked about again); a request a page makes is denied,
+// with the ask's reasons and a word that it cannot wait (the browser
+// cannot hold a request while a person is asked).
+//
 // The gate is the only importer of the policy engine on the call path; its
 // test double, gatetest.AllowAll, lives apart so that no server is built
 // with it by accident.
@@ -75,6 +89,10 @@ const (
 	// KindRequest decides a request a page makes (Request), for the
 	// principal that drives its session (Sessions).
 	KindRequest Kind = "request"
+	// KindAnswer decides a person's answer (Answer) to a KindCall ask: the
+	// call's question, with the answer. It is allowed only for an explicit
+	// yes (policy.AnswerAccepted), and logged whatever it is.
+	KindAnswer Kind = "answer"
 )
 
 // Question is one thing the policy is asked. Which fields a kind needs is
@@ -103,6 +121,12 @@ type Question struct {
 	Secrets []string
 	// PageTool is the page tool a listed tool stands for.
 	PageTool *policy.PageTool
+	// Flow and ReadOrigins are input.flow and input.read_origins: what
+	// of the content the session was shown the call carries where it
+	// goes, and the origins it was shown (the server's provenance,
+	// mcp/flow); nil when it tracks none.
+	Flow        []policy.Flow
+	ReadOrigins []string
 
 	// KindCall reads these when it needs them; nil where the call touches
 	// none. Page is the document of the tab the call touches (KindTab's
@@ -124,6 +148,9 @@ type Question struct {
 	State *policy.StateOrigin
 	// Request is a KindRequest question's request.
 	Request *egress.Request
+	// Answer is a KindAnswer question's answer: the ask's reasons, as
+	// the KindCall decision gave them, and what the person said.
+	Answer *policy.Answer
 }
 
 // Document is a document a call touches: its URL and the security origin
@@ -153,6 +180,10 @@ type Decision struct {
 	// Reason is the first reason of a denial, in words for the network
 	// log and the decision log; "" when Allow.
 	Reason string
+	// Ask are the policy's reasons to ask a person before the call runs
+	// (see the package comment for the kinds that have them). Allow is
+	// then false and Err is the denial to give if no one says yes.
+	Ask []string
 }
 
 // Decider answers questions. Gate is the real one; implementations must be
@@ -213,6 +244,8 @@ func (g *Gate) Decide(ctx context.Context, q Question) (d Decision) {
 		d = g.list(ctx, q)
 	case KindRequest:
 		d = g.request(ctx, q)
+	case KindAnswer:
+		d = g.answer(ctx, q)
 	default:
 		return g.failed(q, "a question of a kind the gate does not know")
 	}
@@ -254,14 +287,20 @@ func missing(q Question) string {
 		return "a document question without its document"
 	case q.Kind == KindOrigin && q.State == nil:
 		return "an origin question without its origin"
+	case q.Kind == KindAnswer && (q.Answer == nil || len(q.Answer.Ask) == 0):
+		return "an answer question without the ask it answers"
 	}
 	return ""
 }
 
-// checked makes sure a denial says why, whatever the kind's code did.
+// checked makes sure a denial says why, whatever the kind's code did, and
+// that an answer or a request never asks.
 func (g *Gate) checked(q Question, d Decision) Decision {
 	if d.Allow {
 		return Decision{Allow: true}
+	}
+	if q.Kind == KindAnswer || q.Kind == KindRequest {
+		d.Ask = nil
 	}
 	if d.Err == nil {
 		return g.failed(q, "a denial without a reason")

@@ -33,6 +33,10 @@ func every() map[gate.Kind]gate.Question {
 	call := base(gate.KindCall)
 	call.Page = func(context.Context) (gate.Document, error) { return gate.Document{URL: "https://example.com/"}, nil }
 	qs[gate.KindCall] = call
+	answer := call
+	answer.Kind = gate.KindAnswer
+	answer.Answer = &policy.Answer{ID: "a1", Ask: []string{"a person decides"}, Outcome: policy.AnswerAccepted}
+	qs[gate.KindAnswer] = answer
 	landed := base(gate.KindLanded)
 	landed.URL = "https://example.com/landed"
 	qs[gate.KindLanded] = landed

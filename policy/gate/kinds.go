@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chromegate/chromegate/executor"
@@ -33,6 +34,7 @@ func Input(q Question, phase string) (policy.Input, error) {
 	in.Backend = q.Backend
 	in.Secrets = q.Secrets
 	in.PageTool = q.PageTool
+	in.Flow, in.ReadOrigins = q.Flow, q.ReadOrigins
 	return in, nil
 }
 
@@ -49,12 +51,51 @@ func denied(err error) Decision {
 	return Decision{Err: err}
 }
 
-// decided is the engine's decision d on in as the gate's.
+// decided is the engine's decision d on in as the gate's: an ask keeps
+// its reasons (checked drops them for every kind but KindCall).
 func decided(d policy.Decision, in policy.Input) Decision {
 	if d.Allow {
 		return Decision{Allow: true}
 	}
-	return Decision{Err: policy.DeniedError(d, in), Reason: firstReason(d)}
+	return Decision{Err: policy.DeniedError(d, in), Reason: firstReason(d), Ask: d.Ask}
+}
+
+// asks gathers the decisions of one call (its page, its frames, its
+// points): deny wins over ask, and ask over allow, the asks' reasons
+// joined in the order they came, each once.
+type asks struct {
+	first Decision // the first ask, whose error stands for them all
+	ask   []string
+}
+
+// add takes d in: it returns d itself when it denies, and a zero,
+// allowing Decision otherwise (an ask is kept for final).
+func (a *asks) add(d Decision) (Decision, bool) {
+	if d.Allow {
+		return d, false
+	}
+	if len(d.Ask) == 0 {
+		return d, true
+	}
+	if a.ask == nil {
+		a.first = d
+	}
+	for _, r := range d.Ask {
+		if !slices.Contains(a.ask, r) {
+			a.ask = append(a.ask, r)
+		}
+	}
+	return Decision{Allow: true}, false
+}
+
+// final is the call's decision once nothing denied: an ask if any asked.
+func (a *asks) final() Decision {
+	if a.ask == nil {
+		return Decision{Allow: true}
+	}
+	d := a.first
+	d.Ask = a.ask
+	return d
 }
 
 func firstReason(d policy.Decision) string {
@@ -67,6 +108,13 @@ func firstReason(d policy.Decision) string {
 // decide asks the engine, and tells the operator when the policy failed
 // rather than decided (the model is told too, by policy.Hint).
 func (g *Gate) decide(ctx context.Context, q Question, in policy.Input) policy.Decision {
+	if q.Kind == KindAnswer {
+		// The call decided again to check an answer: the answer's line
+		// (Engine.Answered) is the one the log keeps.
+		d := g.Engine.Recheck(ctx, in)
+		g.noteError(q, d)
+		return d
+	}
 	d := g.Engine.Decide(ctx, in)
 	g.noteError(q, d)
 	return d
@@ -113,11 +161,12 @@ func (g *Gate) call(ctx context.Context, q Question) Decision {
 		return denied(executor.Errorf(executor.CodeTimeout, "%s: the call's deadline passed before the policy decided it", q.name()).
 			WithHint("retry with a larger timeout_ms").Wrap(err))
 	}
+	var a asks
 	if q.Page == nil || q.Frames == nil {
-		if d := decided(g.decide(ctx, q, in), in); !d.Allow {
+		if d, deny := a.add(decided(g.decide(ctx, q, in), in)); deny {
 			return d
 		}
-		return g.points(ctx, q, in)
+		return g.points(ctx, q, in, &a)
 	}
 	// A call by ref on an element of a frame of another origin touches
 	// that frame's document: decided on it too, and the secrets it types
@@ -131,22 +180,23 @@ func (g *Gate) call(ctx context.Context, q Question) Decision {
 	if len(docs) > 0 {
 		top.Secrets = nil
 	}
-	if d := decided(g.decide(ctx, q, top), top); !d.Allow {
+	if d, deny := a.add(decided(g.decide(ctx, q, top), top)); deny {
 		return d
 	}
 	for _, doc := range docs {
-		if d := g.frameOn(ctx, q, base, doc); !d.Allow {
+		if d, deny := a.add(g.frameOn(ctx, q, base, doc)); deny {
 			return d
 		}
 	}
-	return g.points(ctx, q, in)
+	return g.points(ctx, q, in, &a)
 }
 
 // points decides a call at points once per point, on the document under
-// it: in is the call's input as decided on the tab's page.
-func (g *Gate) points(ctx context.Context, q Question, in policy.Input) Decision {
+// it: in is the call's input as decided on the tab's page, a what the
+// call's other decisions asked.
+func (g *Gate) points(ctx context.Context, q Question, in policy.Input, a *asks) Decision {
 	if q.Points == nil {
-		return Decision{Allow: true}
+		return a.final()
 	}
 	spots, err := q.Points(ctx)
 	if err != nil {
@@ -156,11 +206,11 @@ func (g *Gate) points(ctx context.Context, q Question, in policy.Input) Decision
 		pin := in
 		pin.Page = policy.NewDocumentPage(s.URL, s.Origin)
 		pin.Point = &policy.Point{X: s.X, Y: s.Y}
-		if d := decided(g.decide(ctx, q, pin), pin); !d.Allow {
+		if d, deny := a.add(decided(g.decide(ctx, q, pin), pin)); deny {
 			return d
 		}
 	}
-	return Decision{Allow: true}
+	return a.final()
 }
 
 // landed decides where a navigation actually arrived, after redirects and
@@ -184,7 +234,7 @@ func (g *Gate) landed(ctx context.Context, q Question) Decision {
 	// script): its host and the policy's reasons, which name it, are the
 	// page's words, fenced; the hint is the server's and names no host.
 	e := policy.DeniedError(d, in)
-	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "the tab landed on a page the policy does not allow; it was sent back to about:blank and nothing of it was read").
+	return Decision{Reason: firstReason(d), Ask: d.Ask, Err: executor.Errorf(executor.CodePolicyDenied, "the tab landed on a page the policy does not allow; it was sent back to about:blank and nothing of it was read").
 		WithHint("navigate to a page of an allowed host: a redirect, a link or a script of the page led off the policy").
 		WithPage(fmt.Sprintf("landed on %s: %s", where(in.Target), e.Message))}
 }
@@ -213,7 +263,7 @@ func (g *Gate) hop(ctx context.Context, q Question) Decision {
 	// The hop's host was chosen by the server of the URL, not by the
 	// caller: it and the policy's reasons, which name it, are fenced.
 	e := policy.DeniedError(d, in)
-	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a host the policy does not allow; it was not followed", q.name()).
+	return Decision{Reason: firstReason(d), Ask: d.Ask, Err: executor.Errorf(executor.CodePolicyDenied, "%s was sent on to a host the policy does not allow; it was not followed", q.name()).
 		WithHint(hint).
 		WithPage(fmt.Sprintf("sent on to %s: %s", where(in.Target), e.Message))}
 }
@@ -240,6 +290,10 @@ func (g *Gate) frameOn(ctx context.Context, q Question, in policy.Input, doc Doc
 	host := "an unknown page"
 	if in.Page != nil {
 		host = where(&in.Page.Target)
+	}
+	if len(d.Ask) > 0 {
+		// A call into a frame the policy asks about: asked as the call.
+		return decided(d, in)
 	}
 	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "%s: the frame's document is on a page the policy does not allow; nothing of it was read or touched", q.name()).
 		WithHint("act on the page's own elements, or on frames the snapshot shows").
@@ -279,6 +333,10 @@ func (g *Gate) tab(ctx context.Context, q Question) Decision {
 	}
 	d := g.Engine.Screen(ctx, in)
 	g.noteError(q, d)
+	if len(d.Ask) > 0 {
+		// Shown: a person could allow the caller there.
+		return Decision{Allow: true}
+	}
 	return decided(d, in)
 }
 
@@ -312,6 +370,10 @@ func (g *Gate) list(ctx context.Context, q Question) Decision {
 	}
 	d := g.Engine.DecideList(ctx, in)
 	g.noteError(q, d)
+	if len(d.Ask) > 0 {
+		// Listed: calling it is decided, and asked about, again.
+		return Decision{Allow: true}
+	}
 	return decided(d, in)
 }
 
@@ -324,9 +386,66 @@ func (g *Gate) request(ctx context.Context, q Question) Decision {
 		return Decision{Reason: why, Err: executor.Errorf(executor.CodePolicyDenied, why).
 			WithHint("the request failed as a network error in the page").Wrap(err)}
 	}
+	in.Flow, in.ReadOrigins = g.Sessions.Provenance(q.Request.Session, in.Request.URL)
 	d, _ := g.Engine.DecideRequest(ctx, in)
 	g.noteError(q, d)
+	if len(d.Ask) > 0 {
+		// The browser cannot hold a request while a person is asked.
+		d = policy.Decision{Reasons: []string{"a request the browser makes cannot wait for a person to be asked, so an ask is a denial: " + strings.Join(d.Ask, "; ")}}
+	}
 	return decided(d, in)
+}
+
+// answer decides a person's answer to a KindCall ask. The call is decided
+// again (quietly: the answer's line is the one logged), on the page as
+// the call read it: an answer counts only for the ask it answers. A call
+// the policy now denies is denied, one it now allows without asking is
+// allowed, and one it asks about for other reasons than the person was
+// shown is denied; otherwise the answer decides, through the engine,
+// which logs it: only an explicit yes (policy.AnswerAccepted) allows.
+func (g *Gate) answer(ctx context.Context, q Question) Decision {
+	now := g.call(ctx, q)
+	switch {
+	case now.Allow:
+	case len(now.Ask) == 0:
+		return now
+	case !sameReasons(now.Ask, q.Answer.Ask):
+		why := "the policy's reasons to ask changed after the person was asked"
+		return Decision{Reason: why, Err: executor.Errorf(executor.CodePolicyDenied, "%s: %s", q.name(), why).
+			WithHint("call it again: the person will be asked about what the policy says now")}
+	}
+	in, err := Input(q, policy.PhaseCall)
+	if err != nil {
+		return denied(err)
+	}
+	if q.Page != nil {
+		if doc, err := q.Page(ctx); err == nil {
+			in.Page = policy.NewDocumentPage(doc.URL, doc.Origin)
+		}
+	}
+	d := g.Engine.Answered(in, *q.Answer)
+	if d.Allow || now.Allow {
+		return Decision{Allow: true}
+	}
+	hint := policy.AskHint
+	if q.Answer.Outcome != policy.AnswerUnavailable {
+		hint = "the user did not allow it: do not try it another way; tell the user what you wanted to do, and go on only if they ask you to"
+	}
+	return Decision{Reason: firstReason(d), Err: executor.Errorf(executor.CodePolicyDenied, "%s: %s; the policy asks a person first: %s",
+		q.name(), firstReason(d), strings.Join(q.Answer.Ask, "; ")).WithHint(hint)}
+}
+
+// sameReasons says whether a and b hold the same reasons, in any order.
+func sameReasons(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, r := range a {
+		if !slices.Contains(b, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // where names a URL's place for a fenced note: its host, or its scheme.
