@@ -42,11 +42,16 @@ func shadowPolicy(t testing.TB, hosts []string, extra map[string]any) (dir, data
 		}
 		return strings.Replace(src, allowed, `decision := {"allow": true, "reasons": shadow_verdict, "hints": []} if allow`, 1) + `
 # The shadow's verdict on this input (e2e/flowutility_test.go).
-shadow_verdict := [sprintf("shadow %v: %v", [shadow_kind, concat("; ", object.get(data.chromegate.shadow.decision, "reasons", []))])]
+# An ask is an allow with reasons to ask a person (policy.Decision.Ask);
+# an allow of false is a denial, whatever it asks.
+shadow_verdict := [sprintf("shadow %v: %v", [shadow_kind, concat("; ", shadow_why)])]
 
-shadow_kind := "ask" if object.get(data.chromegate.shadow.decision, "ask", false) == true
-else := "allow" if data.chromegate.shadow.decision.allow == true
-else := "deny"
+shadow_kind := "deny" if not data.chromegate.shadow.decision.allow == true
+else := "ask" if count(object.get(data.chromegate.shadow.decision, "ask", [])) > 0
+else := "allow"
+
+shadow_why := object.get(data.chromegate.shadow.decision, "ask", []) if shadow_kind == "ask"
+else := object.get(data.chromegate.shadow.decision, "reasons", [])
 `
 	})
 	stDir, stData := securityTeamPolicy(t, hosts, extra)
