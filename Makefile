@@ -68,14 +68,18 @@ conformance-deps: node
 deps: chromium driver webmcp-deps conformance-deps pdftotext
 
 # The real applications the e2e suite drives (e2e/realapps): Debian's
-# MediaWiki on SQLite and DokuWiki, served by PHP's built-in server with
+# MediaWiki on SQLite, DokuWiki, and WordPress on a MariaDB the test starts
+# (server-core: no system service), served by PHP's built-in server with
 # throw-away data in a temp dir. No web server is installed on their
 # behalf; a postinst that starts one is stopped by Debian's policy-rc.d in
 # containers and nothing the tests use listens on port 80.
-REALAPPS_PKGS := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki sqlite3
+REALAPPS_PKGS := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki sqlite3 \
+  wordpress wordpress-theme-twentytwentythree mariadb-server-core mariadb-client-core php-mysql
 realapps-deps:
 	@if [ -x /usr/bin/php ] && [ -f /usr/share/mediawiki/maintenance/install.php ] && [ -f /usr/share/dokuwiki/doku.php ] \
-	  && [ -d /usr/share/php8.2-sqlite3 ] && [ -x /usr/bin/sqlite3 ]; then :; else \
+	  && [ -d /usr/share/php8.2-sqlite3 ] && [ -x /usr/bin/sqlite3 ] && [ -f /usr/share/wordpress/wp-settings.php ] \
+	  && [ -f /usr/share/wordpress/wp-content/themes/twentytwentythree/theme.json ] && [ -x /usr/sbin/mariadbd ] \
+	  && [ -d /usr/share/php8.2-mysql ]; then :; else \
 	  echo "== installing the real applications: $(REALAPPS_PKGS)"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $(REALAPPS_PKGS); fi
 

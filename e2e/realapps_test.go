@@ -12,11 +12,12 @@ import (
 )
 
 // TestRealApps drives real applications from Debian packages (MediaWiki on
-// SQLite, DokuWiki on files) with a scripted agent that sees only the
-// outline, finds controls by role and name and acts by ref; each task's
-// outcome is checked in the application's database or files. CI runs the
-// short set (MediaWiki: log in, create a page from search; DokuWiki: log
-// in, create a page) with changes on; CHROMEGATE_REALAPPS=full (make realapps) runs every
+// SQLite, DokuWiki on files, WordPress on MariaDB) with a scripted agent
+// that sees only the outline, finds controls by role and name and acts by
+// ref; each task's outcome is checked in the application's database or
+// files. CI runs the short set (MediaWiki: log in, create a page from
+// search; DokuWiki: log in, create a page; WordPress: log in, change the
+// site title) with changes on; CHROMEGATE_REALAPPS=full (make realapps) runs every
 // task, with changes and on the snapshot fallback.
 func TestRealApps(t *testing.T) {
 	testkit.Backends(t, testkit.CDP, testkit.Ext)
@@ -33,6 +34,7 @@ func TestRealApps(t *testing.T) {
 	}{
 		{"mediawiki", realapps.StartMediaWiki},
 		{"dokuwiki", realapps.StartDokuWiki},
+		{"wordpress", realapps.StartWordPress},
 	} {
 		// The short set runs in the changes mode (the default: the agent
 		// reads acting calls' changes and outlines, as the bench does);

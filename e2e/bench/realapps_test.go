@@ -57,6 +57,7 @@ func TestRealApps(t *testing.T) {
 	}{
 		{"MediaWiki", realapps.StartMediaWiki},
 		{"DokuWiki", realapps.StartDokuWiki},
+		{"WordPress", realapps.StartWordPress},
 	}
 	results := map[string]map[string]realapps.Result{}
 	// fromSpawn is each run's wall time from the server's spawn: its

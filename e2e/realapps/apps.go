@@ -30,6 +30,11 @@ type App struct {
 	Tasks []Task
 	srv   *exec.Cmd
 	log   testkit.Buffer
+	// stops stop what the application needs besides its server (a
+	// database server), after the server.
+	stops []func()
+	// db is the application's database server, if it has one of its own.
+	db *mariaDB
 }
 
 // Task is one multi-step thing a user does in the application: Run drives
@@ -43,7 +48,8 @@ type Task struct {
 	Check func(ctx context.Context, app *App) error
 }
 
-// Close stops the application's server. Dir is the caller's to remove.
+// Close stops the application's server, then what it needs (its database
+// server). Dir is the caller's to remove.
 func (app *App) Close() {
 	if app.srv != nil && app.srv.Process != nil {
 		// The server's workers are its children, in its process group:
@@ -51,6 +57,10 @@ func (app *App) Close() {
 		_ = syscall.Kill(-app.srv.Process.Pid, syscall.SIGKILL)
 		_ = app.srv.Wait()
 	}
+	for i := len(app.stops) - 1; i >= 0; i-- {
+		app.stops[i]()
+	}
+	app.stops = nil
 }
 
 // Log is the built-in server's output, for a failing test to show.
@@ -65,6 +75,14 @@ func Missing() []string {
 		"mediawiki":   "/usr/share/mediawiki/maintenance/install.php",
 		"dokuwiki":    "/usr/share/dokuwiki/doku.php",
 		"sqlite3":     "/usr/bin/sqlite3",
+
+		// WordPress, its theme, and its database: MariaDB's server and
+		// client without a system service.
+		"wordpress":                         "/usr/share/wordpress/wp-settings.php",
+		"wordpress-theme-twentytwentythree": "/usr/share/wordpress/wp-content/themes/twentytwentythree/theme.json",
+		"php-mysql":                         "/usr/share/php8.2-mysql",
+		"mariadb-server-core":               MariaDBD,
+		"mariadb-client-core":               "/usr/bin/mariadb",
 	} {
 		if _, err := os.Stat(path); err != nil {
 			out = append(out, pkg)
