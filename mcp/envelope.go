@@ -383,6 +383,9 @@ func (s *Server) envelopeStage(next step) step {
 			s.leanHead(ctx, c, r)
 		}
 		c.reply = s.finish(c.Tool, c.Session, start, r, err)
+		if err == nil {
+			s.feed(ctx, c, r)
+		}
 		if c.note != "" {
 			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})
 			if d, ok := c.reply.StructuredContent.(*Data); ok {

@@ -133,6 +133,7 @@ func (s *Server) before(ctx context.Context, c *Call) error {
 			return out, nil
 		}
 	}
+	s.callFlows(ctx, c, &q)
 	return s.gateErr(c.Tool, s.allowed(ctx, q))
 }
 
@@ -142,6 +143,7 @@ func (s *Server) before(ctx context.Context, c *Call) error {
 func (s *Server) landed(ctx context.Context, c *Call, page executor.PageState) error {
 	q := c.question(gate.KindLanded)
 	q.URL = page.URL
+	s.urlFlows(c, &q, page.URL)
 	return s.gateErr(c.Tool, s.allowed(ctx, q))
 }
 
@@ -152,6 +154,7 @@ func (c *Call) decideHop() executor.HopFunc {
 	return func(ctx context.Context, rawURL string) error {
 		q := c.question(gate.KindHop)
 		q.URL = rawURL
+		c.srv.urlFlows(c, &q, rawURL)
 		err := c.srv.gateErr(c.Tool, c.srv.allowed(ctx, q))
 		if e := executor.AsError(err); e != nil && e.Code != executor.CodePolicyDenied {
 			return &executor.Error{Code: executor.CodePolicyDenied, Message: fmt.Sprintf("%s: a redirect could not be decided (%s); it was not followed", c.Tool.Name, e.Message),

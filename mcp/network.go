@@ -338,6 +338,7 @@ func networkRequest(ctx context.Context, c *Call, a networkRequestIn) (*Result, 
 			out.BodyNote = fmt.Sprintf("the body was cut at %d of %d bytes", len(e.Body), e.BodySize)
 		}
 		res.Text = e.Body
+		res.readURL = r.URL
 	}
 	return res, nil
 }

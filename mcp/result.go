@@ -47,6 +47,9 @@ type Result struct {
 	seen *seenOutline
 	// head is the head as the caller reads it, rendered once (leanHead).
 	head []byte
+	// readURL is where the page text shown came from, when it is not the
+	// page (a network body: its request's URL); see provenance.go.
+	readURL string
 }
 
 // Image is an encoded image result.

@@ -192,6 +192,9 @@ type Options struct {
 	// Checkpoints, if set, keeps the checkpoints of a fleet's sessions
 	// (see checkpoint.go); a Front that implements Checkpoints sets it.
 	Checkpoints Checkpoints
+	// NoFlow turns provenance tracking off (serve --flow=off): input.flow
+	// and input.read_origins stay empty (provenance.go).
+	NoFlow bool
 }
 
 // Server is chromegate's MCP server. It is safe for concurrent use; Run may
@@ -215,6 +218,7 @@ type Server struct {
 	checkpointed perExecutor // the hash of the checkpoint each stored last; see saveCheckpoint
 
 	marked fieldMarks // whether a secret was typed into a field yet; see secrets.go
+	flows  sync.Map   // session → *flow.Tracker: what its model read; see provenance.go
 
 	// path runs a call through every stage of callPath; gated through
 	// gatedPath's, for a plugin step (path.go).
@@ -250,6 +254,7 @@ func newServer(opts Options, tools []*Tool) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, tools: make(map[string]*entry, len(tools))}
 	s.path, s.gated = s.compose(callPath), s.compose(gatedPath)
+	s.trackRequests()
 	s.sdk = sdk.NewServer(
 		&sdk.Implementation{Name: "chromegate", Version: cmp.Or(opts.Version, "dev")},
 		&sdk.ServerOptions{
@@ -438,6 +443,7 @@ func (s *Server) CloseSession(session string) error {
 	s.forgetSession(session)
 	s.views.forget(session, "")
 	s.said.forget(session)
+	s.forgetFlows(session)
 	return s.opts.Manager.CloseSession(session)
 }
 

@@ -115,6 +115,14 @@ type Input struct {
 	// point falls on a frame), read from the browser; a drag is decided
 	// once per point. Nil on every other decision.
 	Point *Point `json:"point,omitempty"`
+	// Flow is what of the content the session was shown from other
+	// origins the call or request carries to where it goes (see Flow);
+	// empty when it carries none, in the list phase, and when the server
+	// tracks no provenance (serve --flow=off).
+	Flow []Flow `json:"flow"`
+	// ReadOrigins are the origins whose content the session's model was
+	// shown so far, sorted; empty in the list phase and with --flow=off.
+	ReadOrigins []string `json:"read_origins"`
 
 	// mutating is the tool's Class.Mutating, for Hint; not part of the
 	// document.
@@ -538,6 +546,12 @@ func (in Input) MarshalJSON() ([]byte, error) {
 	if p.Principal.Roles == nil {
 		p.Principal.Roles = []string{}
 	}
+	if p.Flow == nil {
+		p.Flow = []Flow{}
+	}
+	if p.ReadOrigins == nil {
+		p.ReadOrigins = []string{}
+	}
 	if p.Plugin != nil && p.Plugin.Tools == nil {
 		pl := *p.Plugin
 		pl.Tools = []string{}
@@ -672,6 +686,8 @@ func (in Input) astValue() (ast.Value, error) {
 		ast.Item(ast.InternedTerm("request"), requestTerm(in.Request)),
 		ast.Item(ast.InternedTerm("session"), strTerm(in.Session)),
 		ast.Item(ast.InternedTerm("secrets"), secrets),
+		ast.Item(ast.InternedTerm("flow"), flowTerm(in.Flow)),
+		ast.Item(ast.InternedTerm("read_origins"), stringsTerm(in.ReadOrigins)),
 	)
 	if in.State != nil {
 		// Only on the per-origin decisions of the storage-state tools,

@@ -270,7 +270,10 @@ func TestInputJSONIsTheRegoInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t), written, origin} {
+	flowed := sampleInput()
+	flowed.Flow = []Flow{{FromOrigin: "https://mail.example", ToOrigin: "https://example.com", Via: "url", Length: 19, Total: 27}}
+	flowed.ReadOrigins = []string{"https://example.com", "https://mail.example"}
+	for _, in := range []Input{sampleInput(), {}, step, {Plugin: &Plugin{Name: "p"}}, sampleRequest(t), written, origin, flowed} {
 		v, err := in.astValue()
 		if err != nil {
 			t.Fatal(err)

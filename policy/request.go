@@ -233,7 +233,8 @@ func newRequestCache(readsURL bool) *requestCache {
 	return &requestCache{readsURL: readsURL, m: make(map[string]Decision, 256)}
 }
 
-// key is every field of a request input the policy can read, with the
+// key is every field of a request input the policy can read (input.flow
+// is empty: DecideRequest does not cache a request that carries one), with the
 // request URL only when the policy reads it (readsRequestURL); the target
 // is already the origin. Fields are separated by a byte no URL, name or
 // origin holds.
@@ -273,6 +274,11 @@ func (c *requestCache) key(in *Input) string {
 	sep(r.PageOrigin)
 	sep(r.Address)
 	sep(r.Via)
+	for _, o := range in.ReadOrigins {
+		b.WriteString(o)
+		b.WriteByte(1)
+	}
+	b.WriteByte(0)
 	if c.readsURL {
 		b.WriteString(r.URL)
 	} else if t.Host == "" {
@@ -323,6 +329,16 @@ func (e *Engine) DecideRequest(ctx context.Context, in Input) (d Decision, cache
 		return denyError("a request input needs request and target"), false
 	}
 	st := e.cur.Load()
+	if len(in.Flow) > 0 {
+		// A request that carries what the model read is rare and
+		// particular: decided every time, never cached.
+		e.cache.misses.Add(1)
+		d = e.decide(ctx, st, in)
+		if !d.Allow {
+			e.logged(st, time.Now(), in, d)
+		}
+		return d, false
+	}
 	k := st.requests.key(&in)
 	if d, ok := st.requests.get(k); ok {
 		e.cache.hits.Add(1)

@@ -103,6 +103,12 @@ type Question struct {
 	Secrets []string
 	// PageTool is the page tool a listed tool stands for.
 	PageTool *policy.PageTool
+	// Flow and ReadOrigins are input.flow and input.read_origins: what
+	// of the content the session was shown the call carries where it
+	// goes, and the origins it was shown (the server's provenance,
+	// mcp/flow); nil when it tracks none.
+	Flow        []policy.Flow
+	ReadOrigins []string
 
 	// KindCall reads these when it needs them; nil where the call touches
 	// none. Page is the document of the tab the call touches (KindTab's

@@ -33,6 +33,7 @@ func Input(q Question, phase string) (policy.Input, error) {
 	in.Backend = q.Backend
 	in.Secrets = q.Secrets
 	in.PageTool = q.PageTool
+	in.Flow, in.ReadOrigins = q.Flow, q.ReadOrigins
 	return in, nil
 }
 
@@ -324,6 +325,7 @@ func (g *Gate) request(ctx context.Context, q Question) Decision {
 		return Decision{Reason: why, Err: executor.Errorf(executor.CodePolicyDenied, why).
 			WithHint("the request failed as a network error in the page").Wrap(err)}
 	}
+	in.Flow, in.ReadOrigins = g.Sessions.Provenance(q.Request.Session, in.Request.URL)
 	d, _ := g.Engine.DecideRequest(ctx, in)
 	g.noteError(q, d)
 	return decided(d, in)

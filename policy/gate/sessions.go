@@ -3,6 +3,7 @@ package gate
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chromegate/chromegate/policy"
 )
@@ -16,7 +17,33 @@ import (
 //
 // Sessions is safe for concurrent use; a nil *Sessions knows no session.
 type Sessions struct {
-	m sync.Map // session → policy.Principal
+	m    sync.Map // session → policy.Principal
+	prov atomic.Pointer[Provenance]
+}
+
+// Provenance says, for a request a page of session makes to url, what of
+// the content the session's model was shown it carries (input.flow) and
+// which origins that content came from (input.read_origins).
+type Provenance func(session, url string) (flows []policy.Flow, read []string)
+
+// Track has the requests of every session decided with p's flows; the
+// server that tracks provenance sets it once, before it serves.
+func (s *Sessions) Track(p Provenance) {
+	if s != nil {
+		s.prov.Store(&p)
+	}
+}
+
+// Provenance is what Track's function says of a request; nothing when
+// no provenance is tracked.
+func (s *Sessions) Provenance(session, url string) ([]policy.Flow, []string) {
+	if s == nil {
+		return nil, nil
+	}
+	if p := s.prov.Load(); p != nil && *p != nil {
+		return (*p)(session, url)
+	}
+	return nil, nil
 }
 
 // Bind records that p drives session.
