@@ -192,3 +192,21 @@ func validateInput(t *testing.T, name, doc string) {
 		t.Errorf("README input under %q: %v", name, err)
 	}
 }
+
+// TestFlowRulesAreOneFile: the information-flow rules are the same file in
+// the default policy and the security-team example (each policy directory
+// stands alone, so each carries its copy).
+func TestFlowRulesAreOneFile(t *testing.T) {
+	t.Parallel()
+	a, err := fs.ReadFile(policies.Default, "flow.rego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := fs.ReadFile(policies.Examples, "security-team/flow.rego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("policies/default/flow.rego and policies/examples/security-team/flow.rego differ; keep them one file")
+	}
+}

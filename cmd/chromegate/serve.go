@@ -97,6 +97,7 @@ type serveConfig struct {
 	storageState   string
 	acceptAlerts   bool
 	changes        onOff
+	flow           onOff
 	record         string
 	installDriver  bool
 }
@@ -121,6 +122,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.storageState, "storage-state", "", "restore this storage state (Playwright's storageState JSON, e.g. one state_save wrote under DATA/state/) into every new browser context before its first call; each origin is decided by the policy like a navigation to it, and denied ones are skipped")
 	fs.BoolVar(&cfg.acceptAlerts, "accept-alerts", false, "accept every alert of an allowed page as it opens (an alert asks nothing); confirm, prompt and beforeunload still wait for the model's dialog_answer")
 	cfg.changes = true
+	cfg.flow = true
+	fs.Var(&cfg.flow, "flow", "on | off: remember which origins' content each session's model was shown, and decide every call and request with what of it they carry (input.flow, input.read_origins); off for measurement")
 	fs.Var(&cfg.changes, "changes", "on | off: acting calls (click, type, fill, ...) return what they changed in the tab's outline since the caller last saw it, or the new outline after a navigation (a call's changes argument overrides it)")
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.BoolVar(&cfg.installDriver, "install-driver", false, "when the Playwright driver is missing, install it on start in the background, as `chromegate setup` does (needs node and npm; never downloads a browser); chrome_status shows the progress")
@@ -282,6 +285,7 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		AcceptAlerts:     cfg.acceptAlerts,
 		Record:           recorder,
 		Changes:          bool(cfg.changes),
+		NoFlow:           !bool(cfg.flow),
 	})
 	if err != nil {
 		return err

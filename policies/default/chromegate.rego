@@ -61,9 +61,16 @@ plugin_mutations := d if {
 
 # Allowed calls take the first rule, so that on the common path nothing but
 # allow is evaluated.
-decision := {"allow": true, "reasons": [], "hints": []} if allow
+decision := {"allow": true, "reasons": [], "hints": []} if allowed
 
-decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allow
+decision := {"allow": false, "reasons": denial_reasons, "hints": sort(hints)} if not allowed
+
+# What the rules below allow, unless what the call carries may not go
+# where it goes (flow.rego: refuses nothing without data.labels).
+allowed if {
+	allow
+	not flow_refused
+}
 
 default allow := false
 

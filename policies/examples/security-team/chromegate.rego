@@ -52,9 +52,16 @@ looking_tools := {
 # ---------------------------------------------------------------------------
 # Decision.
 
-decision := {"allow": true, "reasons": [], "hints": []} if allow
+decision := {"allow": true, "reasons": [], "hints": []} if allowed
 
-decision := {"allow": false, "reasons": denial_reasons, "hints": []} if not allow
+decision := {"allow": false, "reasons": denial_reasons, "hints": []} if not allowed
+
+# What the rules below allow, unless what the call or request carries may
+# not go where it goes (flow.rego, with data.labels).
+allowed if {
+	allow
+	not flow_refused
+}
 
 default allow := false
 
