@@ -119,7 +119,7 @@ realapps: deps realapps-deps
 # the success rates; and the utility suite (e2e/flowutility_test.go).
 # `make test` runs the attacks' subset and the same utility suite.
 test-flow: deps realapps-deps
-	CI=true CHROMEGATE_FLOW=full $(GO) test -race -count=1 -timeout 20m -run '^(TestFlowAttacks|TestFlowUtility)$$' -v ./e2e/
+	CI=true CHROMEGATE_FLOW_MATRIX=full $(GO) test -race -count=1 -timeout 20m -run '^(TestFlowAttacks|TestFlowUtility)$$' -v ./e2e/
 
 # The same agent and tasks through chromegate and Playwright MCP (default
 # and lean), in the same run: calls, characters read, wall time, ratios.

@@ -34,7 +34,7 @@ package e2e
 //
 // `make test` runs a representative subset (every channel with the
 // injection in the page text, every carrier on the navigation channel);
-// CHROMEGATE_FLOW=full (`make test-flow`) runs every channel × carrier.
+// CHROMEGATE_FLOW_MATRIX=full (`make test-flow`) runs every channel × carrier.
 
 import (
 	"crypto/rand"
@@ -455,7 +455,7 @@ func securityTeamPolicy(t testing.TB, roleHosts []string, extra map[string]any) 
 // flowLabels is the labels data of the attack: mail.test confidential,
 // forum.test untrusted.
 func flowLabels() map[string]any {
-	return map[string]any{"labels": map[string]any{"mail.test": "confidential", "forum.test": "untrusted"}}
+	return map[string]any{"labels": map[string]any{"mail.test": []string{"confidential"}, "forum.test": []string{"untrusted"}}}
 }
 
 // securityTeamHasFlowRules says whether the security-team example decides
@@ -511,7 +511,7 @@ func attackCases(full bool) [][2]string {
 func TestFlowAttacks(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
 	needBrowser(t)
-	full := os.Getenv("CHROMEGATE_FLOW") == "full"
+	full := os.Getenv("CHROMEGATE_FLOW_MATRIX") == "full"
 	site := startFlowSite(t)
 	policies := flowPolicies(t)
 	cases := attackCases(full)

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,8 @@ import (
 	"github.com/chromegate/chromegate/e2e/realapps"
 	"github.com/chromegate/chromegate/internal/testkit"
 )
+
+var packageLine = regexp.MustCompile(`(?m)^package chromegate$`)
 
 // shadowPolicy writes the default policy with the security-team example as
 // its shadow, and the shadow's data, for hosts of the analyst role.
@@ -61,7 +64,7 @@ else := object.get(data.chromegate.shadow.decision, "reasons", [])
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := strings.Replace(string(src), "\npackage chromegate\n", "\npackage chromegate.shadow\n", 1)
+		s := packageLine.ReplaceAllString(string(src), "package chromegate.shadow")
 		s = strings.ReplaceAll(s, "data.", "data.shadow.")
 		s = strings.ReplaceAll(s, "input.principal.roles", "data.shadow.roles")
 		if err := os.WriteFile(filepath.Join(dir, "shadow_"+filepath.Base(f)), []byte(s), 0o600); err != nil {
