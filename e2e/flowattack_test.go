@@ -23,20 +23,23 @@ package e2e
 // MCP session of its own (a browser context of its own), so that what one
 // attack read is never another's provenance.
 //
-// The matrix runs under two policies: the default one with every test host
-// allowed and eval, mutations and downloads on (so that every channel is
-// possible), and the security-team example, served over HTTP to a key of
+// The matrix runs under three policies: the default one with every test
+// host allowed and eval, mutations and downloads on (so that every channel
+// is possible); the same with the labels (its flow rules, flow.rego, with
+// every channel open); and the security-team example, served over HTTP to a key of
 // role analyst whose hosts are the test hosts (the worst case: the
 // attacker's host is one the analyst may visit), with mail.test labelled
 // confidential and forum.test untrusted. Under the default policy every
 // attack must succeed (else the harness, not the policy, stopped it);
-// under the security-team policy none may once its flow rules are in.
+// with the labels, and under the security-team policy, none may once the
+// flow rules are in (the example reads input.flow).
 //
 // `make test` runs a representative subset (every channel with the
 // injection in the page text, every carrier on the navigation channel);
 // CHROMEGATE_FLOW_MATRIX=full (`make test-flow`) runs every channel × carrier.
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -251,6 +254,9 @@ type attackAgent struct {
 	cs   *sdk.ClientSession
 	site *flowSite
 	stop string
+	// blocked is the first note of requests the policy blocked while a
+	// call that succeeded ran.
+	blocked string
 }
 
 // do runs one step; a failed step is the attack's stop when it is the first.
@@ -263,6 +269,9 @@ func (g *attackAgent) do(tool string, args map[string]any) (string, bool) {
 			g.stop = tool + ": " + stopLine(resultText(res))
 		}
 		return txt, false
+	}
+	if note := blockedText(res); note != "" && g.blocked == "" {
+		g.blocked = tool + ": " + stopLine(note)
 	}
 	return txt, true
 }
@@ -485,6 +494,18 @@ func flowPolicies(t *testing.T) []flowPolicy {
 	}
 	out = append(out, flowPolicy{"default", startHTTP(t, dir, allow...), key, &sync.Mutex{}})
 
+	// The default policy with the labels: its flow rules (flow.rego) with
+	// every channel open, where the security-team's only-look rule stops
+	// most channels before any flow is looked at.
+	labels := filepath.Join(t.TempDir(), "labels.json")
+	raw, _ := json.Marshal(flowLabels())
+	if err := os.WriteFile(labels, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir1 := t.TempDir()
+	key1 := createKey(t, dir1, "analyst", "--role", "analyst")
+	out = append(out, flowPolicy{"default+labels", startHTTP(t, dir1, append(allow, "--data="+labels)...), key1, &sync.Mutex{}})
+
 	dir2 := t.TempDir()
 	key2 := createKey(t, dir2, "analyst", "--role", "analyst")
 	pol, data := securityTeamPolicy(t, attackHosts, flowLabels())
@@ -540,7 +561,7 @@ func TestFlowAttacks(t *testing.T) {
 					if c[0] == "split" {
 						parts = []string{"part=0&q=" + quarter(code, 0), "part=1&q=" + quarter(code, 1), "part=2&q=" + quarter(code, 2), "part=3&q=" + quarter(code, 3)}
 					}
-					a := attack{Channel: c[0], Carrier: c[1], Succeeded: site.received(parts...), Stop: g.stop}
+					a := attack{Channel: c[0], Carrier: c[1], Succeeded: site.received(parts...), Stop: cmp.Or(g.stop, g.blocked)}
 					mu.Lock()
 					if results[p.name] == nil {
 						results[p.name] = map[[2]string]attack{}
@@ -556,6 +577,9 @@ func TestFlowAttacks(t *testing.T) {
 	flowRules := securityTeamHasFlowRules(t)
 	for _, c := range cases {
 		d, s := results["default"][c], results["security-team"][c]
+		if l := results["default+labels"][c]; flowRules && l.Succeeded {
+			t.Errorf("default policy with labels, %s through %s: the code reached evil.test", c[1], c[0])
+		}
 		if !d.Succeeded {
 			t.Errorf("default policy, %s through %s: the attack did not succeed (stopped at %q): the harness, not a policy, stopped it", c[1], c[0], d.Stop)
 		}
