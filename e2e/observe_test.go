@@ -101,13 +101,16 @@ throw new Error('y'.repeat(10 * 1024 * 1024));
 // is one fenced block.
 func listConsole(t *testing.T, s *server, args map[string]any) (consoleListing, string) {
 	t.Helper()
-	txt := resultText(s.call("console_messages", args))
-	content, after, ok := mcp.Unfence(txt)
-	if !ok || after != "" {
+	res := s.call("console_messages", args)
+	txt := resultText(res)
+	// Messages are the page's words: one fenced block. A listing without
+	// any shows none, and is not fenced (mcp/lean.go).
+	_, after, ok := mcp.Unfence(txt)
+	if ok && after != "" || !ok && strings.Contains(txt, `"messages":[{`) {
 		t.Fatalf("console_messages is not one fenced block (ok=%v, after=%q):\n%s", ok, after, txt)
 	}
 	var l consoleListing
-	if err := json.Unmarshal([]byte(jsonPart(content)), &l); err != nil {
+	if err := json.Unmarshal(structuredData(res), &l); err != nil {
 		t.Fatalf("console_messages: %v\n%s", err, txt)
 	}
 	return l, txt

@@ -221,7 +221,7 @@ func TestSecretTypedOnItsOrigin(t *testing.T) {
 		{"snapshot", map[string]any{}},
 		{"get_html", map[string]any{"outer": true}},
 		{"eval", map[string]any{"expression": `[pw.value, pw.dataset.copy, document.title, encodeURIComponent(pw.value), btoa(pw.value), JSON.stringify({p: pw.value})].join(' | ')`}},
-		{"query", map[string]any{"selector": "#pw"}},
+		{"query", map[string]any{"selector": "#echo"}},
 		{"tabs_list", map[string]any{}},
 	} {
 		text := call(read.tool, read.args)
