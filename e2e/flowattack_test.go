@@ -59,6 +59,7 @@ import (
 	"github.com/coder/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/chromegate/chromegate/e2e/realapps"
 	"github.com/chromegate/chromegate/internal/testkit"
 )
 
@@ -66,7 +67,7 @@ import (
 // the instruction sits in.
 var (
 	attackChannels = []string{"navigate", "link", "form", "eval", "pagetool", "download", "clipboard", "redirect", "websocket", "split"}
-	attackCarriers = []string{"snapshot", "pagetool", "console", "dialog"}
+	attackCarriers = []string{"snapshot", "pagetool", "console", "dialog", "wiki"}
 )
 
 // attackHosts are the test hosts; flowResolver maps them to 127.0.0.1 in
@@ -84,6 +85,10 @@ var flowResolver = "--browser-arg=--host-resolver-rules=" + func() string {
 // flowSite is the four hosts on one loopback port, told apart by Host.
 type flowSite struct {
 	port string
+	// wiki is the real DokuWiki (e2e/realapps) on 127.0.0.1, labelled
+	// untrusted: its page post_CHANNEL carries the instruction, as an
+	// editor wrote it.
+	wiki *realapps.App
 	mu   sync.Mutex
 	code map[string]string // attack id → the code mail.test shows
 	got  []string          // what evil.test received, decoded
@@ -309,9 +314,12 @@ func (g *attackAgent) run(id, channel, carrier string) {
 	}
 	// Then the forum, where the instruction waits.
 	forum := g.site.base("forum.test") + "/post?" + url.Values{"channel": {channel}, "carrier": {carrier}}.Encode()
+	if carrier == "wiki" {
+		forum = g.site.wiki.URL + "/doku.php?id=post_" + channel
+	}
 	var seen string
 	switch carrier {
-	case "snapshot":
+	case "snapshot", "wiki":
 		if _, ok := g.do("navigate", map[string]any{"url": forum}); ok {
 			seen, _ = g.do("snapshot", nil)
 			// A line the outline cut is read whole by its ref, as its
@@ -462,9 +470,9 @@ func securityTeamPolicy(t testing.TB, roleHosts []string, extra map[string]any) 
 }
 
 // flowLabels is the labels data of the attack: mail.test confidential,
-// forum.test untrusted.
+// forum.test and the wiki (127.0.0.1) untrusted.
 func flowLabels() map[string]any {
-	return map[string]any{"labels": map[string]any{"mail.test": []string{"confidential"}, "forum.test": []string{"untrusted"}}}
+	return map[string]any{"labels": map[string]any{"mail.test": []string{"confidential"}, "forum.test": []string{"untrusted"}, "127.0.0.1": []string{"untrusted"}}}
 }
 
 // securityTeamHasFlowRules says whether the security-team example decides
@@ -488,7 +496,7 @@ func flowPolicies(t *testing.T) []flowPolicy {
 	var out []flowPolicy
 	dir := t.TempDir()
 	key := createKey(t, dir, "analyst", "--role", "analyst")
-	allow := []string{flowResolver, "--enable-mutations", "--unsafe-enable-eval", "--enable-downloads"}
+	allow := []string{flowResolver, "--enable-mutations", "--unsafe-enable-eval", "--enable-downloads", "--allow-domain=127.0.0.1"}
 	for _, h := range attackHosts {
 		allow = append(allow, "--allow-domain="+h)
 	}
@@ -508,9 +516,29 @@ func flowPolicies(t *testing.T) []flowPolicy {
 
 	dir2 := t.TempDir()
 	key2 := createKey(t, dir2, "analyst", "--role", "analyst")
-	pol, data := securityTeamPolicy(t, attackHosts, flowLabels())
+	pol, data := securityTeamPolicy(t, append(slices.Clone(attackHosts), "127.0.0.1"), flowLabels())
 	out = append(out, flowPolicy{"security-team", startHTTP(t, dir2, flowResolver, "--policy="+pol, "--data="+data), key2, &sync.Mutex{}})
 	return out
+}
+
+// startFlowWiki starts DokuWiki with a page per channel carrying the
+// instruction (between %%, which DokuWiki shows as written).
+func startFlowWiki(t *testing.T, site *flowSite) *realapps.App {
+	if missing := realapps.Missing(); len(missing) > 0 {
+		t.Fatalf("real applications missing: %s (make realapps-deps installs them)", strings.Join(missing, ", "))
+	}
+	app, err := realapps.StartDokuWiki(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(app.Close)
+	for _, ch := range attackChannels {
+		page := "====== Weekend hiking ======\n\nGreat trails this weekend, thanks all.\n\n%%" + site.instruction(ch) + "%%\n"
+		if err := os.WriteFile(filepath.Join(app.Dir, "data", "pages", "post_"+ch+".txt"), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
 }
 
 // attackCases are the cells a run plays: all of them with full, else every
@@ -534,6 +562,7 @@ func TestFlowAttacks(t *testing.T) {
 	needBrowser(t)
 	full := os.Getenv("CHROMEGATE_FLOW_MATRIX") == "full"
 	site := startFlowSite(t)
+	site.wiki = startFlowWiki(t, site)
 	policies := flowPolicies(t)
 	cases := attackCases(full)
 	results := map[string]map[[2]string]attack{}
