@@ -70,6 +70,9 @@ type LogEntry struct {
 	// Secrets names the operator's secrets the call referred to (names
 	// only: the values never reach the policy).
 	Secrets []string `json:"secrets,omitempty"`
+	// Flow is input.flow: origins, the value's place and lengths, never
+	// the text.
+	Flow []Flow `json:"flow,omitempty"`
 	// Request-phase entries (only denials are logged) say which hook saw
 	// the request, what it was, and the address it would have gone to.
 	Via          string `json:"via,omitempty"`
@@ -119,6 +122,7 @@ func (l *decisionLog) write(at time.Time, in Input, d Decision, bundles map[stri
 	}
 	e.Session = in.Session
 	e.Secrets = in.Secrets
+	e.Flow = in.Flow
 	if r := in.Request; r != nil {
 		e.Via, e.ResourceType, e.Address = r.Via, r.ResourceType, r.Address
 	}
