@@ -57,7 +57,7 @@ import (
 const (
 	K               = 8
 	MinLen          = 12
-	MaxOriginGrams  = 1 << 14
+	MaxOriginGrams  = 1 << 15
 	MaxSessionGrams = 1 << 18
 	MaxOrigins      = 64
 	MaxHosts        = 4096
