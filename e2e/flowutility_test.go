@@ -180,6 +180,7 @@ func TestFlowUtility(t *testing.T) {
 		}{
 			{"mediawiki", realapps.StartMediaWiki},
 			{"dokuwiki", realapps.StartDokuWiki},
+			{"wordpress", realapps.StartWordPress},
 		} {
 			t.Run(start.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
