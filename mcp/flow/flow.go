@@ -19,18 +19,22 @@
 // MinLen characters, base64-decoded: the transformations a model makes on
 // the way.
 //
-// K is 8 and MinLen 12: a window of 8 characters is the shortest that common
-// short words ("the", "login", "https://" alone is exactly 8 and URL
-// boilerplate of the destination itself never counts, see below) do not
-// fill, and 12 is the shortest single run reported, long enough that two
-// common words with their space ("user name", "sign in") fall short, short
-// enough that a token, an e-mail address, a card number or a name shows.
-// A value split into pieces of at least 8 characters still adds up in
-// Total. Windows also shown from the destination origin do not count (the
-// words of the page a value is typed into are not a flow to it). A URL is
-// passed as two values (see the callers): its path, query and fragment,
-// and its host as "url.host", matched against the host names the session
-// was shown (FirstSeenHost), not by windows.
+// Why K is 8 and MinLen 12. A window is the unit of memory: shorter
+// than 8, most windows of any text are windows of every text (" the ",
+// "tion ", digits), and a 64-bit hash per 5 characters would cost more than
+// it tells. A single run is reported from 12 characters: long enough that
+// the short words and word pairs pages share ("sign in", "password",
+// "https://", "?utm_source=") fall short or sit in the destination's own
+// words, short enough that what matters shows — a token or an API key (16
+// and more), an e-mail address, a card or account number, a full name. A
+// value split into pieces of at least 8 characters still adds up, in
+// Total, each window counted once per (from, to), so sending the same
+// common word twice adds nothing. Windows also shown from the destination
+// origin do not count (the words of the page a value is typed into are not
+// a flow to it). A URL is passed as two values (see the callers): its
+// path, query and fragment, matched by windows, and its host as
+// "url.host", matched against the host names the session was shown
+// (FirstSeenHost).
 //
 // Bounds: per origin at most 2×MaxOriginGrams windows, in two generations
 // (when the newer fills, the older is dropped: the oldest content goes
@@ -53,7 +57,7 @@ import (
 const (
 	K               = 8
 	MinLen          = 12
-	MaxOriginGrams  = 1 << 14
+	MaxOriginGrams  = 1 << 15
 	MaxSessionGrams = 1 << 18
 	MaxOrigins      = 64
 	MaxHosts        = 4096
