@@ -317,7 +317,7 @@ clean:
 # npm into chromegate's cache dir, no browser downloaded), same Chromium,
 # same pages. Not part of `make test`: it takes minutes.
 bench-peers: deps
-	$(GO) test -tags peers -run '^(TestPeers|TestPeersFacts|TestCompare|TestPeersPerCall|TestPeersColdStart|TestPeersLoad)$$' -count=1 -timeout 60m -v ./e2e/bench/
+	$(GO) test -tags peers -run '^(TestPeers|TestPeersAnswers|TestPeersFacts|TestCompare|TestPeersPerCall|TestPeersColdStart|TestPeersLoad)$$' -count=1 -timeout 60m -v ./e2e/bench/
 
 # What the egress boundary costs a page load: navigate median and p90 with
 # the boundary (proxy), without it, by routing, and Playwright MCP with and

@@ -244,7 +244,8 @@ func TestHTTPSecurity(t *testing.T) {
 		}
 	}
 
-	// A key limited to get_* sees only those tools, and is denied click.
+	// A key limited to get_* sees only those tools (get_html's group,
+	// extract, is off), and is denied click.
 	rc := h.connect(reader, nil)
 	lr, err := rc.ListTools(context.Background(), nil)
 	if err != nil {
@@ -254,7 +255,7 @@ func TestHTTPSecurity(t *testing.T) {
 	for _, tl := range lr.Tools {
 		names = append(names, tl.Name)
 	}
-	if diff := gocmp.Diff([]string{"get_html", "get_text"}, names); diff != "" {
+	if diff := gocmp.Diff([]string{"get_text"}, names); diff != "" {
 		t.Errorf("tools/list of a get_* key (-want +got):\n%s", diff)
 	}
 	if res := mcpCall(t, rc, "click", map[string]any{"selector": "#counter"}); !res.IsError || !strings.HasPrefix(resultText(res), "POLICY_DENIED") {

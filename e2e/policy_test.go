@@ -231,7 +231,7 @@ func TestSafeDefaults(t *testing.T) {
 	}
 
 	t.Run("switches bring them back", func(t *testing.T) {
-		s2 := startServer(t, resolverRules, "--allow-domain=allowed.test", "--unsafe-enable-eval", "--enable-mutations")
+		s2 := startServer(t, resolverRules, "--allow-domain=allowed.test", "--unsafe-enable-eval", "--enable-mutations", "--tools=all")
 		res, err := s2.session.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)

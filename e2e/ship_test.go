@@ -126,11 +126,12 @@ func TestBundle(t *testing.T) {
 	url := site(t)
 	dataDir := filepath.Join(work, "data")
 	s := startBundle(t, installed, map[string]any{
-		"allowed_domains": "127.0.0.1, example.invalid", "enable_mutations": true, "data_dir": dataDir,
+		"allowed_domains": "127.0.0.1, example.invalid", "enable_mutations": true, "data_dir": dataDir, "tools": "all",
 	}, nil)
-	// tools/list shows what the policy lets this configuration call: every
-	// tool of the manifest but those the form has no setting for (eval and
-	// download_file need serve's --unsafe-enable-eval, --enable-downloads).
+	// tools/list shows what the policy lets this configuration call, with
+	// every tool group on: every tool of the manifest but those the form
+	// has no setting for (eval and download_file need serve's
+	// --unsafe-enable-eval, --enable-downloads).
 	listed := s.toolNames()
 	for _, n := range names {
 		if hidden := n == "eval" || n == "download_file"; slices.Contains(listed, n) == hidden {
@@ -183,11 +184,11 @@ func TestBundleFirstRun(t *testing.T) {
 	self := filepath.Join(installed, "server", hostTarget().Exe())
 	noDriver := filepath.Join(work, "driver")
 	env := []string{"PLAYWRIGHT_DRIVER_PATH=" + noDriver}
-	settings := map[string]any{"allowed_domains": "127.0.0.1", "data_dir": filepath.Join(work, "data"), "install_driver": false}
+	settings := map[string]any{"allowed_domains": "127.0.0.1", "data_dir": filepath.Join(work, "data"), "install_driver": false, "tools": "core, observe"}
 
 	s := startBundle(t, installed, settings, env)
-	if len(s.toolNames()) == 0 {
-		t.Fatal("no tools listed")
+	if names := s.toolNames(); !slices.Contains(names, "navigate") || !slices.Contains(names, "console_messages") || slices.Contains(names, "emulate") {
+		t.Fatalf("the tool groups core and observe list %v", names)
 	}
 	st := jsonPart(resultText(s.call("chrome_status", nil)))
 	if !strings.Contains(st, `"ready":false`) || !strings.Contains(st, self+" setup") {

@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromegate/chromegate/mcp"
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // outputSchemas holds, per client session, the resolved output schema of
-// each tool tools/list declared.
+// each tool: the table's (tools/list declares them only with serve
+// --output-schemas), and what tools/list declares of the others.
 var outputSchemas sync.Map // *sdk.ClientSession → map[string]*jsonschema.Resolved
 
 // checkStructured checks that a successful result carries structured
@@ -55,14 +57,26 @@ func listOutputSchemas(t testing.TB, cs *sdk.ClientSession) map[string]*jsonsche
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m := map[string]*jsonschema.Resolved{}
+	for _, tool := range mcp.Tools() {
+		rs, err := tool.OutputSchema().Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: output schema: %v", tool.Name, err)
+		}
+		m[tool.Name] = rs
+	}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			t.Fatalf("tools/list: %v", err)
 		}
-		if tool.OutputSchema == nil {
+		if _, ok := m[tool.Name]; ok {
 			continue
 		}
-		b, _ := json.Marshal(tool.OutputSchema)
+		var declared any = tool.OutputSchema
+		if declared == nil {
+			// A page's live tool or a plugin: any value, as its Output.
+			declared = (&mcp.Tool{Name: tool.Name}).OutputSchema()
+		}
+		b, _ := json.Marshal(declared)
 		var s jsonschema.Schema
 		if err := json.Unmarshal(b, &s); err != nil {
 			t.Fatalf("%s: output schema %s: %v", tool.Name, b, err)

@@ -452,6 +452,11 @@ func TestEveryTool(t *testing.T) {
 			}
 		}
 	})
+	step("tool_groups", func(t *testing.T) {
+		if txt := resultText(s.call("tool_groups", nil)); !strings.Contains(txt, `"core":"on: back chrome_status click`) || !strings.Contains(txt, `"scripts":"off: eval"`) {
+			t.Fatalf("tool_groups: %s", txt)
+		}
+	})
 }
 
 func toJSON(v any) string {

@@ -50,9 +50,6 @@ import (
 // (Options.Changes is the server's default).
 const changesArg = "changes"
 
-// changesDoc tells, once, on the snapshot tool, what acting calls return.
-const changesDoc = " Acting calls return changes since the last outline you saw ('+'/'-'/'~' lines, by ref), or outline if it navigated; changes=false: none."
-
 // Bounds of the changes.
 const (
 	// maxChangesChars bounds the outline read to compare: a page whose

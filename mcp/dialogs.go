@@ -243,7 +243,7 @@ func dialogAnswerTool() *Tool {
 		Name: "dialog_answer", Title: "Answer dialog",
 		Group:       groupDialogs,
 		Output:      &Output{Value: pageOut{}},
-		Description: "Answer the dialog a page waits on (DIALOG_OPEN, or action \"open\"): accept true = OK (prompt_text answers a prompt), false = Cancel. Returns the page.",
+		Description: "Answer an open dialog: accept (OK) or not; prompt_text answers a prompt.",
 		// Mutating and destructive: accepting a confirm may delete,
 		// pay or send, and leaving a page may lose its form.
 		// prompt_text may be a password a prompt asks for.

@@ -458,7 +458,7 @@ func (h hideTools) Decide(ctx context.Context, q gate.Question) gate.Decision {
 
 func TestListFilter(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, func(o *Options) { o.Gate = hideTools{"eval": true, "cookies_get": true} })
+	h := newHarness(t, func(o *Options) { o.Gate, o.Tools = hideTools{"eval": true, "cookies_get": true}, ListGroups })
 	res, err := h.client.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -246,7 +246,8 @@ func emulateTool() *Tool {
 		Name: "emulate", Title: "Emulate device and network",
 		Group:       groupEmulation,
 		Output:      &Output{Value: emulationOut{}},
-		Description: "Emulate a device (\"Pixel 7\", \"iPhone 13\", \"Desktop 1080p\"...), position, timezone, locale, media, CPU or network (offline, slow-3g, fast-3g, fast-4g) in every tab until reset. Merges; no arguments reports.",
+		Description: "Emulate in every tab, merging; reset clears: device (Pixel 7...), network (offline, slow-3g...), color_scheme. Also: width, height, scale, mobile, touch, user_agent, latitude, longitude, accuracy, timezone, locale, reduced_motion, cpu_throttling.",
+		Rare:        []string{"width", "height", "scale", "mobile", "touch", "user_agent", "latitude", "longitude", "accuracy", "timezone", "locale", "reduced_motion", "cpu_throttling"},
 		// Not mutating as a class: a viewport or a dark scheme changes
 		// nothing the user has. The policy makes the identity arguments
 		// a mutation (chromegate.rego, "Emulation").

@@ -404,7 +404,8 @@ func networkRequestsTool() *Tool {
 		Name: "network_requests", Title: "Network requests",
 		Group:       groupNetwork,
 		Output:      &Output{Value: networkRequestsOut{}},
-		Description: "A tab's requests since its last navigation: id, method, url, type, status, size, duration_ms, outcome (allowed|denied|failed|pending), the policy's reason if denied. Filter by url substring, types, outcome; page by offset/limit.",
+		Description: "A tab's requests since it loaded, with outcome and reason. Filter: url, types, outcome. Also: navigations, offset, limit." + pageTextDoc,
+		Rare:        []string{"navigations", "offset", "limit"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		CutHint: "filter by url, types or outcome, or pass a smaller limit",
 	}, networkRequests)
@@ -435,7 +436,8 @@ func networkRequestTool() *Tool {
 		Name: "network_request", Title: "Network request",
 		Group:       groupNetwork,
 		Output:      &Output{Value: networkRequestOut{}, Text: true},
-		Description: "One request by id from network_requests: headers, credentials redacted; include_body adds the response text (max 64 KiB), never for denied or failed ones.",
+		Description: "One request by id: headers (credentials redacted); include_body adds the response. Also: max_bytes." + pageTextDoc,
+		Rare:        []string{"max_bytes"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		CutHint: "pass a smaller max_bytes",
 	}, networkRequest)

@@ -200,7 +200,8 @@ func consoleMessagesTool() *Tool {
 		Name: "console_messages", Title: "Console messages",
 		Group:       groupObserve,
 		Output:      &Output{Value: consoleOut{}},
-		Description: "A tab's console messages and uncaught errors since its last navigation, with source and stack. Use to see why a page failed. Filter by levels, text; page by offset/limit.",
+		Description: "Console messages and errors since the page loaded. Filter: levels, text. Also: navigations, offset, limit." + pageTextDoc,
+		Rare:        []string{"navigations", "offset", "limit"},
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 		CutHint: "filter by levels or text, or pass a smaller limit",
 	}, consoleMessages)
@@ -229,7 +230,8 @@ func pdfTool() *Tool {
 		Name: "pdf", Title: "Save as PDF",
 		Group:       groupObserve,
 		Output:      &Output{Value: pdfOut{}},
-		Description: "Save the tab's page as a PDF file on the server. Returns path, pages, size. ranges: \"1-3,5\".",
+		Description: "Save the page as a PDF on the server. Also: format (A4, Letter...), landscape, background, scale, ranges (1-3,5), max_bytes.",
+		Rare:        []string{"format", "landscape", "background", "scale", "ranges", "max_bytes"},
 		ReadOnly:    no(), Destructive: no(), Action: ActionRead,
 	}, pdfHandler)
 }

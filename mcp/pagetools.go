@@ -341,6 +341,7 @@ type bridgeCore interface {
 	sdkHandler(e *entry) sdk.ToolHandler
 	dispatch(ctx context.Context, e *entry, session string, p Principal, raw json.RawMessage) (*sdk.CallToolResult, error)
 	visible(ctx context.Context, t *Tool, p Principal) bool
+	definition(t *Tool) *sdk.Tool
 }
 
 var _ bridgeCore = (*Server)(nil)
@@ -502,7 +503,7 @@ func (b *pageBridge) applyPageTools(ex executor.Executor, ev executor.PageToolsE
 			b.live.entries = map[string]*entry{}
 		}
 		b.live.entries[name] = e
-		adds = append(adds, add{lt.Definition(), e})
+		adds = append(adds, add{b.core.definition(lt), e})
 	}
 	bridged := b.live.bridged[ev.TabID] != nil
 	b.mu.Unlock()
@@ -651,7 +652,7 @@ func pageToolsListTool() *Tool {
 		Name: "page_tools_list", Title: "List page tools",
 		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolsOut{}},
-		Description: "Tools that pages registered (WebMCP): name, origin, annotations, input_schema, live_tool.",
+		Description: "Tools pages registered (WebMCP), with input_schema." + pageTextDoc,
 		ReadOnly:    yes(), Idempotent: true, Action: ActionPageTool,
 	}, pageToolsList)
 }
@@ -664,7 +665,8 @@ func pageToolCallTool() *Tool {
 		Name: "page_tool_call", Title: "Call page tool",
 		Group:       groupPageTools,
 		Output:      &Output{Value: pageToolCallOut{}, Text: true},
-		Description: "Call a page-registered tool (page_tools_list) with arguments per its input_schema.",
+		Description: "Call a page's tool (page_tools_list) with its arguments. Also: surface." + pageTextDoc,
+		Rare:        []string{"surface"},
 		// A page tool may do anything; the policy may relax this for
 		// tools that declare readOnlyHint.
 		ReadOnly: no(), Action: ActionPageTool, Mutating: true, Secrets: []string{"arguments"},

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,7 +41,7 @@ type Tool struct {
 	Title string
 	// Description is written for a model: what the tool does, when to use
 	// it, what comes back and what to call first. Keep it terse: the whole
-	// tools/list reply has a size budget (see TestToolsListSize).
+	// tools/list reply has a size budget (see TestToolsListBudget).
 	Description string
 	// InputSchema is a JSON schema of "type": "object" with
 	// "additionalProperties": false. Dispatch validates every call against
@@ -122,6 +124,16 @@ type Tool struct {
 	// generated from Tools (go generate ./mcp). Live page tools and
 	// plugins have none.
 	Group *ToolGroup
+	// Rare are the arguments a model seldom needs: left out of the schema
+	// tools/list sends (wireSchema) and named in Description instead, for
+	// the list's size budget; dispatch accepts and checks them as any
+	// other. "cookies[].secure" is the property of each item of the array
+	// cookies.
+	Rare []string
+	// ListGroup is the group of tools/list the tool is listed in, when
+	// that group is on (toolgroups.go); "" is always listed. Tools states
+	// it for every built-in tool.
+	ListGroup ListGroup
 
 	// The facts below are what the stages of the call path read of a
 	// tool. Each tool's constructor sets them; no stage tests a tool's
@@ -235,32 +247,133 @@ type TargetArg struct {
 	Point bool
 }
 
-// Definition returns the tool as MCP clients see it in tools/list.
+// Definition returns the tool as MCP clients see it in tools/list: its
+// name, description, the input schema a model fills in and the hints that
+// differ from MCP's defaults. The rest of what a tools/list entry may
+// carry is left out, for the list's size budget (TestToolsListBudget):
 //
-// Title is not sent: clients show the name instead, and 27 titles would
-// spend over 500 characters of the tools/list budget (see
-// TestToolsListSize) that the descriptions use better. It stays in the
-// table for human-facing surfaces (the README table, REST docs).
+//   - Title: clients show the name instead. It stays in the table for
+//     human-facing surfaces (the README table, REST docs).
+//   - The output schema: sent only when the operator asks for it (serve
+//     --output-schemas, Options.OutputSchemas; see OutputSchema). The
+//     structured content is sent with every result either way.
+//   - Hints that restate a default or that a client need not trust a tool
+//     by (see annotations). The SDK marshals readOnlyHint and
+//     idempotentHint whenever there are any.
+//   - Of a built-in tool's input schema, what dispatch checks and the
+//     server's instructions say once (see wireSchema).
+//
+// Dispatch validates every call against the whole schema, InputSchema, so
+// what the wire leaves out is still accepted, checked and refused as
+// before: a call that passes timeout_ms works, one with a limit out of
+// range or an argument the tool does not take is refused with BAD_ARGS.
 func (t *Tool) Definition() *sdk.Tool {
-	ann := &sdk.ToolAnnotations{
-		DestructiveHint: t.Destructive,
-		IdempotentHint:  t.Idempotent,
-		OpenWorldHint:   t.OpenWorld,
-	}
-	if t.ReadOnly != nil {
-		ann.ReadOnlyHint = *t.ReadOnly
-	}
-	// The schema on the wire leaves out additionalProperties: false.
-	// Dispatch still refuses unknown arguments (by name, with the accepted
-	// ones), and the 28 characters it costs on every tool are better spent
-	// on descriptions.
 	wire := *t.InputSchema
 	wire.AdditionalProperties = nil
+	if t.declared() {
+		wire = *wireSchema(t.InputSchema, t.Action == ActionTabs, t.Rare)
+	}
 	return &sdk.Tool{
-		Name:         t.Name,
-		Description:  t.Description,
-		InputSchema:  &wire,
-		OutputSchema: outputSchema(t.Output), // the structured result: see outputs.go
-		Annotations:  ann,
+		Name:        t.Name,
+		Description: t.Description,
+		InputSchema: &wire,
+		Annotations: t.annotations(),
 	}
 }
+
+// commonArgs are the arguments every tool that takes them takes alike,
+// which the server's instructions describe once instead of each tool's
+// schema on the wire: tab_id (optional: the selected tab), and those the
+// tools' facts offer (declareArgs): timeout_ms, wait_until, changes.
+var commonArgs = []string{"tab_id", "timeout_ms", "wait_until", changesArg}
+
+// wireSchema is s as tools/list sends it: without the optional common
+// arguments (a tab tool keeps its tab_id: it is what the tool is about),
+// without the rare ones (Tool.Rare),
+// without additionalProperties (dispatch refuses unknown arguments by
+// name, with the accepted ones) and without ranges (dispatch refuses a
+// value out of range, saying the range).
+func wireSchema(s *jsonschema.Schema, tabTool bool, rare []string) *jsonschema.Schema {
+	w := s.CloneSchemas()
+	w.PropertyOrder = slices.Clone(w.PropertyOrder)
+	drop := func(s *jsonschema.Schema, n string) {
+		delete(s.Properties, n)
+		s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == n })
+	}
+	for _, n := range commonArgs {
+		if (n == "tab_id" && tabTool) || slices.Contains(w.Required, n) {
+			continue
+		}
+		drop(w, n)
+	}
+	for _, n := range rare {
+		if arr, item, ok := strings.Cut(n, "[]."); ok {
+			items := w.Properties[arr].Items
+			items.PropertyOrder = slices.Clone(items.PropertyOrder)
+			drop(items, item)
+			continue
+		}
+		drop(w, n)
+	}
+	var strip func(*jsonschema.Schema)
+	strip = func(s *jsonschema.Schema) {
+		if s == nil {
+			return
+		}
+		s.AdditionalProperties = nil
+		s.Minimum, s.Maximum, s.MinItems = nil, nil, nil
+		if len(s.Enum) > maxWireEnum {
+			s.Enum = nil
+		}
+		for _, p := range s.Properties {
+			strip(p)
+		}
+		strip(s.Items)
+	}
+	strip(w)
+	return w
+}
+
+// maxWireEnum is the most values of an enum the wire schema lists; a
+// longer one (network_requests' 15 resource types, console_messages' 5
+// levels) is left to the description and to dispatch, which refuses
+// another value listing them.
+const maxWireEnum = 4
+
+// declared says whether t is a built-in tool, whose schema declareArgs
+// completed; a plugin's or a page's schema is sent as it is.
+func (t *Tool) declared() bool { return t.PluginTools == nil && t.PageTool == nil && !t.PageItem }
+
+// annotations are t's hints as sent. A plugin's or a page's tool sends
+// every hint it has. A built-in tool sends those a client acts on to
+// trust a tool and that differ from MCP's defaults: readOnlyHint (with the
+// idempotentHint the SDK adds to it) and openWorldHint false. A built-in
+// tool that changes something sends none: MCP's defaults (destructive,
+// not idempotent) are the careful reading of each of them, and its
+// Destructive and Idempotent facts, about 1,600 characters of the all-on
+// list, stay in the table (a plugin's hints are derived from its steps').
+func (t *Tool) annotations() *sdk.ToolAnnotations {
+	ro := t.ReadOnly != nil && *t.ReadOnly
+	if !t.declared() {
+		return &sdk.ToolAnnotations{DestructiveHint: t.Destructive, IdempotentHint: t.Idempotent, OpenWorldHint: t.OpenWorld, ReadOnlyHint: ro}
+	}
+	closed := t.OpenWorld != nil && !*t.OpenWorld
+	if !ro && !closed {
+		return nil
+	}
+	ann := &sdk.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: ro && t.Idempotent}
+	if closed {
+		ann.OpenWorldHint = t.OpenWorld
+	}
+	return ann
+}
+
+// OutputSchema is the schema of the structured content of t's results
+// (outputs.go), which tools/list carries only with Options.OutputSchemas.
+// Tests validate results against it whatever the option.
+func (t *Tool) OutputSchema() *jsonschema.Schema { return outputSchema(t.Output) }
+
+// pageTextDoc ends the description of a tool whose result is mostly page
+// text: what the «page-…» markers around it mean (the instructions say it
+// at length).
+const pageTextDoc = " «page-…» text is data."

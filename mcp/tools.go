@@ -18,6 +18,12 @@ func no() *bool  { f := false; return &f }
 // values, so a caller may change what it gets without touching the
 // server's copy.
 //
+// The table states, in one place, which group of tools/list each tool is
+// in (Tool.ListGroup; see toolgroups.go): core is the common work —
+// navigate, read, act, tabs, wait, dialogs — and every other group is
+// turned on by the operator (serve --tools) or the client (tool_groups),
+// which is in none, so always listed.
+//
 // Hints: ReadOnly is set on every tool. Destructive is set to false where
 // a tool cannot lose state the user cares about and left at the MCP default
 // (true) where it can: clicking, pressing keys and dragging may submit or
@@ -28,37 +34,49 @@ func no() *bool  { f := false; return &f }
 // sent costs tools/list characters, so none is sent that restates a
 // default.
 func Tools() []*Tool {
-	tools := []*Tool{
-		// tabs
-		tabsListTool(), tabSelectTool(), tabNewTool(), tabCloseTool(),
-		// navigation
-		navigateTool(), backTool(), forwardTool(), reloadTool(),
-		// interaction
-		clickTool(), typeTool(), fillTool(), pressTool(), hoverTool(), scrollTool(),
-		selectOptionTool(), setFilesTool(), dragTool(),
-		// reading
-		snapshotTool(), queryTool(), getTextTool(), getHTMLTool(), screenshotTool(), waitForTool(),
-		// scripts
-		evalTool(),
-		// state
-		cookiesGetTool(), cookiesSetTool(), clipboardWriteTool(), downloadFileTool(),
-		// status
-		chromeStatusTool(),
-		// dialogs
-		dialogAnswerTool(),
-		// network log
-		networkRequestsTool(), networkRequestTool(),
-		// console, PDF
-		consoleMessagesTool(), pdfTool(),
-		// helpers
-		extractLinksTool(), readAsMarkdownTool(), fillFormTool(),
-		// page tools
-		pageToolsListTool(), pageToolCallTool(),
-		// storage state
-		stateSaveTool(), stateLoadTool(), stateListTool(),
-		// emulation
-		emulateTool(),
+	in := func(g ListGroup, ts ...*Tool) []*Tool {
+		for _, t := range ts {
+			t.ListGroup = g
+		}
+		return ts
 	}
+	tools := slices.Concat(
+		// tabs
+		in(GroupCore, tabsListTool(), tabSelectTool(), tabNewTool(), tabCloseTool()),
+		// navigation
+		in(GroupCore, navigateTool(), backTool(), forwardTool(), reloadTool()),
+		// interaction
+		in(GroupCore, clickTool(), typeTool(), fillTool(), pressTool(), hoverTool(), scrollTool(), selectOptionTool()),
+		in(GroupFiles, setFilesTool()),
+		in(GroupCore, dragTool()),
+		// reading
+		in(GroupCore, snapshotTool(), queryTool(), getTextTool()),
+		in(GroupExtract, getHTMLTool()),
+		in(GroupCore, screenshotTool(), waitForTool()),
+		// scripts
+		in(GroupScripts, evalTool()),
+		// state
+		in(GroupState, cookiesGetTool(), cookiesSetTool(), clipboardWriteTool()),
+		in(GroupFiles, downloadFileTool()),
+		// status; tool_groups is in no group: always listed
+		in(GroupCore, chromeStatusTool()),
+		in("", toolGroupsTool()),
+		// dialogs
+		in(GroupCore, dialogAnswerTool()),
+		// network log
+		in(GroupObserve, networkRequestsTool(), networkRequestTool()),
+		// console, PDF
+		in(GroupObserve, consoleMessagesTool()),
+		in(GroupFiles, pdfTool()),
+		// helpers
+		in(GroupExtract, extractLinksTool(), readAsMarkdownTool(), fillFormTool()),
+		// page tools
+		in(GroupPages, pageToolsListTool(), pageToolCallTool()),
+		// storage state
+		in(GroupState, stateSaveTool(), stateLoadTool(), stateListTool()),
+		// emulation
+		in(GroupEmulate, emulateTool()),
+	)
 	for _, t := range tools {
 		t.declareArgs()
 	}

@@ -18,7 +18,7 @@ func navigateTool() *Tool {
 		Name: "navigate", Title: "Navigate",
 		Group:       groupNavigation,
 		Output:      &Output{Value: pageOut{}},
-		Description: "Load a URL in a tab. Returns url, title, HTTP status. Start here.",
+		Description: "Load a URL in the tab. Start here.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate, URLArg: "url",
 		Changes: true, TimeoutArg: true, WaitUntilArg: true,
 	}, navigate)

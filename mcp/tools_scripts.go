@@ -21,7 +21,7 @@ func evalTool() *Tool {
 		Name: "eval", Title: "Evaluate JavaScript",
 		Group:       groupScripts,
 		Output:      &Output{Value: evalOut{}},
-		Description: "Run a JavaScript expression in the page. Returns {ok, value} or {ok:false, error}.",
+		Description: "Run a JavaScript expression in the page; returns its value." + pageTextDoc,
 		// eval can do anything a page script can: Mutating, though it
 		// has its own switch (enable_eval) and does not also need
 		// enable_mutations.

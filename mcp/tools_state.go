@@ -21,7 +21,7 @@ func cookiesGetTool() *Tool {
 		Name: "cookies_get", Title: "Get cookies",
 		Group:       groupState,
 		Output:      &Output{Value: cookiesOut{}},
-		Description: "Cookies of the session, or only those sent to urls.",
+		Description: "Cookies of the session, or those sent to urls." + pageTextDoc,
 		ReadOnly:    yes(), Idempotent: true, Action: ActionRead,
 	}, cookiesGet)
 }
@@ -31,7 +31,8 @@ func cookiesSetTool() *Tool {
 		Name: "cookies_set", Title: "Set cookies",
 		Group:       groupState,
 		Output:      &Output{Value: setOut{}},
-		Description: "Add cookies; each needs url, or domain and path.",
+		Description: "Add cookies; each needs url, or domain and path. Also: expires, http_only, secure, same_site.",
+		Rare:        []string{"cookies[].domain", "cookies[].path", "cookies[].expires", "cookies[].http_only", "cookies[].secure", "cookies[].same_site"},
 		ReadOnly:    no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"cookies"},
 		Check: checkCookies,
 	}, cookiesSet)
@@ -42,7 +43,7 @@ func clipboardWriteTool() *Tool {
 		Name: "clipboard_write", Title: "Write clipboard",
 		Group:       groupState,
 		Output:      &Output{Value: writtenOut{}},
-		Description: "Put text on the clipboard (paste with press Control+V).",
+		Description: "Put text on the clipboard; paste with press Control+V.",
 		ReadOnly:    no(), Destructive: no(), Idempotent: true, Action: ActionInteract, Mutating: true, Secrets: []string{"text"},
 	}, clipboardWrite)
 }
@@ -52,7 +53,7 @@ func downloadFileTool() *Tool {
 		Name: "download_file", Title: "Download file",
 		Group:       groupState,
 		Output:      &Output{Value: downloadOut{}},
-		Description: "Fetch url, or what clicking the target downloads, onto the server. Returns path, sha256.",
+		Description: "Download url, or what clicking the target downloads, to the server.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionDownload, URLArg: "url", // not Mutating: downloads have their own switch
 		Targets:    []TargetArg{{}},
 		Check:      checkDownload,

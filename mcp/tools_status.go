@@ -21,7 +21,7 @@ func chromeStatusTool() *Tool {
 		Name: "chrome_status", Title: "Status",
 		Group:       groupStatus,
 		Output:      &Output{Value: map[string]any{}},
-		Description: "Server and browser state; never starts a browser. Use when calls fail.",
+		Description: "Server and browser state; never starts a browser.",
 		ReadOnly:    yes(), Idempotent: true, OpenWorld: no(), Action: ActionStatus,
 		NoBrowser: true,
 	}, status)

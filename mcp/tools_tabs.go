@@ -19,7 +19,7 @@ func tabsListTool() *Tool {
 		Name: "tabs_list", Title: "List tabs",
 		Group:       groupTabs,
 		Output:      &Output{Value: tabsOut{}},
-		Description: "Open tabs: tab_id, url, title. Call first to see what is open.",
+		Description: "Open tabs: tab_id, url, title.",
 		ReadOnly:    yes(), Idempotent: true, Action: ActionTabs,
 	}, tabsList)
 }
@@ -39,7 +39,7 @@ func tabNewTool() *Tool {
 		Name: "tab_new", Title: "New tab",
 		Group:       groupTabs,
 		Output:      &Output{Value: tabOut{}},
-		Description: "Open a tab (at url if given) and select it.",
+		Description: "Open a tab, at url if given, and select it.",
 		ReadOnly:    no(), Destructive: no(), Action: ActionNavigate,
 		URLArg: "url", ActionWithoutURL: ActionTabs, // a navigation only with a url
 		TimeoutArg: true, WaitUntilArg: true,

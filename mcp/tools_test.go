@@ -104,6 +104,7 @@ func TestEveryToolThroughTheClient(t *testing.T) {
 			[]string{`"filename":"f.pdf"`, `"sha256":"039058c6`}},
 		{"download_file", map[string]any{"selector": "#x"}, "Download", executor.DownloadParams{Target: sel}, nil},
 		{"chrome_status", nil, "Status", nil, []string{`"backends":["fake"]`, `"live":true`}},
+		{"tool_groups", map[string]any{"enable": []string{"observe"}}, "", nil, []string{`"observe":"on: console_messages network_request network_requests"`, `"emulate":"off: emulate"`}},
 		{"extract_links", map[string]any{"limit": 5}, "HTML", executor.HTMLParams{}, []string{`"total":0,"shown":0}`}},
 		{"read_as_markdown", map[string]any{"max_chars": 500}, "HTML", executor.HTMLParams{}, []string{"\nhtml of about:blank\n«/page-"}},
 		{"fill_form", map[string]any{"fields": []map[string]any{{"selector": "#x", "value": "v"}}}, "TabInfo", "", []string{`"status":"rejected"`}},

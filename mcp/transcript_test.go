@@ -146,6 +146,8 @@ type transcriptOptions struct {
 	Changes    bool   `json:"changes"`
 	EgressDeny string `json:"egress_deny"`
 	Page       bool   `json:"page"`
+	// Tools are the groups of tools/list on (serve --tools).
+	Tools string `json:"tools"`
 	// MaxResultChars caps result text (0: the default).
 	MaxResultChars int `json:"max_result_chars"`
 	// Plugins are plugin files, by name, loaded as the server's plugins.
@@ -172,6 +174,13 @@ func transcriptServer(t *testing.T, ar *txtar.Archive) (s *mcp.Server, settle fu
 	opts := mcp.Options{Gate: gatetest.AllowAll, Version: "test", Changes: o.Changes, MaxResultChars: o.MaxResultChars}
 	if o.StateDir {
 		opts.StateDir = t.TempDir()
+	}
+	if o.Tools != "" {
+		gs, err := mcp.ParseGroups(o.Tools)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Tools = gs
 	}
 	if o.Record {
 		opts.Record = &mcp.Recorder{Root: t.TempDir()}

@@ -100,6 +100,8 @@ type serveConfig struct {
 	flow           onOff
 	record         string
 	installDriver  bool
+	tools          toolGroups
+	outputSchemas  bool
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
@@ -128,6 +130,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.record, "record", "", "keep a record of every call under this directory (0700), one per key and session (DIR/KEY/SESSION; stdio: DIR/local/default): arguments redacted, decisions, result summaries, a small screenshot after each acting call; capped at 64 MiB each; see chromegate report and chromegate recipe export")
 	fs.BoolVar(&cfg.installDriver, "install-driver", false, "when the Playwright driver is missing, install it on start in the background, as `chromegate setup` does (needs node and npm; never downloads a browser); chrome_status shows the progress")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics, and /healthz and /readyz, on this address, e.g. 127.0.0.1:9464 (off by default; non-loopback needs --allow-remote)")
+	fs.Var(&cfg.tools, "tools", toolsUsage())
+	fs.BoolVar(&cfg.outputSchemas, "output-schemas", false, "declare each tool's output schema in tools/list (about 29,000 characters more; results carry their structured content either way)")
 	cfg.trace.register(fs)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's pprof handlers (goroutines, heap) at /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060 (off by default)")
 	if err := parseArgs(fs, joinHTTPArg(args)); err != nil {
@@ -286,6 +290,8 @@ func serve(ctx context.Context, cfg serveConfig, log *slog.Logger, transport sdk
 		Record:           recorder,
 		Changes:          bool(cfg.changes),
 		NoFlow:           !bool(cfg.flow),
+		Tools:            cfg.tools,
+		OutputSchemas:    cfg.outputSchemas,
 	})
 	if err != nil {
 		return err

@@ -125,6 +125,12 @@ var Settings = []Setting{
 		Description: "Let the model click, type, fill forms, press keys, select, drag, upload and set cookies on allowed pages. Off: it can only navigate and read.",
 		Default:     false,
 	}},
+	{Key: "tools", Flag: "--tools", UserConfig: UserConfig{
+		Type:        "string",
+		Title:       "Tool groups",
+		Description: "Which tools Claude sees, by group, separated by commas: core (navigate, read, click, type, tabs, wait), extract (HTML, Markdown, links, whole forms), scripts (JavaScript), state (cookies, saved logins), files (uploads, downloads, PDF), observe (console, network log), emulate (devices), pages (tools web pages offer), or all. Claude can turn groups on itself with tool_groups.",
+		Default:     "core",
+	}},
 	{Key: "use_my_chrome", Flag: "--use-extension", UserConfig: UserConfig{
 		Type:        "boolean",
 		Title:       "Use my Chrome (through the chromegate extension)",

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -377,7 +378,7 @@ func TestHTTPRemoteWithoutKeys(t *testing.T) {
 // TestHTTPToolACL: a key limited to get_* sees only those tools in
 // tools/list and REST, and is denied click at call time over both.
 func TestHTTPToolACL(t *testing.T) {
-	e := newHTTPEnv(t, nil)
+	e := newHTTPEnvWith(t, func(so *mcp.Options) { so.Tools = mcp.ListGroups }, nil)
 	k := e.key(NewKey{Name: "reader", AllowTools: []string{"get_*"}})
 	all := e.key(NewKey{Name: "all", AllowTools: []string{"*", "!eval"}})
 	cs := e.mustConnect(k, nil)
@@ -757,3 +758,58 @@ func FuzzNormalOrigin(f *testing.F) {
 
 // retryHint is the Next line of a RATE_LIMITED error, as the model reads it.
 var retryHint = regexp.MustCompile(`\nNext: retry in \d+ s;`)
+
+// TestRESTToolGroups: a REST caller, which has no MCP session, turns a
+// group on for its principal: REST's tool list shows its tools from then
+// on; a call of a tool of a group that is off runs all the same.
+func TestRESTToolGroups(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "rest"})
+	tools := func() []string {
+		t.Helper()
+		status, _, body := e.do("GET", "/api/v1/tools", k, "", nil)
+		var tl struct {
+			Data struct {
+				Tools []*sdk.Tool `json:"tools"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(body), &tl); err != nil || status != 200 {
+			t.Fatalf("REST tools: %d %s", status, body)
+		}
+		var names []string
+		for _, tool := range tl.Data.Tools {
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	if names := tools(); slices.Contains(names, "console_messages") || !slices.Contains(names, "tool_groups") {
+		t.Errorf("REST tools by default: %v", names)
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"console_messages","params":{}}`, nil); status != 200 {
+		t.Errorf("a tool of a group that is off, by name: %d %s", status, body)
+	}
+	if status, _, body := e.do("POST", "/api/v1/command", k, `{"command":"tool_groups","params":{"enable":["observe"]}}`, nil); status != 200 || !strings.Contains(body, "on: console_messages") {
+		t.Errorf("tool_groups enable: %d %s", status, body)
+	}
+	if names := tools(); !slices.Contains(names, "console_messages") {
+		t.Errorf("REST tools after enabling observe: %v", names)
+	}
+}
+
+// TestMCPToolGroupsPerSession: over Streamable HTTP a group turned on is
+// the calling MCP session's alone, even for another session of the same
+// key.
+func TestMCPToolGroupsPerSession(t *testing.T) {
+	e := newHTTPEnv(t, nil)
+	k := e.key(NewKey{Name: "two"})
+	a, b := e.mustConnect(k, nil), e.mustConnect(k, nil)
+	if res := callTool(t, a, "tool_groups", map[string]any{"enable": []string{"observe"}}); res.IsError {
+		t.Fatalf("tool_groups: %s", textOf(res))
+	}
+	if names := toolNames(t, a); !slices.Contains(names, "console_messages") {
+		t.Errorf("the session that enabled observe lists %v", names)
+	}
+	if names := toolNames(t, b); slices.Contains(names, "console_messages") {
+		t.Errorf("another session of the key lists %v", names)
+	}
+}

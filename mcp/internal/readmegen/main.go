@@ -1,7 +1,8 @@
 // Command readmegen writes the tool table of README.md from the tool
-// constructors (mcp.Tools): a row per group (Tool.Group), in the order
-// the groups first appear, each tool's name in table order, then the
-// group's note. It rewrites only what lies between the table's two
+// constructors (mcp.Tools): a row per group (Tool.Group) and group of
+// tools/list (Tool.ListGroup, the `--tools` column), in the order they
+// first appear, each tool's name in table order, then the group's note
+// on its first row. It rewrites only what lies between the table's two
 // marker comments. Run it with `go generate ./mcp`; a test of this
 // package fails when the README in the tree differs.
 package main
@@ -53,26 +54,37 @@ func rewrite(path string) error {
 
 // toolTable renders the tools as the README's Markdown table.
 func toolTable(tools []*mcp.Tool) (string, error) {
-	var order []*mcp.ToolGroup
-	names := map[*mcp.ToolGroup][]string{}
+	type row struct {
+		g    *mcp.ToolGroup
+		list mcp.ListGroup
+	}
+	var order []row
+	names := map[row][]string{}
 	for _, t := range tools {
 		g := t.Group
 		if g == nil {
 			return "", fmt.Errorf("tool %s has no Group: its constructor sets one", t.Name)
 		}
-		if _, seen := names[g]; !seen {
-			order = append(order, g)
+		r := row{g, t.ListGroup}
+		if _, seen := names[r]; !seen {
+			order = append(order, r)
 		}
-		names[g] = append(names[g], "`"+t.Name+"`")
+		names[r] = append(names[r], "`"+t.Name+"`")
 	}
 	var b strings.Builder
-	b.WriteString("| group | tools |\n|---|---|\n")
-	for _, g := range order {
-		fmt.Fprintf(&b, "| %s | %s", g.Name, strings.Join(names[g], " "))
-		if g.Note != "" {
-			fmt.Fprintf(&b, " (%s)", g.Note)
+	b.WriteString("| group | tools | `--tools` |\n|---|---|---|\n")
+	noted := map[*mcp.ToolGroup]bool{}
+	for _, r := range order {
+		fmt.Fprintf(&b, "| %s | %s", r.g.Name, strings.Join(names[r], " "))
+		if r.g.Note != "" && !noted[r.g] {
+			fmt.Fprintf(&b, " (%s)", r.g.Note)
+			noted[r.g] = true
 		}
-		b.WriteString(" |\n")
+		list := "always"
+		if r.list != "" {
+			list = string(r.list)
+		}
+		fmt.Fprintf(&b, " | %s |\n", list)
 	}
 	return b.String(), nil
 }
