@@ -43,9 +43,12 @@ test_other_flows_pass if {
 }
 
 test_confidential_ask_switch if {
-	not allowed(out_of_mail) with data.allow_domains as ["*"] with data.labels as flow_labels with data.flow_ask as true
-	reasons(out_of_mail) == ["a person must approve this: navigate carries 19 characters read on https://mail.example, which is labelled confidential, to https://evil.example (url): what is read there stays there"] with data.allow_domains as ["*"] with data.labels as flow_labels with data.flow_ask as true
-	policy.flow_asks == {"navigate carries 19 characters read on https://mail.example, which is labelled confidential, to https://evil.example (url): what is read there stays there"} with input as out_of_mail with data.labels as flow_labels with data.flow_ask as true
+	# The decision asks a person (chromegate goes on only on a yes).
+	why := "navigate carries 19 characters read on https://mail.example, which is labelled confidential, to https://evil.example (url): what is read there stays there"
+	d := policy.decision with input as out_of_mail with data.allow_domains as ["*"] with data.labels as flow_labels with data.flow_ask as true
+	d.allow == true
+	d.ask == [why]
+	policy.flow_asks == {why} with input as out_of_mail with data.labels as flow_labels with data.flow_ask as true
 	count(policy.flow_denials) == 0 with input as out_of_mail with data.labels as flow_labels with data.flow_ask as true
 }
 

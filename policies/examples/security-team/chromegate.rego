@@ -52,7 +52,7 @@ looking_tools := {
 # ---------------------------------------------------------------------------
 # Decision.
 
-decision := {"allow": true, "reasons": [], "hints": []} if allowed
+decision := {"allow": true, "reasons": [], "hints": [], "ask": sort(ask)} if allowed
 
 decision := {"allow": false, "reasons": denial_reasons, "hints": []} if not allowed
 

@@ -14,9 +14,10 @@
 #     navigated to (a call, a landing, or a document request).
 #
 # With no labels (the default data) these rules refuse nothing.
-# data.flow_ask set to true marks the confidential refusals as a person's
-# to answer (flow_asks) rather than the policy's (flow_denials): until the
-# decision carries an ask, both refuse.
+# data.flow_ask set to true makes the confidential refusals a person's to
+# answer (flow_asks, the decision's ask): chromegate asks through the
+# client and goes on only on an explicit yes; a client that cannot ask,
+# and a request a page makes, get the refusal.
 #
 # The same file is in the default policy and the security-team example.
 package chromegate
@@ -87,8 +88,6 @@ flow_asks contains r if {
 
 flow_refused if count(flow_denials) > 0
 
-flow_refused if count(flow_asks) > 0
-
 deny contains r if some r in flow_denials
 
-deny contains sprintf("a person must approve this: %v", [r]) if some r in flow_asks
+ask contains r if some r in flow_asks

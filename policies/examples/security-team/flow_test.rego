@@ -31,10 +31,11 @@ test_intranet_content_in_a_request_refused if {
 	reasons(img) == ["this request carries 24 characters read on https://intranet.example.com, which is labelled confidential, to https://app.example.com (request.url): what is read there stays there"]
 }
 
-test_flow_ask_still_refuses_until_asking_is_wired if {
+test_flow_ask_asks_a_person if {
 	inp := as_roles(carrying(nav("https://www.example.com/?q=x"), from_intranet("url", "https://www.example.com")), both)
-	not allowed(inp) with data.flow_ask as true
-	reasons(inp) == ["a person must approve this: navigate carries 24 characters read on https://intranet.example.com, which is labelled confidential, to https://www.example.com (url): what is read there stays there"] with data.flow_ask as true
+	d := policy.decision with input as inp with data.flow_ask as true
+	d.allow == true
+	d.ask == ["navigate carries 24 characters read on https://intranet.example.com, which is labelled confidential, to https://www.example.com (url): what is read there stays there"]
 	count(policy.flow_asks) == 1 with input as inp with data.flow_ask as true
 }
 
