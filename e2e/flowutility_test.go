@@ -38,12 +38,12 @@ var packageLine = regexp.MustCompile(`(?m)^package chromegate$`)
 // its shadow, and the shadow's data, for hosts of the analyst role.
 func shadowPolicy(t testing.TB, hosts []string, extra map[string]any) (dir, dataFile string) {
 	t.Helper()
-	const allowed = `decision := {"allow": true, "reasons": [], "hints": []} if allow`
+	const allowed = `decision := {"allow": true, "reasons": [], "hints": [], "ask": sort(ask)} if allowed`
 	dir = defaultPolicyWith(t, func(src string) string {
 		if !strings.Contains(src, allowed) {
 			t.Fatalf("the default policy no longer says %s", allowed)
 		}
-		return strings.Replace(src, allowed, `decision := {"allow": true, "reasons": shadow_verdict, "hints": []} if allow`, 1) + `
+		return strings.Replace(src, allowed, `decision := {"allow": true, "reasons": shadow_verdict, "hints": [], "ask": sort(ask)} if allowed`, 1) + `
 # The shadow's verdict on this input (e2e/flowutility_test.go).
 # An ask is an allow with reasons to ask a person (policy.Decision.Ask);
 # an allow of false is a denial, whatever it asks.
