@@ -117,9 +117,10 @@ realapps: deps realapps-deps
 # The attack suite in full (e2e/flowattack_test.go): every channel ×
 # carrier under the default and the security-team policies, the table and
 # the success rates; and the utility suite (e2e/flowutility_test.go).
-# `make test` runs the attacks' subset and the same utility suite.
+# `make test` runs the attacks' subset; the utility suite (the share of
+# calls the security-team policy would refuse or ask) runs here only.
 test-flow: deps realapps-deps
-	CI=true CHROMEGATE_FLOW_MATRIX=full $(GO) test -race -count=1 -timeout 20m -run '^(TestFlowAttacks|TestFlowUtility)$$' -v ./e2e/
+	CI=true CHROMEGATE_FLOW_MATRIX=full CHROMEGATE_E2E_LONG=1 $(GO) test -race -count=1 -timeout 20m -run '^(TestFlowAttacks|TestFlowUtility)$$' -v ./e2e/
 
 # The same agent and tasks through chromegate and Playwright MCP (default
 # and lean), in the same run: calls, characters read, wall time, ratios.

@@ -161,6 +161,10 @@ func logShare(t testing.TB, suite string, s shadowShare) {
 // reports the share of their calls the example would ask about or refuse.
 func TestFlowUtility(t *testing.T) {
 	testkit.Backends(t, testkit.CDP)
+	// A measurement (the share of calls the security-team policy would
+	// refuse or ask): make test-flow runs it. make test runs TestRealApps
+	// and TestDemo, which show the default policy's utility unchanged.
+	testkit.Long(t, "test-flow")
 	needBrowser(t)
 	// The applications' origin is labelled confidential: what the agent
 	// reads there and writes back there is not a flow to another origin,
