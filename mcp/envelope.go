@@ -191,12 +191,13 @@ func (s *Server) structured(r *Result, head, shown, cut string) *Data {
 	// shown is head, tail and text, each on lines of its own.
 	rest, ok := shown, true
 	sep := ""
-	for _, part := range []string{s.opts.Secrets.Redact(head), r.Tail} {
+	tail := ""
+	if r.Tail != "" {
+		tail = s.opts.Secrets.Redact(s.opts.Secrets.RedactEdges(s.opts.Secrets.Redact(r.Tail)))
+	}
+	for _, part := range []string{s.opts.Secrets.Redact(head), tail} {
 		if part == "" {
 			continue
-		}
-		if part == r.Tail {
-			part = s.opts.Secrets.Redact(s.opts.Secrets.RedactEdges(s.opts.Secrets.Redact(part)))
 		}
 		if rest, ok = strings.CutPrefix(rest, sep+part); !ok || rest != "" && rest[0] != '\n' {
 			return d
