@@ -10,7 +10,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: mcpb release extension-zip mcpb-deps
 .PHONY: callpath
 .PHONY: image image-smoke image-deps
-.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-unit-cdp test-cdp test-ext test-remote test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps test-flow metrics-deps fleet-deps test-fleet bench-realapps clean
+.PHONY: all build deps chromium node pdftotext driver webmcp-deps conformance-deps conformance demo test test-unit test-unit-cdp test-cdp test-ext test-remote test-remote-server test-remote-endpoint test-lane-a test-lane-b vet fuzz fault sweep bench bench-peers bench-egress realapps realapps-deps test-flow metrics-deps fleet-deps test-fleet bench-realapps clean
 
 all: build
 
@@ -224,11 +224,12 @@ test: deps realapps-deps mcpb-deps metrics-deps fleet-deps vet
 test-lane-a:
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-ext
+	$(MAKE) --no-print-directory test-remote-endpoint
 
 test-lane-b:
 	$(MAKE) --no-print-directory test-unit-cdp
 	$(MAKE) --no-print-directory test-cdp
-	$(MAKE) --no-print-directory test-remote
+	$(MAKE) --no-print-directory test-remote-server
 
 test-unit:
 	$(GO) test -race -count=1 -p 2 -timeout 20m $(UNIT_PKGS)
@@ -249,8 +250,12 @@ test-ext:
 # Through remote browsers: a local `playwright run-server` (from the pinned
 # playwright-core) joined with --browser-endpoint, and a bare Chromium
 # attached with --cdp-endpoint.
-test-remote:
+test-remote: test-remote-server test-remote-endpoint
+
+test-remote-server:
 	CHROMEGATE_E2E_BACKEND=browser-server $(E2E)
+
+test-remote-endpoint:
 	CHROMEGATE_E2E_BACKEND=cdp-endpoint $(E2E)
 
 # The conformance suite alone, at 2025-06-18, 2025-11-25 and 2026-07-28 (`make test`
