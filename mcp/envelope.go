@@ -162,6 +162,7 @@ func (s *Server) envelope(t *Tool, r *Result) (*sdk.CallToolResult, error) {
 	}
 	d := s.structured(r, string(head), text, cut)
 	if r.Untrusted && (r.Text != "" || r.Tail != "" || pageWords(head)) {
+		r.fenced = text // what the model reads as the page's (provenance.go)
 		text = fence(text)
 	}
 	if cut != "" {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/chromegate/chromegate/mcp/flow"
 	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"
@@ -72,22 +70,14 @@ func (s *Server) forgetFlows(session string) {
 // feed tells c's session's tracker what c's reply showed the model of a
 // page: the content of its fence, under the origin it came from.
 func (s *Server) feed(ctx context.Context, c *Call, r *Result) {
-	if s.opts.NoFlow || r == nil || c.reply == nil || len(c.reply.Content) == 0 {
-		return
-	}
-	tc, ok := c.reply.Content[0].(*sdk.TextContent)
-	if !ok {
-		return
-	}
-	content, _, fenced := Unfence(tc.Text)
-	if !fenced || content == "" {
+	if s.opts.NoFlow || r == nil || r.fenced == "" {
 		return
 	}
 	from := s.readFrom(ctx, c, r)
 	if from == "" || from == "null" {
 		return
 	}
-	s.tracker(c.Session, true).Read(from, content)
+	s.tracker(c.Session, true).Read(from, r.fenced)
 }
 
 // readFrom is the origin of what r shows.

@@ -47,6 +47,9 @@ type Result struct {
 	seen *seenOutline
 	// head is the head as the caller reads it, rendered once (leanHead).
 	head []byte
+	// fenced is the text the envelope put inside the fence, redacted and
+	// cut as sent: what the model was shown of the page (feed).
+	fenced string
 	// readURL is where the page text shown came from, when it is not the
 	// page (a network body: its request's URL); see provenance.go.
 	readURL string
