@@ -373,7 +373,10 @@ func ResultData(res *sdk.CallToolResult) (Data, bool) {
 // envelopeStage renders the call's outcome as its MCP reply (Call.reply)
 // and logs it; the egress note, if any, follows the result as a content of
 // its own, so the result's JSON and its fence stay as they are. Arguments
-// that are not a JSON object are the protocol's error, not a reply.
+// that are not a JSON object are the protocol's error, not a reply. Before
+// rendering, the head is sized for the caller (leanHead, lean.go); after,
+// what the fence holds goes to the session's provenance (feed,
+// provenance.go).
 func (s *Server) envelopeStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		start := time.Now()
