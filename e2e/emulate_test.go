@@ -146,7 +146,7 @@ func emulated(t *testing.T, s *server, args map[string]any) map[string]any {
 func TestEmulateDevicePage(t *testing.T) {
 	testkit.Backends(t, testkit.CDP, testkit.Ext, testkit.Remote)
 	base := emulateSite(t)
-	s := startServer(t, resolverRules, "--allow-domain=allowed.test")
+	s := startServer(t, resolverRules, "--allow-domain=allowed.test", "--allow-domain=other.test")
 	s.call("navigate", map[string]any{"url": base + "/env"})
 	before := readEnv(t, s, "")
 	if !before.Online || before.TZ == "" || before.W == 0 {
@@ -180,6 +180,11 @@ func TestEmulateDevicePage(t *testing.T) {
 	// A navigation keeps it.
 	s.call("navigate", map[string]any{"url": base + "/env?again"})
 	waitEnv(t, s, "", "after a navigation", want)
+
+	// So does one to another site, in a renderer of its own.
+	other := strings.Replace(base, "allowed.test", "other.test", 1)
+	s.call("navigate", map[string]any{"url": other + "/env?site"})
+	waitEnv(t, s, "", "after a navigation to another site", want)
 
 	// A new tab has it too.
 	s.call("tab_new", map[string]any{"url": base + "/env?tab"})
