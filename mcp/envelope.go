@@ -375,8 +375,8 @@ func ResultData(res *sdk.CallToolResult) (Data, bool) {
 // its own, so the result's JSON and its fence stay as they are. Arguments
 // that are not a JSON object are the protocol's error, not a reply. Before
 // rendering, the head is sized for the caller (leanHead, lean.go); after,
-// what the fence holds goes to the session's provenance (feed,
-// provenance.go).
+// what the fence holds, a result's or an error's, goes to the session's
+// provenance (feed, provenance.go).
 func (s *Server) envelopeStage(next step) step {
 	return func(ctx context.Context, c *Call) (*Result, error) {
 		start := time.Now()
@@ -394,6 +394,8 @@ func (s *Server) envelopeStage(next step) step {
 		c.reply = s.finish(c.Tool, c.Session, start, r, err)
 		if err == nil {
 			s.feed(ctx, c, r)
+		} else if e := executor.AsError(err); e.Page != "" {
+			s.feedError(ctx, c, e)
 		}
 		if c.note != "" {
 			c.reply.Content = append(c.reply.Content, &sdk.TextContent{Text: c.note})

