@@ -420,8 +420,9 @@ func (s *Server) Call(ctx context.Context, session string, p Principal, name str
 }
 
 // VisibleTools returns the definitions of the tools p may see, by name: the
-// entries tools/list gives p, for REST and clients that are not MCP, with
-// the groups p chose without an MCP session (toolgroups.go).
+// tools tools/list gives p, for REST and clients that are not MCP, with
+// the groups p chose without an MCP session (toolgroups.go), each with its
+// whole input and output schema (restDefinition).
 func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	on := s.groupsOf(p, "")
 	tools := s.pages.tools()
@@ -432,7 +433,7 @@ func (s *Server) VisibleTools(ctx context.Context, p Principal) []*sdk.Tool {
 	out := make([]*sdk.Tool, 0, len(tools))
 	for _, t := range tools {
 		if on.lists(t) && s.visible(ctx, t, p) {
-			d := s.definition(t)
+			d := restDefinition(t)
 			if t.PageTool != nil && s.opts.Secrets.Len() > 0 {
 				// A page wrote this definition: it may have put what
 				// was typed into it in.

@@ -302,3 +302,17 @@ func (s *Server) definition(t *Tool) *sdk.Tool {
 	}
 	return d
 }
+
+// restDefinition is t as REST's tool list gives it: the whole input
+// schema (the common and rare arguments, the ranges, no other arguments
+// allowed), which tools/list trims for a model that has the instructions,
+// and the output schema. A REST client reads no instructions and pays no
+// tokens for a schema.
+func restDefinition(t *Tool) *sdk.Tool {
+	d := t.Definition()
+	if t.declared() {
+		d.InputSchema = t.InputSchema.CloneSchemas()
+		d.OutputSchema = t.OutputSchema()
+	}
+	return d
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -399,7 +400,16 @@ func TestHTTPToolACL(t *testing.T) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(body), &tl); err != nil || status != 200 || len(tl.Data.Tools) != 2 {
-		t.Errorf("REST tools of get_*: %d %s", status, body)
+		t.Fatalf("REST tools of get_*: %d %s", status, body)
+	}
+	// REST gives the whole schemas, which tools/list trims for a model
+	// that reads the instructions: the common arguments, no others allowed,
+	// and what the tool returns.
+	for _, d := range tl.Data.Tools {
+		in, _ := json.Marshal(d.InputSchema)
+		if !strings.Contains(string(in), `"timeout_ms"`) || !strings.Contains(string(in), `"additionalProperties":false`) || d.OutputSchema == nil {
+			t.Errorf("REST's %s: want the whole input schema and the output schema, got %s, output %v", d.Name, in, d.OutputSchema)
+		}
 	}
 	status, _, body = e.do("POST", "/api/v1/command", k, `{"command":"click","params":{"selector":"#a"}}`, nil)
 	if status != 403 || !strings.Contains(body, `"code":"POLICY_DENIED"`) {
@@ -659,7 +669,10 @@ func TestRESTMatchesMCP(t *testing.T) {
 	}
 }
 
-// TestRESTTools: REST lists the same definitions as MCP tools/list.
+// TestRESTTools: REST lists the tools MCP tools/list does, with the same
+// names, descriptions and annotations, and each one's whole schema: every
+// argument tools/list shows, the same required ones, and the common ones
+// it leaves to the instructions; and the output schema.
 func TestRESTTools(t *testing.T) {
 	e := newHTTPEnv(t, nil)
 	k := e.key(NewKey{Name: "k"})
@@ -667,21 +680,48 @@ func TestRESTTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpJSON, _ := json.Marshal(lr.Tools)
 	_, _, body := e.do("GET", "/api/v1/tools", k, "", nil)
 	var ans struct {
 		Data struct {
-			Tools json.RawMessage `json:"tools"`
+			Tools []*sdk.Tool `json:"tools"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal([]byte(body), &ans); err != nil {
 		t.Fatal(err)
 	}
-	var a, b any
-	_ = json.Unmarshal(mcpJSON, &a)
-	_ = json.Unmarshal(ans.Data.Tools, &b)
-	if diff := gocmp.Diff(a, b); diff != "" {
-		t.Errorf("REST tools differ from tools/list (-mcp +rest):\n%s", diff)
+	if len(ans.Data.Tools) != len(lr.Tools) {
+		t.Fatalf("REST lists %d tools, tools/list %d", len(ans.Data.Tools), len(lr.Tools))
+	}
+	common := 0
+	for i, w := range lr.Tools {
+		r := ans.Data.Tools[i]
+		if r.Name != w.Name || r.Description != w.Description || !reflect.DeepEqual(r.Annotations, w.Annotations) {
+			t.Errorf("REST's %s differs from tools/list's %s: %q %+v vs %q %+v", r.Name, w.Name, r.Description, r.Annotations, w.Description, w.Annotations)
+			continue
+		}
+		var ws, rs struct {
+			Properties           map[string]any `json:"properties"`
+			Required             []string       `json:"required"`
+			AdditionalProperties *bool          `json:"additionalProperties"`
+		}
+		wb, _ := json.Marshal(w.InputSchema)
+		rb, _ := json.Marshal(r.InputSchema)
+		_ = json.Unmarshal(wb, &ws)
+		_ = json.Unmarshal(rb, &rs)
+		for p := range ws.Properties {
+			if _, ok := rs.Properties[p]; !ok {
+				t.Errorf("REST's %s lacks the argument %s that tools/list shows", r.Name, p)
+			}
+		}
+		if !slices.Equal(ws.Required, rs.Required) || rs.AdditionalProperties == nil || *rs.AdditionalProperties || r.OutputSchema == nil {
+			t.Errorf("REST's %s: required %v (tools/list %v), additionalProperties %v, output schema %v", r.Name, rs.Required, ws.Required, rs.AdditionalProperties, r.OutputSchema)
+		}
+		if _, ok := rs.Properties["timeout_ms"]; ok && ws.Properties["timeout_ms"] == nil {
+			common++
+		}
+	}
+	if common < 10 {
+		t.Errorf("REST shows timeout_ms, which tools/list leaves to the instructions, on %d tools; want most", common)
 	}
 }
 
