@@ -41,7 +41,7 @@ type askRig struct {
 	mgr    *executor.Manager
 }
 
-func newAskRig(t *testing.T) *askRig {
+func newAskRig(t *testing.T, configure ...func(*Options)) *askRig {
 	t.Helper()
 	r := &askRig{t: t, log: &testkit.Buffer{}}
 	eng, err := policy.New(t.Context(), policy.WithFS("ask", fstest.MapFS{"p.rego": {Data: []byte(askPolicy)}}),
@@ -50,7 +50,11 @@ func newAskRig(t *testing.T) *askRig {
 		t.Fatal(err)
 	}
 	r.mgr = executor.NewManager(executor.ManagerOptions{Backends: []executor.Backend{executortest.NewBackend("fake")}})
-	r.server, err = NewServer(Options{Manager: r.mgr, Gate: gate.New(eng, nil), Version: "test", StateDir: t.TempDir()})
+	opts := Options{Manager: r.mgr, Gate: gate.New(eng, nil), Version: "test", StateDir: t.TempDir()}
+	for _, c := range configure {
+		c(&opts)
+	}
+	r.server, err = NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,5 +387,44 @@ func TestAYesCoversOnlyItsReasons(t *testing.T) {
 	res := navigateTo(t, cs, map[string]any{"url": "https://ask.test/"})
 	if !res.IsError || !strings.Contains(textOf(res), "the tab landed on a page the policy does not allow") || len(p.asked()) != 1 {
 		t.Errorf("a redirect past the yes: %s (asked %d times)", textOf(res), len(p.asked()))
+	}
+}
+
+// A plugin's step the policy asks about asks the person where the client
+// can be asked while the call waits (elicitation, 2025-06-18 and
+// 2025-11-25): a yes runs the step and the plugin goes on. On a stateless
+// 2026-07-28 request the step cannot wait for an answer: it is denied,
+// saying why, and nobody is asked.
+func TestAskOnAPluginStep(t *testing.T) {
+	t.Parallel()
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			r := newAskRig(t, func(o *Options) {
+				o.Plugins = loadPlugins(t, map[string]string{"read.json": readPlugin})
+			})
+			p := &person{answer: says("accept", true)}
+			cs := r.connect(v, p.opts())
+			res, err := cs.CallTool(t.Context(), &sdk.CallToolParams{Name: "read_page", Arguments: map[string]any{"url": "https://ask.test/"}})
+			if err != nil {
+				t.Fatalf("read_page: protocol error: %v", err)
+			}
+			a := r.answers()
+			if v == "2026-07-28" {
+				if !res.IsError || !strings.Contains(textOf(res), "a plugin's step cannot wait for an answer") || len(p.asked()) != 0 {
+					t.Errorf("a plugin step's ask at 2026-07-28: %s; asked %q", textOf(res), p.asked())
+				}
+				if len(a) != 1 || a[0].Answer != policy.AnswerUnavailable || a[0].Allow {
+					t.Errorf("the log's answers: %+v", a)
+				}
+				return
+			}
+			if res.IsError || len(p.asked()) != 1 || !strings.Contains(p.asked()[0], "navigation to ask.test needs a person's yes") {
+				t.Errorf("a plugin step's ask at %s: %s; asked %q", v, textOf(res), p.asked())
+			}
+			if len(a) != 1 || a[0].Answer != policy.AnswerAccepted || !a[0].Allow {
+				t.Errorf("the log's answers: %+v", a)
+			}
+		})
 	}
 }
