@@ -299,13 +299,14 @@ fuzz:
 # The fault and load suite at length: every fault, and the soak of
 # LOAD_SESSIONS concurrent HTTP sessions for LOAD_DURATION against the
 # launcher and a local playwright run-server, with leak counts. `make test`
-# runs the faults, not the soak (TestLoad is long: testkit.Long), and
-# repeats each case of TestChangesLanding 10 times, not 20.
+# runs the faults, not the soak (TestLoad is long: testkit.Long), repeats
+# each case of TestChangesLanding 5 times, not 20, and floods the console
+# with 20,000 messages, not 100,000 (TestConsoleIsBounded).
 LOAD_SESSIONS ?= 16
 LOAD_DURATION ?= 3m
 fault: deps
 	CHROMEGATE_E2E_LONG=1 CHROMEGATE_LOAD_SESSIONS=$(LOAD_SESSIONS) CHROMEGATE_LOAD_DURATION=$(LOAD_DURATION) \
-	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput|TestChangesLanding)$$' ./e2e/
+	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput|TestChangesLanding|TestConsoleIsBounded)$$' ./e2e/
 
 # Sessions this machine holds: p50/p95, calls/s and RSS for N concurrent
 # HTTP sessions (SWEEP sizes, SWEEP_ROUNDS rounds each).

@@ -66,7 +66,7 @@ func landingSite(t testing.TB) string {
 }
 
 // landingReps is how many times in a row each case of TestChangesLanding
-// must give the right answer: 10 in `make test`, 20 in the long run
+// must give the right answer: 5 in `make test`, 20 in the long run
 // (CHROMEGATE_E2E_LONG=1, `make fault`; about a minute on CDP),
 // CHROMEGATE_LANDING_REPS=100 for a reliability run (its 1,100 actions
 // take 8–15 minutes on a busy 2-core machine: give go test -timeout 40m).
@@ -77,7 +77,7 @@ func landingReps(t *testing.T) int {
 	if os.Getenv(testkit.LongVar) == "1" {
 		return 20
 	}
-	return 10
+	return 5
 }
 
 // lastVerdict is the server's last word on whether an action asked for a

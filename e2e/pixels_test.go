@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"image"
+	"image/color"
 	_ "image/jpeg"
 	_ "image/png"
 	"net/http"
@@ -123,13 +124,49 @@ func startPix(t testing.TB, flags ...string) (*server, *pixSite) {
 
 // colourCount counts an image's pixels within tol of c, per channel.
 func colourCount(img image.Image, c [3]uint8, tol int) int {
-	n := 0
+	return colourCounts(img, tol, c)[0]
+}
+
+// colourCounts counts, in one pass, the pixels of img within tol of each
+// of cs. The decoders' own pixel types are read from their slices: a
+// screenshot has a million pixels, and img.At boxes each one (seconds per
+// image under the race detector).
+func colourCounts(img image.Image, tol int, cs ...[3]uint8) []int {
+	n := make([]int, len(cs))
+	count := func(r, g, b uint8) {
+		for i, c := range cs {
+			if near(uint32(r), c[0], tol) && near(uint32(g), c[1], tol) && near(uint32(b), c[2], tol) {
+				n[i]++
+			}
+		}
+	}
 	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if near(r>>8, c[0], tol) && near(g>>8, c[1], tol) && near(bl>>8, c[2], tol) {
-				n++
+	switch m := img.(type) {
+	case *image.RGBA:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+			for i := 0; i+3 < len(row); i += 4 {
+				count(row[i], row[i+1], row[i+2])
+			}
+		}
+	case *image.NRGBA: // a screenshot is opaque: no alpha to apply
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			row := m.Pix[m.PixOffset(b.Min.X, y):m.PixOffset(b.Max.X, y)]
+			for i := 0; i+3 < len(row); i += 4 {
+				count(row[i], row[i+1], row[i+2])
+			}
+		}
+	case *image.YCbCr:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				count(color.YCbCrToRGB(m.Y[m.YOffset(x, y)], m.Cb[m.COffset(x, y)], m.Cr[m.COffset(x, y)]))
+			}
+		}
+	default:
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				count(uint8(r>>8), uint8(g>>8), uint8(bl>>8))
 			}
 		}
 	}
@@ -155,14 +192,15 @@ func checkPainted(t *testing.T, what string, data []byte, cssW float64, tol int)
 		scale = float64(img.Bounds().Dx()) / cssW
 	}
 	frameArea := int(300 * 200 * scale * scale)
-	if n := colourCount(img, pixFrame, tol); n > frameArea/1000 {
+	counts := colourCounts(img, tol, pixFrame, pixPaint, pixPage)
+	if n := counts[0]; n > frameArea/1000 {
 		t.Errorf("%s shows %d pixels of the denied frame", what, n)
 	}
 	// the allowed frame (a third of the denied one's area) is not painted
-	if n := colourCount(img, pixPaint, tol); n < frameArea/2 || n > frameArea*6/5 {
+	if n := counts[1]; n < frameArea/2 || n > frameArea*6/5 {
 		t.Errorf("%s: %d pixels of the painted box, want most of the denied frame's %d and no more", what, n, frameArea)
 	}
-	if n := colourCount(img, pixPage, tol); n < frameArea/2 {
+	if n := counts[2]; n < frameArea/2 {
 		t.Errorf("%s: only %d pixels of the allowed page's own", what, n)
 	}
 	if t.Failed() && os.Getenv("CHROMEGATE_E2E_KEEP") != "" {
@@ -334,6 +372,37 @@ func screenshotFramesCost(t testing.TB) {
 	for _, l := range strings.Split(s.log.String(), "\n") {
 		if strings.Contains(l, "frames painted over") {
 			t.Log(l) // where the time goes
+		}
+	}
+}
+
+// opaqueImage hides an image's type: colourCounts reads it through At.
+type opaqueImage struct{ image.Image }
+
+// TestColourCountsAgree: the typed pixel loops count what At shows, for
+// the decoders' types (PNG's RGBA and NRGBA, JPEG's YCbCr).
+func TestColourCountsAgree(t *testing.T) {
+	rect := image.Rect(3, 5, 203, 105)
+	rgba, nrgba := image.NewRGBA(rect), image.NewNRGBA(rect)
+	ycc := image.NewYCbCr(rect, image.YCbCrSubsampleRatio420)
+	for y := rect.Min.Y; y < rect.Max.Y; y++ {
+		for x := rect.Min.X; x < rect.Max.X; x++ {
+			c := color.RGBA{uint8(x * 7), uint8(y * 3), uint8(x ^ y), 255}
+			if (x/10+y/10)%3 == 0 {
+				c = color.RGBA{pixPaint[0], pixPaint[1], pixPaint[2], 255}
+			}
+			rgba.Set(x, y, c)
+			nrgba.Set(x, y, c)
+			yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+			ycc.Y[ycc.YOffset(x, y)] = yy
+			ycc.Cb[ycc.COffset(x, y)], ycc.Cr[ycc.COffset(x, y)] = cb, cr
+		}
+	}
+	for _, img := range []image.Image{rgba, nrgba, ycc} {
+		got := colourCounts(img, 3, pixPaint, pixPage, pixFrame)
+		want := colourCounts(opaqueImage{img}, 3, pixPaint, pixPage, pixFrame)
+		if !slices.Equal(got, want) || got[0] == 0 {
+			t.Errorf("%T: counted %v, At shows %v", img, got, want)
 		}
 	}
 }

@@ -72,6 +72,7 @@ func TestBrowserMakesNoCallOfItsOwn(t *testing.T) {
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each browser idles for quietIdle: together
 			base := site(t)
 			rec := newRecordingProxy(t)
 			args := append([]string{"--unsafe-no-egress-boundary", "--browser-arg=--proxy-server=http://" + rec.addr}, permissive...)
