@@ -301,12 +301,13 @@ fuzz:
 # launcher and a local playwright run-server, with leak counts. `make test`
 # runs the faults, not the soak (TestLoad is long: testkit.Long), repeats
 # each case of TestChangesLanding 5 times, not 20, and floods the console
-# with 20,000 messages, not 100,000 (TestConsoleIsBounded).
+# with 20,000 messages, not 100,000 (TestConsoleIsBounded), and outlines a
+# select of 20,000 options, not 100,000 (TestSnapshotExpandIsBounded).
 LOAD_SESSIONS ?= 16
 LOAD_DURATION ?= 3m
 fault: deps
 	CHROMEGATE_E2E_LONG=1 CHROMEGATE_LOAD_SESSIONS=$(LOAD_SESSIONS) CHROMEGATE_LOAD_DURATION=$(LOAD_DURATION) \
-	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput|TestChangesLanding|TestConsoleIsBounded)$$' ./e2e/
+	  $(GO) test -count=1 -timeout 60m -v -run '^(TestLoad|TestFault.*|TestBrowserKilled|TestProtocolAbuse.*|TestBadInput|TestChangesLanding|TestConsoleIsBounded|TestSnapshotExpandIsBounded)$$' ./e2e/
 
 # Sessions this machine holds: p50/p95, calls/s and RSS for N concurrent
 # HTTP sessions (SWEEP sizes, SWEEP_ROUNDS rounds each).
