@@ -382,6 +382,7 @@ type opaqueImage struct{ image.Image }
 // TestColourCountsAgree: the typed pixel loops count what At shows, for
 // the decoders' types (PNG's RGBA and NRGBA, JPEG's YCbCr).
 func TestColourCountsAgree(t *testing.T) {
+	testkit.Backends(t, testkit.CDP) // no browser: once is enough
 	rect := image.Rect(3, 5, 203, 105)
 	rgba, nrgba := image.NewRGBA(rect), image.NewNRGBA(rect)
 	ycc := image.NewYCbCr(rect, image.YCbCrSubsampleRatio420)
