@@ -92,9 +92,14 @@ func TestSelectorClickGuarantees(t *testing.T) {
 	click := func(sel string) map[string]any {
 		return map[string]any{"selector": sel, "timeout_ms": 2500, "changes": false}
 	}
+	// A target that never becomes actionable is refused at the deadline,
+	// whatever it is: a second is enough to show it.
+	never := func(sel string) map[string]any {
+		return map[string]any{"selector": sel, "timeout_ms": 1000, "changes": false}
+	}
 	refused := func(t *testing.T, sel, why string) {
 		t.Helper()
-		txt := s.fail("TIMEOUT", "click", click(sel))
+		txt := s.fail("TIMEOUT", "click", never(sel))
 		if !strings.Contains(txt, "did not become actionable") || !strings.Contains(txt, why) {
 			t.Errorf("click %s: want a TIMEOUT that says it did not become actionable (%s), got: %s", sel, why, txt)
 		}
@@ -125,7 +130,7 @@ func TestSelectorClickGuarantees(t *testing.T) {
 	})
 	t.Run("covered", func(t *testing.T) {
 		open("covered")
-		txt := s.fail("TIMEOUT", "click", click("#b"))
+		txt := s.fail("TIMEOUT", "click", never("#b"))
 		if !strings.Contains(txt, "on top") && !strings.Contains(txt, "another element") {
 			t.Errorf("want a TIMEOUT that says another element is on top, got: %s", txt)
 		}
@@ -135,7 +140,7 @@ func TestSelectorClickGuarantees(t *testing.T) {
 	})
 	t.Run("overlay arrives with the pointer", func(t *testing.T) {
 		open("ambush")
-		txt := s.fail("TIMEOUT", "click", click("#b"))
+		txt := s.fail("TIMEOUT", "click", never("#b"))
 		if !strings.Contains(txt, "did not become actionable") {
 			t.Errorf("want a TIMEOUT that says it did not become actionable, got: %s", txt)
 		}

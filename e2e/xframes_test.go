@@ -360,9 +360,10 @@ func TestFrameAttacks(t *testing.T) {
 				tool string
 				args map[string]any
 			}{
-				{"click", map[string]any{"ref": ref, "timeout_ms": 2000}},
-				{"click", map[string]any{"ref": ref, "count": 2, "timeout_ms": 2000}},
-				{"hover", map[string]any{"ref": ref, "timeout_ms": 2000}},
+				// (refused at the deadline: a second shows it)
+				{"click", map[string]any{"ref": ref, "timeout_ms": 1000}},
+				{"click", map[string]any{"ref": ref, "count": 2, "timeout_ms": 1000}},
+				{"hover", map[string]any{"ref": ref, "timeout_ms": 1000}},
 			} {
 				res := s.try(c.tool, c.args)
 				txt := resultText(res)
