@@ -57,14 +57,14 @@
 
   // textOf: the visible words of an element, images by their alt text,
   // open shadow roots included, bounded.
-  function textOf(node, budget) {
+  function textOf(node, budget, without) {
     let out = '';
     const walk = (n) => {
       if (out.length > budget) return;
       if (dom.nodeType(n) === 3) { out += n.data; return; }
       if (dom.nodeType(n) !== 1 && dom.nodeType(n) !== 11) return;
       if (dom.nodeType(n) === 1) {
-        if (SKIP.has(dom.tag(n)) || dom.attr(n, 'aria-hidden') === 'true' || dom.hidden(n)) return;
+        if (SKIP.has(dom.tag(n)) || (without && without.has(dom.tag(n))) || dom.attr(n, 'aria-hidden') === 'true' || dom.hidden(n)) return;
         if (dom.tag(n) === 'IMG' || (dom.tag(n) === 'INPUT' && n.type === 'image')) { out += ' ' + (dom.attr(n, 'alt') || '') + ' '; return; }
         if (dom.tag(n) === 'SLOT') { for (const c of n.assignedNodes({ flatten: true })) walk(c); return; }
       }
@@ -160,12 +160,12 @@
   // as it does name, id and action).
   function titleOf(el) { return norm(dom.attr(el, 'title')); }
 
-  // A label's words without the control's own text (a select's options).
+  // A label's words without the control's own text (a select's options),
+  // read in place: a copy of the label would copy every option.
+  const CONTROL_TEXT = new Set(['SELECT', 'TEXTAREA']);
   function labelText(label, control) {
     if (!dom.contains(label, control) || dom.tag(control) === 'INPUT') return textOf(label, 200);
-    const c = label.cloneNode(true);
-    for (const x of dom.qsa(c, 'select, textarea')) x.remove();
-    return textOf(c, 200);
+    return textOf(label, 200, CONTROL_TEXT);
   }
 
   function nameFromContent(role, el) {
