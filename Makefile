@@ -193,14 +193,15 @@ vet:
 #
 # - lane A: the packages whose tests start no browser (UNIT_PKGS, two at a
 #   time: builds and the policies' Rego keep both cores busy), then the e2e
-#   suite through the extension;
+#   suite through the extension, then on a browser attached by
+#   --cdp-endpoint;
 # - lane B: executor/cdp's tests (they start browsers), the e2e suite on
-#   the launched browser, then on the two remote browsers.
+#   the launched browser, then on a Playwright browser server.
 #
 # The lanes carry about the same work: from a clean clone on this 2-core
-# machine (2026-11-29, with the fleet's, OPA's and tracing's tests; 21 min
-# 50 s in all) the two e2e suites on cdp and ext took 14.5 and 10.5 min,
-# browser-server 2.5, cdp-endpoint 3, executor/cdp 1, the units about 5.
+# machine (2026-11-29, 18 min 11 s in all) the two e2e suites on cdp and
+# ext took 12.7 and 9.3 min, browser-server and cdp-endpoint 3.4 each,
+# executor/cdp 1, the units about 4.
 # Which tests run on which backend each test declares in its first
 # statement (testkit.Backends, internal/testkit): a run names only its
 # backend (CHROMEGATE_E2E_BACKEND), skips every test not declared for it,
