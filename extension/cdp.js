@@ -26,7 +26,7 @@ import * as point from './point.js';
 import * as capture from './capture.js';
 import {
   store, states, state, netlogs, consolelogs, send, onTab, setScripts, setEmitter, setHook, attach, announce, detachAll, attachedTabs,
-  onEvent, onDetach, onTabRemoved, onAttached,
+  onEvent, onDetach, onTabRemoved, onAttached, onLeftBlank,
 } from './session.js';
 
 // A tab the debugger attaches to gets the emulation in force.
@@ -35,23 +35,18 @@ onAttached(async (tabId) => {
   if (!emulate.isZero(e)) await emulate.apply((m, p) => send(tabId, m, p), e);
 });
 
-// gotoEmulated is gotoURL that sends the emulation in force again once a
-// tab has left its initial empty document (a new tab's about:blank):
-// Chrome may keep the overrides sent to that document on record yet not
-// pass them to the renderer of the first page it commits (seen under
-// load: a new tab at the window's own size, in light mode). The viewport
-// is cleared first, as Chrome ignores an override equal to the one it
-// has on record.
-async function gotoEmulated(c, url, w) {
-  const blank = !c.st.url || c.st.url.startsWith('about:blank');
-  const status = await gotoURL(c, url, w);
+// A tab's first page gets the emulation again as it commits: Chrome may
+// keep the overrides sent to the initial empty document (a new tab's or a
+// popup's about:blank) on record yet not pass them to the renderer of the
+// first page (seen under load: a new tab at the window's own size, in
+// light mode). The viewport is cleared first, as Chrome ignores an
+// override equal to the one it has on record.
+onLeftBlank(async (tabId) => {
   const e = emulate.emulation();
-  if (blank && !emulate.isZero(e)) {
-    await csend(c, 'Emulation.clearDeviceMetricsOverride', {});
-    await emulate.apply((m, p) => csend(c, m, p), e);
-  }
-  return status;
-}
+  if (emulate.isZero(e)) return;
+  await send(tabId, 'Emulation.clearDeviceMetricsOverride', {});
+  await emulate.apply((m, p) => send(tabId, m, p), e);
+});
 
 // What sw.js wires to Chrome's events and the connection.
 export {
@@ -240,7 +235,7 @@ export const handlers = {
           c.st.leaving += 1;
           try {
             await dialogs.leave(c.st, (args) => csend(c, 'Page.handleJavaScriptDialog', args));
-            status = await gotoEmulated(c, p.url, p.waitUntil);
+            status = await gotoURL(c, p.url, p.waitUntil);
           } finally {
             c.st.leaving -= 1;
           }
@@ -248,7 +243,7 @@ export const handlers = {
         return withStatus(st, status);
       }
       const st = await onAction(ctx, 'navigate', async (c) => {
-        status = await gotoEmulated(c, p.url, p.waitUntil);
+        status = await gotoURL(c, p.url, p.waitUntil);
       });
       return withStatus(st, status);
     } catch (e) {

@@ -72,6 +72,15 @@ export function onAttached(fn) {
   attachedHooks.push(fn);
 }
 
+// leftBlankHooks run when a driven tab's first page commits after its
+// initial empty document (a new tab's or a popup's about:blank).
+const leftBlankHooks = [];
+
+// onLeftBlank adds fn(tabId) to what runs as that first page commits.
+export function onLeftBlank(fn) {
+  leftBlankHooks.push(fn);
+}
+
 let hook = async () => {
   throw new Error('no request boundary is set');
 };
@@ -292,7 +301,11 @@ export function onEvent(source, method, params) {
     dialogs.closed(st);
     return;
   }
+  const blank = !st.url || st.url.startsWith('about:blank');
   st.onEvent(method, params);
+  if (method === 'Page.frameNavigated' && blank && st.url && !st.url.startsWith('about:blank')) {
+    for (const fn of leftBlankHooks) fn(tabId).catch(() => {});
+  }
 }
 
 // onDetach is chrome.debugger.onDetach's listener: the next call attaches
